@@ -1,0 +1,118 @@
+// One file per subcommand (command_<name>.go), each registering itself in init.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// env is what a subcommand may touch of the outside world, so tests can run
+// commands in-process with their own streams.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+	getenv func(string) string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+// commands is filled by the init functions of the command_<x>.go files.
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// Exit codes shared by every subcommand (DESIGN.md, CLI conventions).
+const (
+	exitOK       = 0
+	exitFailed   = 1 // what the command checked failed
+	exitUsage    = 2 // bad usage, or the hub cannot be reached
+	exitInternal = 2
+)
+
+// exitError carries an exit code with a one-line reason.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+func failedErr(format string, a ...any) error {
+	return &exitError{code: exitFailed, err: fmt.Errorf(format, a...)}
+}
+
+func unreachableErr(err error) error {
+	return &exitError{code: exitUsage, err: err}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand and maps its error to an exit code.
+func run(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(e.stdout)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(e.stderr, "edihub: unknown command %q (try 'edihub help')\n", args[0])
+		return exitUsage
+	}
+	err := c.run(ctx, e, args[1:])
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintf(e.stderr, "edihub %s: %v\n", c.name, ee.err)
+		}
+		return ee.code
+	}
+	if errors.Is(err, errHelp) {
+		return exitOK
+	}
+	fmt.Fprintf(e.stderr, "edihub %s: %v\n", c.name, err)
+	return exitFailed
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "edihub: an EDI message hub on NATS JetStream")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: edihub <command> [flags]")
+	fmt.Fprintln(w)
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'edihub <command> -h' for the flags of one command.")
+}
