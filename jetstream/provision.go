@@ -1,0 +1,92 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// Change says what EnsureStream did.
+type Change string
+
+const (
+	Created   Change = "created"
+	Updated   Change = "updated"
+	Unchanged Change = "unchanged"
+)
+
+// managedFields are the stream settings the hub owns. Everything else (for
+// example settings an operator added with the nats CLI) is left as it is.
+var managedFields = []string{
+	"Subjects", "SubjectTransform", "Retention", "Storage", "MaxAge", "MaxBytes",
+	"MaxMsgs", "MaxMsgSize", "Duplicates", "DenyDelete", "DenyPurge",
+	"AllowMsgSchedules", "AllowMsgTTL", "AllowDirect", "Discard", "Replicas",
+}
+
+// immutableFields cannot be changed on an existing stream by JetStream.
+var immutableFields = map[string]bool{"Storage": true, "Retention": true}
+
+// EnsureStream creates the stream or brings its managed settings to want.
+// A change JetStream refuses is reported with the settings that differ and
+// what to do, and the stream is left untouched.
+func EnsureStream(ctx context.Context, j js.JetStream, want js.StreamConfig) (Change, error) {
+	s, err := j.Stream(ctx, want.Name)
+	if errors.Is(err, js.ErrStreamNotFound) {
+		if _, err := j.CreateStream(ctx, want); err != nil {
+			return "", fmt.Errorf("create stream %s: %w", want.Name, err)
+		}
+		return Created, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up stream %s: %w", want.Name, err)
+	}
+	have := s.CachedInfo().Config
+	diff := differingFields(have, want)
+	if len(diff) == 0 {
+		return Unchanged, nil
+	}
+	var refused []string
+	for _, f := range diff {
+		if immutableFields[f] {
+			refused = append(refused, fmt.Sprintf("%s (%v → %v)", f, field(have, f), field(want, f)))
+		}
+	}
+	if len(refused) > 0 {
+		return "", fmt.Errorf("stream %s: JetStream cannot change %s on an existing stream; keep the old setting in the config, or back up and delete the stream to re-create it",
+			want.Name, strings.Join(refused, ", "))
+	}
+	next := have
+	for _, f := range diff {
+		reflect.ValueOf(&next).Elem().FieldByName(f).Set(reflect.ValueOf(want).FieldByName(f))
+	}
+	if _, err := j.UpdateStream(ctx, next); err != nil {
+		return "", fmt.Errorf("stream %s: JetStream refused to change %s: %w", want.Name, strings.Join(diff, ", "), err)
+	}
+	return Updated, nil
+}
+
+func field(c js.StreamConfig, name string) any {
+	return reflect.ValueOf(c).FieldByName(name).Interface()
+}
+
+// differingFields lists the managed fields where want differs from have.
+// Zero values in want mean "server default" and are not compared, except for
+// booleans, which the hub always states.
+func differingFields(have, want js.StreamConfig) []string {
+	var out []string
+	for _, f := range managedFields {
+		w := reflect.ValueOf(want).FieldByName(f)
+		h := reflect.ValueOf(have).FieldByName(f)
+		if w.Kind() != reflect.Bool && w.IsZero() {
+			continue
+		}
+		if !reflect.DeepEqual(w.Interface(), h.Interface()) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
