@@ -1,0 +1,91 @@
+package counter
+
+import (
+	"fmt"
+	"time"
+)
+
+// Key names one message as one consumer sees it.
+type Key struct {
+	Stream   string
+	Consumer string
+	Seq      uint64
+}
+
+func (k Key) String() string { return fmt.Sprintf("%s/%s/%d", k.Stream, k.Consumer, k.Seq) }
+
+// bytes encodes the key so that bbolt keeps one message's records together
+// and in sequence order.
+func (k Key) bytes() []byte {
+	b := make([]byte, 0, len(k.Stream)+len(k.Consumer)+10)
+	b = append(b, k.Stream...)
+	b = append(b, 0)
+	b = append(b, k.Consumer...)
+	b = append(b, 0)
+	for i := 7; i >= 0; i-- {
+		b = append(b, byte(k.Seq>>(8*i)))
+	}
+	return b
+}
+
+// Kind says how an attempt failed.
+type Kind string
+
+const (
+	KindError   Kind = "error"   // the handler returned an error
+	KindPanic   Kind = "panic"   // the handler panicked; recovered
+	KindTimeout Kind = "timeout" // the handler overran its deadline
+)
+
+// Failure is one explained outcome.
+type Failure struct {
+	Kind        Kind      `json:"kind"`
+	Class       string    `json:"class"` // transient, permanent, unclassified
+	Cause       string    `json:"cause,omitempty"`
+	Fingerprint string    `json:"fingerprint"`
+	Message     string    `json:"message,omitempty"`
+	Delivery    uint64    `json:"delivery"` // JetStream's NumDelivered of that attempt
+	At          time.Time `json:"at"`
+}
+
+// maxKept bounds a record: only the most recent failures are kept, while
+// Count keeps counting.
+const maxKept = 16
+
+// Record is what the store knows of one message.
+type Record struct {
+	Count    int       `json:"count"` // explained failures, all time
+	FirstAt  time.Time `json:"first_at"`
+	LastAt   time.Time `json:"last_at"`
+	Failures []Failure `json:"failures"` // the latest maxKept
+}
+
+// Last returns the most recent failure, or false.
+func (r Record) Last() (Failure, bool) {
+	if len(r.Failures) == 0 {
+		return Failure{}, false
+	}
+	return r.Failures[len(r.Failures)-1], true
+}
+
+// SameFingerprint reports whether every kept failure has one fingerprint.
+func (r Record) SameFingerprint() bool {
+	for _, f := range r.Failures {
+		if f.Fingerprint != r.Failures[0].Fingerprint {
+			return false
+		}
+	}
+	return len(r.Failures) > 0
+}
+
+func (r *Record) add(f Failure) {
+	if r.Count == 0 {
+		r.FirstAt = f.At
+	}
+	r.Count++
+	r.LastAt = f.At
+	r.Failures = append(r.Failures, f)
+	if len(r.Failures) > maxKept {
+		r.Failures = append(r.Failures[:0], r.Failures[len(r.Failures)-maxKept:]...)
+	}
+}
