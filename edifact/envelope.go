@@ -1,0 +1,347 @@
+package edifact
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// checker follows the envelope structure segment by segment and builds the
+// Document: UNB..UNZ, UNG..UNE, UNH..UNT (and the X12 equivalents in x12.go).
+// It keeps only the open interchange, group and message; its work per
+// segment is constant apart from appending to the document.
+type checker struct {
+	doc  *Document
+	ic   *Interchange
+	grp  *Group
+	msg  *Message
+	refs map[string]int // message references of the open interchange -> segment number
+	// bare is set when the open interchange has messages outside groups.
+	bare bool
+}
+
+func newChecker(std string) *checker {
+	return &checker{doc: &Document{Standard: std}}
+}
+
+// segErr is an error located at a segment (and optionally an element).
+func segErr(s *Segment, elem, comp, code int, format string, a ...any) *ParseError {
+	return &ParseError{Offset: s.Offset, Line: s.Line, Column: s.Column, Segment: s.Number,
+		Tag: s.Tag, Element: elem, Component: comp, Code: code, Err: fmt.Errorf(format, a...)}
+}
+
+// maxServiceElements bounds the data elements of the service segments
+// (ISO 9735 version 4; earlier versions have fewer).
+var maxServiceElements = map[string]int{"UNB": 11, "UNG": 8, "UNH": 7, "UNT": 2, "UNE": 2, "UNZ": 2}
+
+// service checks the generic shape of a service segment: no repetitions,
+// not too many elements.
+func service(s *Segment) error {
+	if n := maxServiceElements[s.Tag]; len(s.Elements) > n {
+		return segErr(s, n+1, 0, CodeTooManyConstituents, "%s has %d data elements, at most %d", s.Tag, len(s.Elements), n)
+	}
+	for i, e := range s.Elements {
+		if e.Repeats != nil {
+			return segErr(s, i+1, 0, CodeTooManyRepetitions, "repetition in service segment %s", s.Tag)
+		}
+	}
+	return nil
+}
+
+// need returns component c of element e or a "missing" error naming it.
+func need(s *Segment, e, c int, name string) (string, error) {
+	v := s.Value(e, c)
+	if v == "" {
+		return "", segErr(s, e, c, CodeMissing, "%s %s is missing", s.Tag, name)
+	}
+	return v, nil
+}
+
+// count parses a control count.
+func count(s *Segment, e int, name string) (int, error) {
+	v, err := need(s, e, 1, name)
+	if err != nil {
+		return 0, err
+	}
+	n, cerr := strconv.Atoi(v)
+	if cerr != nil || n < 0 || len(v) > 10 {
+		return 0, segErr(s, e, 1, CodeInvalidValue, "%s %s %q is not a number", s.Tag, name, printable(v, 16))
+	}
+	return n, nil
+}
+
+// add takes one segment; the checker keeps it (it must not alias the Reader).
+func (c *checker) add(s *Segment) error {
+	c.doc.Segments++
+	if c.ic != nil {
+		c.ic.Segments++
+	}
+	if c.doc.Standard == X12 {
+		return c.addX12(s)
+	}
+	if c.msg != nil {
+		switch s.Tag {
+		case "UNT":
+			return c.closeMessage(s)
+		case "UNH", "UNE", "UNZ":
+			return segErr(s, 0, 0, CodeMissing, "UNT missing: %s while message %q (segment %d) is open",
+				s.Tag, printable(c.msg.Ref, 20), c.msg.Segments[0].Number)
+		case "UNB", "UNG":
+			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %q", s.Tag, printable(c.msg.Ref, 20))
+		}
+		c.msg.Segments = append(c.msg.Segments, *s)
+		return nil
+	}
+	if maxServiceElements[s.Tag] > 0 {
+		if err := service(s); err != nil {
+			return err
+		}
+	}
+	switch s.Tag {
+	case "UNB":
+		if c.ic != nil {
+			return segErr(s, 0, 0, CodeMissing, "UNZ missing: UNB while interchange %q is open", printable(c.ic.ControlRef, 20))
+		}
+		return c.openInterchange(s)
+	}
+	if c.ic == nil {
+		return segErr(s, 0, 0, CodeOutsideEnvelope, "%s outside an interchange", s.Tag)
+	}
+	switch s.Tag {
+	case "UNG":
+		return c.openGroup(s)
+	case "UNE":
+		return c.closeGroup(s)
+	case "UNH":
+		return c.openMessage(s)
+	case "UNZ":
+		return c.closeInterchange(s)
+	case "UNT":
+		return segErr(s, 0, 0, CodeNotSupportedPosition, "UNT without UNH")
+	}
+	where := "interchange"
+	if c.grp != nil {
+		where = "group"
+	}
+	return segErr(s, 0, 0, CodeOutsideEnvelope, "segment %s outside a message (in the %s, between UNH..UNT)", s.Tag, where)
+}
+
+func (c *checker) openInterchange(s *Segment) error {
+	ic := &Interchange{Standard: EDIFACT, Offset: s.Offset, Segments: 1}
+	var err error
+	if ic.Syntax, err = need(s, 1, 1, "syntax identifier (S001/0001)"); err != nil {
+		return err
+	}
+	if ic.SyntaxVersion, err = need(s, 1, 2, "syntax version (S001/0002)"); err != nil {
+		return err
+	}
+	if ic.Sender.ID, err = need(s, 2, 1, "sender identification (S002/0004)"); err != nil {
+		return err
+	}
+	if ic.Recipient.ID, err = need(s, 3, 1, "recipient identification (S003/0010)"); err != nil {
+		return err
+	}
+	if ic.Date, err = need(s, 4, 1, "date (S004/0017)"); err != nil {
+		return err
+	}
+	if ic.Time, err = need(s, 4, 2, "time (S004/0019)"); err != nil {
+		return err
+	}
+	if ic.ControlRef, err = need(s, 5, 1, "interchange control reference (0020)"); err != nil {
+		return err
+	}
+	ic.Sender.Qualifier, ic.Sender.Routing = s.Value(2, 2), s.Value(2, 3)
+	ic.Recipient.Qualifier, ic.Recipient.Routing = s.Value(3, 2), s.Value(3, 3)
+	ic.ApplicationRef, ic.AckRequest, ic.TestIndicator = s.Value(7, 1), s.Value(9, 1), s.Value(11, 1)
+	ic.cs = lookupCharset(ic.Syntax)
+	if ic.cs == nil {
+		ic.cs = anyText
+	}
+	c.ic, c.refs, c.bare = ic, map[string]int{}, false
+	return nil
+}
+
+func (c *checker) closeInterchange(s *Segment) error {
+	ic := c.ic
+	if c.grp != nil {
+		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNZ while group %q is open", printable(c.grp.ControlRef, 20))
+	}
+	n, err := count(s, 1, "interchange control count (0036)")
+	if err != nil {
+		return err
+	}
+	want, what := len(ic.Messages), "messages"
+	if len(ic.Groups) > 0 {
+		want, what = len(ic.Groups), "groups"
+	}
+	if want == 0 {
+		return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %q holds no message", printable(ic.ControlRef, 20))
+	}
+	if n != want {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNZ count %d but the interchange holds %d %s", n, want, what)
+	}
+	ref, err := need(s, 2, 1, "interchange control reference (0020)")
+	if err != nil {
+		return err
+	}
+	if ref != ic.ControlRef {
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNZ reference %q does not match UNB %q", printable(ref, 20), printable(ic.ControlRef, 20))
+	}
+	c.doc.Interchanges = append(c.doc.Interchanges, ic)
+	c.ic, c.refs = nil, nil
+	return nil
+}
+
+func (c *checker) openGroup(s *Segment) error {
+	if c.grp != nil {
+		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNG while group %q is open", printable(c.grp.ControlRef, 20))
+	}
+	if c.bare {
+		return segErr(s, 0, 0, CodeGroupsMessagesMixed, "UNG after messages outside groups in the same interchange")
+	}
+	g := &Group{ID: s.Value(1, 1), Sender: Party{ID: s.Value(2, 1), Qualifier: s.Value(2, 2)},
+		Recipient: Party{ID: s.Value(3, 1), Qualifier: s.Value(3, 2)}, Date: s.Value(4, 1), Time: s.Value(4, 2),
+		Agency: s.Value(6, 1), Version: s.Value(7, 1), Release: s.Value(7, 2)}
+	var err error
+	if g.ControlRef, err = need(s, 5, 1, "group reference (0048)"); err != nil {
+		return err
+	}
+	c.grp = g
+	c.ic.Groups = append(c.ic.Groups, g)
+	return nil
+}
+
+func (c *checker) closeGroup(s *Segment) error {
+	g := c.grp
+	if g == nil {
+		return segErr(s, 0, 0, CodeNotSupportedPosition, "UNE without UNG")
+	}
+	n, err := count(s, 1, "group control count (0060)")
+	if err != nil {
+		return err
+	}
+	if len(g.Messages) == 0 {
+		return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no message", printable(g.ControlRef, 20))
+	}
+	if n != len(g.Messages) {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, len(g.Messages))
+	}
+	ref, err := need(s, 2, 1, "group reference (0048)")
+	if err != nil {
+		return err
+	}
+	if ref != g.ControlRef {
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNE reference %q does not match UNG %q", printable(ref, 20), printable(g.ControlRef, 20))
+	}
+	c.grp = nil
+	return nil
+}
+
+func (c *checker) openMessage(s *Segment) error {
+	if c.grp == nil {
+		if len(c.ic.Groups) > 0 {
+			return segErr(s, 0, 0, CodeGroupsMessagesMixed, "UNH outside a group in an interchange that uses groups")
+		}
+		c.bare = true
+	}
+	m := &Message{Offset: s.Offset, Interchange: c.ic, Group: c.grp, Association: s.Value(2, 5)}
+	var err error
+	if m.Ref, err = need(s, 1, 1, "message reference (0062)"); err != nil {
+		return err
+	}
+	for i, f := range []struct {
+		dst  *string
+		name string
+	}{{&m.Type, "message type (0065)"}, {&m.Version, "version (0052)"}, {&m.Release, "release (0054)"}, {&m.Agency, "controlling agency (0051)"}} {
+		if *f.dst, err = need(s, 2, i+1, f.name); err != nil {
+			return err
+		}
+	}
+	if prev, dup := c.refs[m.Ref]; dup {
+		return segErr(s, 1, 1, CodeDuplicate, "message reference %q already used at segment %d", printable(m.Ref, 20), prev)
+	}
+	c.refs[m.Ref] = s.Number
+	m.Segments = append(m.Segments, *s)
+	c.msg = m
+	return nil
+}
+
+func (c *checker) closeMessage(s *Segment) error {
+	m := c.msg
+	m.Segments = append(m.Segments, *s)
+	n, err := count(s, 1, "number of segments (0074)")
+	if err != nil {
+		return err
+	}
+	if n != len(m.Segments) {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNT count %d but message %q has %d segments", n, printable(m.Ref, 20), len(m.Segments))
+	}
+	ref, err := need(s, 2, 1, "message reference (0062)")
+	if err != nil {
+		return err
+	}
+	if ref != m.Ref {
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNT reference %q does not match UNH %q", printable(ref, 20), printable(m.Ref, 20))
+	}
+	c.ic.Messages = append(c.ic.Messages, m)
+	if c.grp != nil {
+		c.grp.Messages = append(c.grp.Messages, m)
+	}
+	c.msg = nil
+	return nil
+}
+
+// end checks that nothing is left open when the input ends at pe's position.
+func (c *checker) end(pe *ParseError) error {
+	x12 := c.doc.Standard == X12
+	switch {
+	case c.msg != nil:
+		pe.Tag = pick(x12, "SE", "UNT")
+		pe.Err = fmt.Errorf("input ends inside message %q (from segment %d): %s missing",
+			printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
+	case c.grp != nil:
+		pe.Tag = pick(x12, "GE", "UNE")
+		pe.Err = fmt.Errorf("input ends inside group %q: %s missing", printable(c.grp.ControlRef, 20), pe.Tag)
+	case c.ic != nil:
+		pe.Tag = pick(x12, "IEA", "UNZ")
+		pe.Err = fmt.Errorf("input ends inside interchange %q: %s missing", printable(c.ic.ControlRef, 20), pe.Tag)
+	case len(c.doc.Interchanges) == 0:
+		pe.Err = fmt.Errorf("no interchange")
+	default:
+		return nil
+	}
+	pe.Code = CodeMissing
+	return pe
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// sameControlNumber compares control numbers: numerically when both are
+// digits (X12 pads with zeros: 000075776 = 75776), else exactly.
+func sameControlNumber(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	if a == b {
+		return true
+	}
+	if !digits(a) || !digits(b) {
+		return false
+	}
+	return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0")
+}
+
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

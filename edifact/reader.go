@@ -1,0 +1,392 @@
+package edifact
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Byte classes of the tokenizer table; clsText must be zero so that the hot
+// loop is a single table lookup per byte.
+const (
+	clsText = iota
+	clsComp
+	clsElem
+	clsRep
+	clsRel
+	clsCtrl
+)
+
+const readerBufSize = 64 << 10 // must hold an ISA header (106 bytes) and a UNA
+
+// A Reader reads segments from an EDIFACT or X12 stream, one at a time, like
+// encoding/csv reads records. Separators come from UNA (or the defaults of the
+// level the UNB uses) and from the fixed-width ISA, per interchange: a stream
+// may hold several interchanges, each with its own separators.
+//
+// The Reader works in time linear in its input and holds at most one segment
+// (MaxSegmentLen) plus a 64 KiB buffer, whatever the input. It checks syntax
+// only: tags, separators, release characters, control characters, lengths.
+// Envelope counts and references are checked by Parse.
+//
+// A carriage return or line feed is allowed only between segments; inside a
+// segment (a hard-wrapped file) it is an error.
+type Reader struct {
+	// MaxSegmentLen caps one segment including its terminator, in bytes.
+	MaxSegmentLen int
+	// MaxElementLen caps one data element (all components and repetitions).
+	MaxElementLen int
+	// ReuseSegment lets Read return a *Segment whose slices alias buffers of
+	// the Reader, valid only until the next call to Read (like
+	// csv.Reader.ReuseRecord). The strings themselves are never reused.
+	ReuseSegment bool
+	// BaseOffset is added to every reported offset, for callers that pass a
+	// suffix of their input (Parse passes the input without its BOM).
+	BaseOffset int64
+
+	br        *bufio.Reader
+	off       int64 // offset of the next unread byte
+	line      int
+	lineStart int64 // offset of the first byte of the current line
+	num       int   // segments returned so far
+
+	std        string // EDIFACT or X12 once the first header was read
+	sep        Separators
+	syntax     string // syntax identifier of the current interchange
+	cls        [256]uint8
+	inside     bool // a header was read and its trailer not yet
+	pendingUNB bool // the next segment is the UNB completing the header
+	repIfV4    byte // repetition separator that applies if UNB says version 4
+
+	segStart     int64 // where the segment being read starts
+	segLine      int
+	segLineStart int64
+
+	raw   []byte
+	buf   []byte
+	ends  []compEnd
+	comps []string
+	elems []Element
+	seg   Segment
+	err   error
+}
+
+type compEnd struct {
+	pos  int   // end of the component in buf
+	kind uint8 // class of the separator that ended it (clsElem for the last)
+}
+
+// NewReader returns a Reader with the default limits.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{
+		MaxSegmentLen: DefaultMaxSegmentLen,
+		MaxElementLen: DefaultMaxElementLen,
+		br:            bufio.NewReaderSize(r, readerBufSize),
+		line:          1,
+	}
+}
+
+// newReaderOptions applies Options (already defaulted) to a new Reader.
+func newReaderOptions(r io.Reader, o *Options) *Reader {
+	rd := NewReader(r)
+	rd.MaxSegmentLen, rd.MaxElementLen = o.MaxSegmentLen, o.MaxElementLen
+	return rd
+}
+
+// Standard is EDIFACT or X12 after the first header, "" before.
+func (r *Reader) Standard() string { return r.std }
+
+// Separators returns the separators of the interchange being read.
+func (r *Reader) Separators() Separators { return r.sep }
+
+// InputOffset returns the offset just after the last segment read.
+func (r *Reader) InputOffset() int64 { return r.BaseOffset + r.off }
+
+// Read returns the next segment. At the end of the input it returns io.EOF;
+// any other error is a *ParseError (or an I/O error of the underlying reader)
+// and is returned again by every later call.
+func (r *Reader) Read() (*Segment, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	seg, err := r.read()
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	r.num++
+	seg.Number = r.num
+	return seg, nil
+}
+
+func (r *Reader) read() (*Segment, error) {
+	if err := r.skipNewlines(); err != nil {
+		return nil, err
+	}
+	r.mark()
+	if !r.inside {
+		isa, err := r.header()
+		if err != nil {
+			return nil, err
+		}
+		if isa {
+			return r.isa()
+		}
+	} else if r.std == EDIFACT {
+		if p, _ := r.br.Peek(3); string(p) == "UNA" {
+			return nil, r.errAt(r.off, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
+		}
+	}
+	return r.segment()
+}
+
+// skipNewlines consumes CR and LF between segments; io.EOF if nothing follows.
+func (r *Reader) skipNewlines() error {
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			return r.ioErr(err)
+		}
+		switch b {
+		case '\n':
+			r.off++
+			r.line++
+			r.lineStart = r.off
+		case '\r':
+			r.off++
+		default:
+			return r.br.UnreadByte()
+		}
+	}
+}
+
+func (r *Reader) ioErr(err error) error {
+	if err == io.EOF {
+		return io.EOF
+	}
+	return fmt.Errorf("edifact: reading input at offset %d: %w", r.BaseOffset+r.off, err)
+}
+
+// header reads UNA (if any) and prepares the separators for the UNB, or reads
+// an ISA's separators; isa tells the caller to read the ISA segment next.
+func (r *Reader) header() (isa bool, err error) {
+	p, _ := r.br.Peek(3)
+	switch string(p) {
+	case "UNA":
+		if r.std == X12 {
+			return false, r.errAt(r.off, "UNA", CodeNotSupportedPosition, errors.New("EDIFACT interchange after X12 in one stream"))
+		}
+		p, _ = r.br.Peek(unaLen)
+		s, rep, serr := parseUNA(p)
+		if serr != nil {
+			code := CodeInvalidServiceChar
+			if len(p) < unaLen {
+				code = CodeMissing
+			}
+			return false, r.errAt(r.off+int64(serr.pos), "UNA", code, serr)
+		}
+		r.advance(p)
+		if _, err := r.br.Discard(unaLen); err != nil {
+			return false, r.ioErr(err)
+		}
+		if err := r.skipNewlines(); err != nil && err != io.EOF {
+			return false, err
+		}
+		r.mark()
+		if q, _ := r.br.Peek(3); string(q) != "UNB" {
+			return false, r.errAt(r.off, "UNB", CodeMissing, fmt.Errorf("UNA is not followed by UNB (found %q)", printable(string(q), 3)))
+		}
+		r.sep, r.repIfV4 = s, rep
+	case "UNB":
+		if r.std == X12 {
+			return false, r.errAt(r.off, "UNB", CodeNotSupportedPosition, errors.New("EDIFACT interchange after X12 in one stream"))
+		}
+		p, _ = r.br.Peek(4)
+		if len(p) < 4 {
+			return false, r.errAt(r.off+int64(len(p)), "UNB", CodeMissing, errors.New("input ends inside UNB"))
+		}
+		switch p[3] {
+		case defaultsA.Element:
+			r.sep, r.repIfV4 = defaultsA, defaultRepetitionA
+		case defaultsB.Element:
+			r.sep, r.repIfV4 = defaultsB, defaultRepetitionB
+		default:
+			return false, r.errAt(r.off+3, "UNB", CodeInvalidServiceChar,
+				fmt.Errorf("UNB is followed by %s; without UNA it must be '+' or 0x1D", quoteByte(p[3])))
+		}
+	case "ISA":
+		if r.std == EDIFACT {
+			return false, r.errAt(r.off, "ISA", CodeNotSupportedPosition, errors.New("X12 interchange after EDIFACT in one stream"))
+		}
+		p, _ = r.br.Peek(isaLen)
+		s, _, serr := parseISA(p)
+		if serr != nil {
+			return false, r.errAt(r.off+int64(serr.pos), "ISA", CodeInvalidServiceChar, serr)
+		}
+		r.std, r.sep, r.inside, r.syntax = X12, s, true, X12
+		r.setClasses()
+		return true, nil
+	default:
+		return false, r.errAt(r.off, "", CodeMissing,
+			fmt.Errorf("expected an interchange header (UNA, UNB or ISA), found %q", printable(string(p), 3)))
+	}
+	r.std, r.inside, r.pendingUNB, r.syntax = EDIFACT, true, true, ""
+	r.setClasses()
+	return false, nil
+}
+
+// setClasses fills the tokenizer table from the current separators.
+func (r *Reader) setClasses() {
+	for b := range r.cls {
+		r.cls[b] = clsText
+		if b < 0x20 || b == 0x7f {
+			r.cls[b] = clsCtrl
+		}
+	}
+	if r.syntax == "UNOX" { // ISO 2022 escape sequences are text there
+		r.cls[0x1B], r.cls[0x0E], r.cls[0x0F] = clsText, clsText, clsText
+	}
+	s := r.sep
+	r.cls[s.Segment] = clsText // only reaches the tokenizer released
+	r.cls[s.Component] = clsComp
+	r.cls[s.Element] = clsElem
+	if s.Repetition != 0 {
+		r.cls[s.Repetition] = clsRep
+	}
+	if s.Release != 0 {
+		r.cls[s.Release] = clsRel
+	}
+}
+
+// isa reads the 106-byte ISA header: split on the element separator only,
+// because ISA16 *is* the component separator.
+func (r *Reader) isa() (*Segment, error) {
+	start := r.off
+	p, err := r.br.Peek(isaLen)
+	if err != nil {
+		return nil, r.ioErr(err)
+	}
+	r.raw = append(r.raw[:0], p...)
+	r.advance(p)
+	if _, err := r.br.Discard(isaLen); err != nil {
+		return nil, r.ioErr(err)
+	}
+	var cls [256]uint8
+	for b := range cls {
+		if b < 0x20 || b == 0x7f {
+			cls[b] = clsCtrl
+		}
+	}
+	cls[r.sep.Element] = clsElem
+	cls[r.sep.Component] = clsText
+	return r.tokenize(r.raw[:isaLen-1], &cls, start)
+}
+
+// segment reads up to the next unreleased terminator and tokenizes it.
+func (r *Reader) segment() (*Segment, error) {
+	start := r.off
+	term, rel := r.sep.Segment, r.sep.Release
+	max := r.MaxSegmentLen
+	r.raw = r.raw[:0]
+	for {
+		chunk, err := r.br.ReadSlice(term)
+		if max > 0 && len(r.raw)+len(chunk) > max {
+			r.raw = append(r.raw, chunk[:max-len(r.raw)]...)
+			return nil, r.errAt(start+int64(max), tagOf(r.raw, &r.cls), CodeTooLong,
+				fmt.Errorf("segment is longer than %d bytes", max))
+		}
+		r.raw = append(r.raw, chunk...)
+		if err == nil {
+			// A terminator preceded by an odd run of release characters is data.
+			if rel != 0 {
+				n := 0
+				for k := len(r.raw) - 2; k >= 0 && r.raw[k] == rel; k-- {
+					n++
+				}
+				if n%2 == 1 {
+					continue
+				}
+			}
+			break
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF {
+			return nil, r.errAt(start, tagOf(r.raw, &r.cls), CodeMissing,
+				fmt.Errorf("segment is not terminated: input ends %d bytes after its start without %s", len(r.raw), quoteByte(term)))
+		}
+		return nil, r.ioErr(err)
+	}
+	if r.std == X12 && bytes.HasPrefix(r.raw, []byte{'B', 'I', 'N', r.sep.Element}) {
+		data, err := r.binary(start)
+		if err != nil {
+			return nil, err
+		}
+		r.advance(r.raw)
+		seg, err := r.tokenize(r.raw[:data-1], &r.cls, start)
+		if err != nil {
+			return nil, err
+		}
+		seg.Elements = append(seg.Elements, Element{Components: []string{string(r.raw[data : len(r.raw)-1])}})
+		return seg, nil
+	}
+	r.advance(r.raw)
+	body := r.raw[:len(r.raw)-1]
+	if term == '\n' && len(body) > 0 && body[len(body)-1] == '\r' {
+		body = body[:len(body)-1]
+	}
+	return r.tokenize(body, &r.cls, start)
+}
+
+// binary completes an X12 BIN segment, whose second element is BIN01 bytes of
+// arbitrary data that may contain the terminator or line feeds.
+func (r *Reader) binary(start int64) (data int, err error) {
+	p := 4
+	q := p
+	for q < len(r.raw) && q-p < 15 && r.raw[q] >= '0' && r.raw[q] <= '9' {
+		q++
+	}
+	n, aerr := strconv.Atoi(string(r.raw[p:q]))
+	if aerr != nil || q >= len(r.raw) || r.raw[q] != r.sep.Element {
+		return 0, r.errAt(start+int64(q), "BIN", CodeInvalidValue, errors.New("BIN01 is not a length followed by the data"))
+	}
+	need := q + 1 + n + 1 // data and terminator
+	if r.MaxSegmentLen > 0 && need > r.MaxSegmentLen {
+		return 0, r.errAt(start+int64(p), "BIN", CodeTooLong, fmt.Errorf("BIN segment of %d bytes is longer than %d", need, r.MaxSegmentLen))
+	}
+	if len(r.raw) < need {
+		have := len(r.raw)
+		r.raw = append(r.raw, make([]byte, need-have)...)
+		if _, err := io.ReadFull(r.br, r.raw[have:]); err != nil {
+			return 0, r.errAt(start, "BIN", CodeMissing, fmt.Errorf("input ends inside BIN data of %d bytes", n))
+		}
+	}
+	if len(r.raw) != need || r.raw[need-1] != r.sep.Segment {
+		return 0, r.errAt(start+int64(need-1), "BIN", CodeInvalidValue, fmt.Errorf("BIN data is not %d bytes followed by the terminator", n))
+	}
+	// The data becomes one element of its own, outside the tokenizer: it may
+	// hold separators and control characters.
+	return q + 1, nil
+}
+
+// advance moves the position past b, counting lines.
+func (r *Reader) advance(b []byte) {
+	if n := bytes.Count(b, []byte{'\n'}); n > 0 {
+		r.line += n
+		r.lineStart = r.off + int64(bytes.LastIndexByte(b, '\n')) + 1
+	}
+	r.off += int64(len(b))
+}
+
+// tagOf guesses the tag of an incomplete segment for error messages.
+func tagOf(b []byte, cls *[256]uint8) string {
+	i := 0
+	for i < len(b) && i < 3 && cls[b[i]] == clsText {
+		i++
+	}
+	return string(b[:i])
+}

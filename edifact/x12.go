@@ -1,0 +1,153 @@
+package edifact
+
+import "strings"
+
+// addX12 follows ISA..IEA, GS..GE, ST..SE. X12 has no release character and
+// ISA is fixed-width (its separators are read by the Reader); here the counts
+// and control numbers are checked: SE01 counts ST..SE, GE01 the STs of the
+// group, IEA01 the GSs of the interchange.
+func (c *checker) addX12(s *Segment) error {
+	if c.msg != nil {
+		switch s.Tag {
+		case "SE":
+			return c.closeX12Message(s)
+		case "ST", "GE", "GS", "IEA", "ISA":
+			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %q (segment %d) is open",
+				s.Tag, printable(c.msg.Ref, 20), c.msg.Segments[0].Number)
+		}
+		c.msg.Segments = append(c.msg.Segments, *s)
+		return nil
+	}
+	switch s.Tag {
+	case "ISA":
+		if c.ic != nil {
+			return segErr(s, 0, 0, CodeMissing, "IEA missing: ISA while interchange %q is open", printable(c.ic.ControlRef, 20))
+		}
+		return c.openISA(s)
+	}
+	if c.ic == nil {
+		return segErr(s, 0, 0, CodeOutsideEnvelope, "%s outside an interchange", s.Tag)
+	}
+	switch s.Tag {
+	case "GS":
+		if c.grp != nil {
+			return segErr(s, 0, 0, CodeMissing, "GE missing: GS while group %q is open", printable(c.grp.ControlRef, 20))
+		}
+		g := &Group{ID: s.Value(1, 1), Sender: Party{ID: s.Value(2, 1)}, Recipient: Party{ID: s.Value(3, 1)},
+			Date: s.Value(4, 1), Time: s.Value(5, 1), Agency: s.Value(7, 1), Version: s.Value(8, 1)}
+		var err error
+		if g.ControlRef, err = need(s, 6, 1, "group control number (GS06)"); err != nil {
+			return err
+		}
+		c.grp = g
+		c.ic.Groups = append(c.ic.Groups, g)
+		return nil
+	case "GE":
+		g := c.grp
+		if g == nil {
+			return segErr(s, 0, 0, CodeNotSupportedPosition, "GE without GS")
+		}
+		n, err := count(s, 1, "number of transaction sets (GE01)")
+		if err != nil {
+			return err
+		}
+		if len(g.Messages) == 0 {
+			return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no transaction set", printable(g.ControlRef, 20))
+		}
+		if n != len(g.Messages) {
+			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, len(g.Messages))
+		}
+		ref, err := need(s, 2, 1, "group control number (GE02)")
+		if err != nil {
+			return err
+		}
+		if !sameControlNumber(ref, g.ControlRef) {
+			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %q does not match GS %q", printable(ref, 20), printable(g.ControlRef, 20))
+		}
+		c.grp = nil
+		return nil
+	case "ST":
+		if c.grp == nil {
+			return segErr(s, 0, 0, CodeOutsideEnvelope, "ST outside a functional group (GS)")
+		}
+		m := &Message{Offset: s.Offset, Interchange: c.ic, Group: c.grp,
+			Version: c.grp.Version, Agency: c.grp.Agency, Release: s.Value(3, 1)}
+		var err error
+		if m.Type, err = need(s, 1, 1, "transaction set identifier (ST01)"); err != nil {
+			return err
+		}
+		if m.Ref, err = need(s, 2, 1, "transaction set control number (ST02)"); err != nil {
+			return err
+		}
+		m.Segments = append(m.Segments, *s)
+		c.msg = m
+		return nil
+	case "IEA":
+		ic := c.ic
+		if c.grp != nil {
+			return segErr(s, 0, 0, CodeMissing, "GE missing: IEA while group %q is open", printable(c.grp.ControlRef, 20))
+		}
+		n, err := count(s, 1, "number of functional groups (IEA01)")
+		if err != nil {
+			return err
+		}
+		if len(ic.Groups) == 0 {
+			return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %q holds no functional group", printable(ic.ControlRef, 20))
+		}
+		if n != len(ic.Groups) {
+			return segErr(s, 1, 1, CodeCountMismatch, "IEA count %d but the interchange holds %d groups", n, len(ic.Groups))
+		}
+		ref, err := need(s, 2, 1, "interchange control number (IEA02)")
+		if err != nil {
+			return err
+		}
+		if !sameControlNumber(ref, ic.ControlRef) {
+			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %q does not match ISA13 %q", printable(ref, 20), printable(ic.ControlRef, 20))
+		}
+		c.doc.Interchanges = append(c.doc.Interchanges, ic)
+		c.ic = nil
+		return nil
+	case "TA1": // interchange acknowledgment, allowed between ISA and the first GS
+		if c.grp == nil {
+			return nil
+		}
+	case "SE":
+		return segErr(s, 0, 0, CodeNotSupportedPosition, "SE without ST")
+	}
+	return segErr(s, 0, 0, CodeOutsideEnvelope, "segment %s outside a transaction set (ST..SE)", s.Tag)
+}
+
+func (c *checker) openISA(s *Segment) error {
+	v := func(e int) string { return strings.TrimSpace(s.Value(e, 1)) }
+	ic := &Interchange{Standard: X12, Syntax: X12, SyntaxVersion: v(12), Offset: s.Offset, Segments: 1,
+		Sender: Party{Qualifier: v(5), ID: v(6)}, Recipient: Party{Qualifier: v(7), ID: v(8)},
+		Date: v(9), Time: v(10), ControlRef: v(13), AckRequest: v(14), TestIndicator: v(15), cs: anyText}
+	if ic.ControlRef == "" {
+		return segErr(s, 13, 1, CodeMissing, "ISA13 interchange control number is missing")
+	}
+	c.ic = ic
+	return nil
+}
+
+func (c *checker) closeX12Message(s *Segment) error {
+	m := c.msg
+	m.Segments = append(m.Segments, *s)
+	n, err := count(s, 1, "number of included segments (SE01)")
+	if err != nil {
+		return err
+	}
+	if n != len(m.Segments) {
+		return segErr(s, 1, 1, CodeCountMismatch, "SE count %d but transaction set %q has %d segments", n, printable(m.Ref, 20), len(m.Segments))
+	}
+	ref, err := need(s, 2, 1, "transaction set control number (SE02)")
+	if err != nil {
+		return err
+	}
+	if !sameControlNumber(ref, m.Ref) {
+		return segErr(s, 2, 1, CodeReferenceMismatch, "SE control number %q does not match ST02 %q", printable(ref, 20), printable(m.Ref, 20))
+	}
+	c.ic.Messages = append(c.ic.Messages, m)
+	c.grp.Messages = append(c.grp.Messages, m)
+	c.msg = nil
+	return nil
+}
