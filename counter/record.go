@@ -39,6 +39,7 @@ const (
 
 // Failure is one explained outcome.
 type Failure struct {
+	Stage       string    `json:"stage,omitempty"`
 	Kind        Kind      `json:"kind"`
 	Class       string    `json:"class"` // transient, permanent, unclassified
 	Cause       string    `json:"cause,omitempty"`

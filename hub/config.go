@@ -1,0 +1,187 @@
+package hub
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Config is the hub's configuration. Every field is documented, with its
+// default, in configs/edihub.yaml. The zero value plus setDefaults is a
+// working edge hub.
+type Config struct {
+	// Partitions is the number of INGEST partitions (one worker each).
+	Partitions int `yaml:"partitions"`
+	// Streams names the JetStream streams.
+	Streams StreamNames `yaml:"streams"`
+	// Attempts tunes attempt counting and poison detection.
+	Attempts AttemptConfig `yaml:"attempts"`
+	// Retry says how each stage retries transient failures.
+	Retry RetryConfig `yaml:"retry"`
+	// DLQ holds retention per cause.
+	DLQ DLQConfig `yaml:"dlq"`
+	// Alerts configures the rate-limited alerter and its sinks.
+	Alerts AlertConfig `yaml:"alerts"`
+	// LeakProbe watches the dead-letter queues.
+	LeakProbe LeakProbeConfig `yaml:"leak_probe"`
+	// DuplicateWindow is the server-side dedupe window of the output
+	// streams; it must outlast AckWait so a re-publish after a crash is
+	// recognised.
+	DuplicateWindow time.Duration `yaml:"duplicate_window"`
+	// Drill enables the drill stage (x-drill: panic|hang|exit|error).
+	Drill bool `yaml:"drill"`
+}
+
+// StreamNames are the JetStream stream names.
+type StreamNames struct {
+	Ingest  string `yaml:"ingest"`
+	Parsed  string `yaml:"parsed"`
+	Retry   string `yaml:"retry"`
+	DLQ     string `yaml:"dlq"`
+	Parking string `yaml:"parking"`
+	Poison  string `yaml:"poison"`
+	Audit   string `yaml:"audit"`
+}
+
+// AttemptConfig tunes the attempt counter and poison detection.
+type AttemptConfig struct {
+	// Threshold is how many failed or unexplained attempts make a message
+	// poison.
+	Threshold int `yaml:"threshold"`
+	// Deadline bounds one attempt of the whole pipeline.
+	Deadline time.Duration `yaml:"deadline"`
+	// AckWait is how long the server waits for an ack before it redelivers;
+	// the worker sends progress while a handler runs, so this only bites
+	// when the process died. Shorter means faster crash detection.
+	AckWait time.Duration `yaml:"ack_wait"`
+	// BackoffBase and BackoffMax shape in-place retries (exponential with
+	// full jitter).
+	BackoffBase time.Duration `yaml:"backoff_base"`
+	BackoffMax  time.Duration `yaml:"backoff_max"`
+	// MaxAbandoned is how many handlers that ignored their deadline may
+	// still be running before the process exits for its supervisor to
+	// restart it (a leak must stay bounded).
+	MaxAbandoned int `yaml:"max_abandoned"`
+	// CounterTTL is how long attempt records are kept after the last
+	// failure.
+	CounterTTL time.Duration `yaml:"counter_ttl"`
+}
+
+// Causes of permanent failures; each has its DLQ subject.
+const (
+	CauseSchema           = "schema"
+	CauseBusiness         = "business"
+	CausePartnerRejected  = "partner-rejected"
+	CauseSignatureInvalid = "signature-invalid"
+	CauseUnknown          = "unknown"
+)
+
+// Causes lists the dead-letter causes in display order.
+var Causes = []string{CauseSchema, CauseBusiness, CausePartnerRejected, CauseSignatureInvalid, CauseUnknown}
+
+func validCause(c string) bool {
+	for _, x := range Causes {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// reservedStages cannot be stage names: their subjects belong to streams.
+var reservedStages = map[string]bool{"ingest": true, "parsed": true, "poison": true, "audit": true, "alerts": true, "forensic": true}
+
+// DefaultConfig returns the defaults (what `edihub serve` runs with when
+// given no config).
+func DefaultConfig() Config {
+	var c Config
+	c.setDefaults()
+	return c
+}
+
+func (c *Config) setDefaults() {
+	if c.Partitions == 0 {
+		c.Partitions = 8
+	}
+	s := &c.Streams
+	setStr(&s.Ingest, "INGEST")
+	setStr(&s.Parsed, "PARSED")
+	setStr(&s.Retry, "RETRY")
+	setStr(&s.DLQ, "DLQ")
+	setStr(&s.Parking, "PARKING")
+	setStr(&s.Poison, "POISON")
+	setStr(&s.Audit, "AUDIT")
+	a := &c.Attempts
+	setInt(&a.Threshold, 5)
+	setDur(&a.Deadline, 30*time.Second)
+	setDur(&a.AckWait, 10*time.Second)
+	setDur(&a.BackoffBase, 200*time.Millisecond)
+	setDur(&a.BackoffMax, 30*time.Second)
+	setInt(&a.MaxAbandoned, 4)
+	setDur(&a.CounterTTL, 7*24*time.Hour)
+	c.Retry.setDefaults()
+	c.DLQ.setDefaults()
+	c.Alerts.setDefaults()
+	c.LeakProbe.setDefaults()
+	setDur(&c.DuplicateWindow, 10*time.Minute)
+}
+
+// SetDefaults fills every unset field with its default.
+func (c *Config) SetDefaults() { c.setDefaults() }
+
+// Validate reports every setting that cannot work, in one error.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Partitions < 1 || c.Partitions > 1024 {
+		bad("partitions: %d, want 1..1024", c.Partitions)
+	}
+	if c.Attempts.Threshold < 1 {
+		bad("attempts.threshold: %d, want >= 1", c.Attempts.Threshold)
+	}
+	if c.Attempts.Deadline < time.Millisecond {
+		bad("attempts.deadline: %v is too short", c.Attempts.Deadline)
+	}
+	if c.Attempts.AckWait < 100*time.Millisecond {
+		bad("attempts.ack_wait: %v is too short", c.Attempts.AckWait)
+	}
+	if c.Attempts.BackoffMax < c.Attempts.BackoffBase {
+		bad("attempts.backoff_max %v is below backoff_base %v", c.Attempts.BackoffMax, c.Attempts.BackoffBase)
+	}
+	if c.DuplicateWindow < 2*c.Attempts.AckWait {
+		bad("duplicate_window %v must be at least twice attempts.ack_wait (%v)", c.DuplicateWindow, c.Attempts.AckWait)
+	}
+	errs = append(errs, c.Retry.validate()...)
+	errs = append(errs, c.DLQ.validate()...)
+	errs = append(errs, c.Alerts.validate()...)
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid config: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+func validStageName(n string) error {
+	if n == "" || strings.ContainsAny(n, ".*> \t") || reservedStages[n] {
+		return fmt.Errorf("stage name %q: must be one subject token and not one of ingest, parsed, poison, audit, alerts, forensic", n)
+	}
+	return nil
+}
+
+func setStr(p *string, v string) {
+	if *p == "" {
+		*p = v
+	}
+}
+
+func setInt(p *int, v int) {
+	if *p == 0 {
+		*p = v
+	}
+}
+
+func setDur(p *time.Duration, v time.Duration) {
+	if *p == 0 {
+		*p = v
+	}
+}

@@ -1,0 +1,84 @@
+package hub
+
+import (
+	"fmt"
+	"time"
+)
+
+// DLQConfig sets retention of dead letters per cause, and the size bounds of
+// the DLQ, PARKING and POISON streams. Full streams refuse new messages
+// (discard new) rather than drop old ones: the failing message then stays
+// in its source stream and nothing is lost silently.
+type DLQConfig struct {
+	// Retention is how long a dead letter of each cause is kept (a
+	// per-message TTL). Fiscal records (business) may need years, personal
+	// data less.
+	Retention map[string]time.Duration `yaml:"retention"`
+	// MaxBytes bounds the DLQ stream.
+	MaxBytes int64 `yaml:"max_bytes"`
+	// ParkingMaxBytes bounds the PARKING stream (no age limit: a person
+	// decides).
+	ParkingMaxBytes int64 `yaml:"parking_max_bytes"`
+	// PoisonMaxAge and PoisonMaxBytes bound the POISON stream; 0 age keeps
+	// quarantined messages until an operator acts.
+	PoisonMaxAge   time.Duration `yaml:"poison_max_age"`
+	PoisonMaxBytes int64         `yaml:"poison_max_bytes"`
+}
+
+// defaultRetention per cause: 30 days to triage, longer where the
+// content is evidence (business documents and signature failures).
+var defaultRetention = map[string]time.Duration{
+	CauseSchema:           30 * 24 * time.Hour,
+	CauseBusiness:         3650 * 24 * time.Hour,
+	CausePartnerRejected:  90 * 24 * time.Hour,
+	CauseSignatureInvalid: 365 * 24 * time.Hour,
+	CauseUnknown:          30 * 24 * time.Hour,
+}
+
+func (c *DLQConfig) setDefaults() {
+	if c.Retention == nil {
+		c.Retention = map[string]time.Duration{}
+	}
+	for k, v := range defaultRetention {
+		if _, ok := c.Retention[k]; !ok {
+			c.Retention[k] = v
+		}
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = 1 << 30
+	}
+	if c.ParkingMaxBytes == 0 {
+		c.ParkingMaxBytes = 1 << 30
+	}
+	if c.PoisonMaxBytes == 0 {
+		c.PoisonMaxBytes = 1 << 30
+	}
+}
+
+func (c *DLQConfig) validate() []error {
+	var errs []error
+	for k, v := range c.Retention {
+		if !validCause(k) {
+			errs = append(errs, fmt.Errorf("dlq.retention: unknown cause %q", k))
+		}
+		if v < time.Second {
+			errs = append(errs, fmt.Errorf("dlq.retention[%s]: %v, want at least 1s", k, v))
+		}
+	}
+	return errs
+}
+
+// maxRetention is the DLQ stream's MaxAge: no dead letter outlives it.
+func (c *DLQConfig) maxRetention() time.Duration {
+	var m time.Duration
+	for _, v := range c.Retention {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+func dlqSubject(stage, cause string) string { return "edi." + stage + ".dlq." + cause }
+func parkingSubject(stage string) string    { return "edi." + stage + ".parking-lot" }
+func poisonSubject(stage string) string     { return "edi.poison." + stage }

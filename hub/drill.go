@@ -1,0 +1,55 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Drill kinds, set in the x-drill header of a message.
+const (
+	DrillPanic = "panic" // the handler panics
+	DrillHang  = "hang"  // the handler ignores its deadline for twice its length
+	DrillExit  = "exit"  // the process kills itself with SIGKILL
+	DrillError = "error" // the handler returns a permanent business error
+)
+
+// DrillKinds lists the valid x-drill values.
+var DrillKinds = []string{DrillPanic, DrillHang, DrillExit, DrillError}
+
+// Drill is the middleware behind `serve --drill`: it lets operators and
+// tests make poison on purpose. Messages without x-drill pass through.
+func Drill(log zerolog.Logger) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, m *Message) error {
+			kind := m.Header.Get(HdrDrill)
+			if kind == "" {
+				return next(ctx, m)
+			}
+			log.Warn().Str("drill", kind).Str("partner", m.Partner).Uint64("seq", m.Seq).Uint64("delivery", m.Delivered).Msg("drill message")
+			switch kind {
+			case DrillPanic:
+				panic("drill: panic on purpose")
+			case DrillHang:
+				dl, ok := ctx.Deadline()
+				wait := time.Minute
+				if ok {
+					wait = 2 * time.Until(dl)
+				}
+				time.Sleep(wait) // ignores ctx on purpose, like a stuck parser
+				return nil
+			case DrillExit:
+				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				time.Sleep(time.Minute) // SIGKILL is not instant; never return
+				return nil
+			case DrillError:
+				return PermanentError(CauseBusiness, errors.New("drill: permanent error on purpose"))
+			}
+			return next(ctx, m)
+		}
+	}
+}

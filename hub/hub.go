@@ -1,0 +1,229 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/counter"
+)
+
+// AttemptStore is what the hub needs of the counter package; a replicated
+// store can replace the bbolt one.
+type AttemptStore interface {
+	Get(k counter.Key) (counter.Record, error)
+	RecordFailure(k counter.Key, f counter.Failure) (counter.Record, error)
+	Delete(k counter.Key) error
+	Purge() (int, error)
+	Len() (int, error)
+}
+
+// Options are the hub's dependencies. Conn, Store and Stages are required.
+type Options struct {
+	Config   Config
+	Conn     *nats.Conn
+	Store    AttemptStore
+	Stages   []Stage
+	Logger   zerolog.Logger
+	Registry prometheus.Registerer // nil: a private registry
+	// OnFatal is called when the process should exit and be restarted by
+	// its supervisor (handlers that ignore their deadline piled up). Nil
+	// logs and keeps going.
+	OnFatal func(reason string)
+	// Actor names the hub in audit events.
+	Actor string
+
+	// testHooks let tests crash the pipeline between two steps.
+	testHooks testHooks
+}
+
+type testHooks struct {
+	afterQuarantinePublish func(seq uint64)
+}
+
+// Hub is a running pipeline.
+type Hub struct {
+	cfg     Config
+	nc      *nats.Conn
+	js      js.JetStream
+	store   AttemptStore
+	stages  []Stage
+	log     zerolog.Logger
+	met     *metrics
+	alerter *Alerter
+	audit   *Auditor
+	exec    *executor
+	onFatal func(string)
+	actor   string
+	hooks   testHooks
+
+	processed    atomic.Int64 // messages that left a partition, for the leak ratio
+	deadLettered atomic.Int64
+	abandoned    atomic.Int64
+	ready        atomic.Bool
+}
+
+// New checks the configuration and builds a hub; Run starts it.
+func New(o Options) (*Hub, error) {
+	cfg := o.Config
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Conn == nil || o.Store == nil {
+		return nil, errors.New("hub: a NATS connection and an attempt store are required")
+	}
+	if len(o.Stages) == 0 {
+		return nil, errors.New("hub: at least one stage is required")
+	}
+	seen := map[string]bool{}
+	for _, st := range o.Stages {
+		if err := validStageName(st.Name); err != nil {
+			return nil, err
+		}
+		if seen[st.Name] {
+			return nil, fmt.Errorf("stage %q listed twice", st.Name)
+		}
+		seen[st.Name] = true
+	}
+	j, err := js.New(o.Conn)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream context: %w", err)
+	}
+	reg := o.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	h := &Hub{
+		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
+		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
+		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks,
+	}
+	if h.actor == "" {
+		h.actor = "edihub"
+	}
+	stages := o.Stages
+	if cfg.Drill {
+		stages = append([]Stage(nil), stages...)
+		stages[0].Handle = Drill(h.log)(stages[0].Handle)
+		h.log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
+	}
+	h.exec = &executor{
+		stages: stages, deadline: cfg.Attempts.Deadline, heartbeat: heartbeatEvery(cfg.Attempts),
+		classMap: cfg.Retry.ErrorClasses, abandoned: &h.abandoned, limit: int64(cfg.Attempts.MaxAbandoned),
+		onLeak: h.leak,
+	}
+	h.alerter = NewAlerter(cfg.Alerts.Interval, buildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
+		o.Logger.With().Str("component", "alerts").Logger(), nil)
+	h.alerter.onSent = func(a Alert, sink string, err error) {
+		res := "ok"
+		if err != nil {
+			res = "error"
+		}
+		h.met.alerts.WithLabelValues(a.Name, sink, res).Inc()
+	}
+	h.audit = NewAuditor(j, cfg.Streams.Audit)
+	return h, nil
+}
+
+// heartbeatEvery sends progress well inside AckWait.
+func heartbeatEvery(a AttemptConfig) time.Duration {
+	d := a.AckWait / 3
+	if d < 50*time.Millisecond {
+		d = 50 * time.Millisecond
+	}
+	return d
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (h *Hub) Config() Config { return h.cfg }
+
+// Alerter returns the hub's alerter, for other parts (sandbox, bridge) to
+// send through the same rate limit.
+func (h *Hub) Alerter() *Alerter { return h.alerter }
+
+// Auditor returns the hub's audit appender.
+func (h *Hub) Auditor() *Auditor { return h.audit }
+
+// Ready reports whether streams are provisioned and workers run.
+func (h *Hub) Ready() bool { return h.ready.Load() }
+
+func (h *Hub) stageNames() []string {
+	out := make([]string, len(h.stages))
+	for i, s := range h.stages {
+		out[i] = s.Name
+	}
+	return out
+}
+
+func (h *Hub) leak(n int64) {
+	reason := fmt.Sprintf("%d handlers ignored their deadline and are still running (limit %d); exiting so that the supervisor restarts a clean process — the attempts were recorded and the count goes on",
+		n, h.cfg.Attempts.MaxAbandoned)
+	h.log.Error().Int64("abandoned", n).Msg(reason)
+	if h.onFatal != nil {
+		h.onFatal(reason)
+	}
+}
+
+// Run provisions the streams, starts one worker per partition, the retry
+// workers, the advisory backstop and the housekeeping loops, and blocks
+// until ctx is done. In-flight messages are finished (up to their deadline)
+// before it returns.
+func (h *Hub) Run(ctx context.Context) error {
+	if err := h.Provision(ctx); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, h.cfg.Partitions+len(h.stages)+4)
+	start := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && ctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", name, err)
+			}
+		}()
+	}
+	for p := 0; p < h.cfg.Partitions; p++ {
+		src, err := h.partitionSource(ctx, p)
+		if err != nil {
+			return err
+		}
+		start(src.name, src.run)
+	}
+	for _, st := range h.stages {
+		src, err := h.retrySource(ctx, st.Name)
+		if err != nil {
+			return err
+		}
+		start(src.name, src.run)
+	}
+	start("advisories", h.watchAdvisories)
+	start("housekeeping", h.housekeeping)
+	start("leak-probe", h.runLeakProbe)
+	wg.Add(1)
+	go func() { defer wg.Done(); h.alerter.Run(ctx) }()
+	h.ready.Store(true)
+	h.log.Info().Int("partitions", h.cfg.Partitions).Strs("stages", h.stageNames()).Msg("hub running")
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		cancel()
+	}
+	h.ready.Store(false)
+	h.log.Info().Msg("draining: finishing in-flight messages")
+	wg.Wait()
+	return err
+}

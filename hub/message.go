@@ -1,0 +1,49 @@
+package hub
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Message is one interchange as a stage sees it. Data is the payload byte
+// for byte; stages must not modify it.
+type Message struct {
+	Subject   string // the stored subject, edi.ingest.<partition>.<partner>
+	Partner   string
+	Partition int
+	Stream    string
+	Seq       uint64 // stream sequence: the message's identity
+	Delivered uint64 // JetStream's delivery count of this attempt
+	Header    nats.Header
+	Data      []byte
+
+	outputs []Output
+}
+
+// Output is a message a stage hands downstream; the worker publishes every
+// output of a successful attempt before it acks the input.
+type Output struct {
+	Subject string
+	Header  nats.Header
+	Data    []byte
+}
+
+// Emit queues an output. Outputs of a failed attempt are discarded.
+func (m *Message) Emit(subject string, h nats.Header, data []byte) {
+	m.outputs = append(m.outputs, Output{Subject: subject, Header: h, Data: data})
+}
+
+// Handler processes a message. Return a *Failure (PermanentError,
+// TransientError) to say what failed; any other error is unclassified.
+type Handler func(ctx context.Context, m *Message) error
+
+// Stage is one named step of the pipeline; its name appears in subjects
+// (edi.<stage>.dlq.<cause>, edi.poison.<stage>).
+type Stage struct {
+	Name   string
+	Handle Handler
+}
+
+// Middleware wraps a handler (the drill uses it).
+type Middleware func(Handler) Handler

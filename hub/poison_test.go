@@ -1,0 +1,259 @@
+package hub
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edihub/edihub/counter"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func TestPartitionOfMatchesServerTransform(t *testing.T) {
+	env := startHub(t, runServer(t), "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	for _, p := range []string{"ACME", "GLOBEX", "initech", "X", "UMBRELLA-CORP"} {
+		seq := publish(t, env.js, p, "x", nil)
+		s, _ := env.js.Stream(context.Background(), "INGEST")
+		m, err := s.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "edi.ingest." + strconv.Itoa(PartitionOf(p, 4)) + "." + p
+		if m.Subject != want {
+			t.Fatalf("partner %s stored as %s, PartitionOf says %s", p, m.Subject, want)
+		}
+	}
+}
+
+// Test 1: a poison message is quarantined after exactly the threshold; the
+// messages behind it in its partition are processed in order; other
+// partitions flow meanwhile.
+func TestPoisonQuarantinedAfterThresholdOrderKept(t *testing.T) {
+	var (
+		mu          sync.Mutex
+		calls       = map[string]int{}
+		doneAt      = map[string]time.Time{}
+		poisonCalls atomic.Int32
+	)
+	stage := echoStage("parse", func(m *Message) error {
+		mu.Lock()
+		calls[string(m.Data)]++
+		doneAt[string(m.Data)] = time.Now()
+		mu.Unlock()
+		if string(m.Data) == "poison" {
+			poisonCalls.Add(1)
+			panic("parser exploded")
+		}
+		return nil
+	})
+	cfg := fastConfig()
+	cfg.Attempts.BackoffBase = 100 * time.Millisecond
+	cfg.Attempts.BackoffMax = 200 * time.Millisecond
+	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
+	ps := partnersInDistinctPartitions(2, cfg.Partitions)
+	a, b := ps[0], ps[1]
+	for _, d := range []string{"a1", "poison", "a2", "a3"} {
+		publish(t, env.js, a, d, nil)
+	}
+	for i := 1; i <= 5; i++ {
+		publish(t, env.js, b, "b"+strconv.Itoa(i), nil)
+	}
+	eventually(t, 15*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 8 && countMsgs(t, env.js, "POISON") == 1 })
+
+	if n := poisonCalls.Load(); n != int32(cfg.Attempts.Threshold) {
+		t.Fatalf("poison handler ran %d times, want exactly the threshold %d", n, cfg.Attempts.Threshold)
+	}
+	var gotA, gotB []string
+	for _, m := range streamMsgs(t, env.js, "PARSED") {
+		switch m.Subject {
+		case ParsedSubject(a, "TEST"):
+			gotA = append(gotA, string(m.Data))
+		case ParsedSubject(b, "TEST"):
+			gotB = append(gotB, string(m.Data))
+		}
+	}
+	if want := []string{"a1", "a2", "a3"}; !equal(gotA, want) {
+		t.Fatalf("partition of %s: %v, want %v", a, gotA, want)
+	}
+	if len(gotB) != 5 {
+		t.Fatalf("partner %s: %v", b, gotB)
+	}
+	mu.Lock()
+	if !doneAt["b5"].Before(doneAt["poison"]) {
+		t.Fatalf("other partition waited for the poison message: b5 at %v, last poison attempt at %v", doneAt["b5"], doneAt["poison"])
+	}
+	mu.Unlock()
+
+	p := streamMsgs(t, env.js, "POISON")[0]
+	if p.Subject != "edi.poison.parse" || string(p.Data) != "poison" {
+		t.Fatalf("poison copy: %s %q", p.Subject, p.Data)
+	}
+	want := map[string]string{
+		HdrPoisonCause: "panic", HdrAttempts: "3", HdrOriginalTopic: "edi.ingest." + a, HdrOriginalStream: "INGEST",
+		HdrOriginalSeq: "2", HdrPartnerID: a, HdrErrorClass: "unclassified", HdrStage: "parse",
+		HdrMsgID: "INGEST:2:poison",
+	}
+	for k, v := range want {
+		if got := p.Header.Get(k); got != v {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	for _, k := range []string{HdrDetectedAt, HdrErrorMsg, HdrCorrelationID, HdrFirstFailedAt, HdrFingerprint} {
+		if p.Header.Get(k) == "" {
+			t.Errorf("header %s missing", k)
+		}
+	}
+	if n, _ := env.store.Len(); n != 0 {
+		t.Fatalf("%d attempt records left after quarantine", n)
+	}
+	// the quarantine is audited, and the chain verifies
+	events := streamMsgs(t, env.js, "AUDIT")
+	if len(events) != 1 {
+		t.Fatalf("%d audit events, want 1", len(events))
+	}
+}
+
+// Test 3: a crash between the quarantine publish and the ack of the
+// original: the restarted hub publishes again and the server drops the
+// duplicate.
+func TestCrashBetweenQuarantinePublishAndAck(t *testing.T) {
+	url := runServer(t)
+	store := t.TempDir() + "/counter.db"
+	cfg := fastConfig()
+	cfg.Attempts.Threshold = 2
+	boom := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error { panic("boom") }}
+	var crashed atomic.Bool
+	var first *testEnv
+	first = startHub(t, url, store, cfg, []Stage{boom}, func(o *Options) {
+		o.testHooks.afterQuarantinePublish = func(uint64) {
+			crashed.Store(true)
+			o.Conn.Close()   // the process "dies": no ack reaches the server
+			runtime.Goexit() // and this worker never gets to ack
+		}
+	})
+	publish(t, first.js, "ACME", "poison", nil)
+	eventually(t, 10*time.Second, crashed.Load)
+	first.stop()
+
+	second := startHub(t, url, store, cfg, []Stage{boom}, nil)
+	// the original is redelivered after AckWait and quarantined again
+	eventually(t, 15*time.Second, func() bool {
+		c, err := second.js.Consumer(context.Background(), "INGEST", "ingest-p"+strconv.Itoa(PartitionOf("ACME", cfg.Partitions)))
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(context.Background())
+		return err == nil && info.NumAckPending == 0 && info.NumPending == 0 && info.AckFloor.Stream == 1
+	})
+	if n := countMsgs(t, second.js, "POISON"); n != 1 {
+		t.Fatalf("POISON holds %d copies, want 1", n)
+	}
+	if got := testCounter(t, second, "edihub_publish_duplicates_total"); got < 1 {
+		t.Fatalf("the re-publish was not recognised as a duplicate (duplicates metric %v)", got)
+	}
+}
+
+// Test 4 (hub side): a re-created consumer starts counting deliveries at
+// 1 again, but the attempt records survive in the store and still count.
+func TestRecordsOutliveRestartAndRecreatedConsumer(t *testing.T) {
+	url := runServer(t)
+	store := t.TempDir() + "/counter.db"
+	cfg := fastConfig()
+	cfg.Attempts.Threshold = 4
+	cfg.Attempts.BackoffBase = 3 * time.Second // keeps attempt 3 away while we restart
+	cfg.Attempts.BackoffMax = 4 * time.Second
+	var calls atomic.Int32
+	boom := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
+		calls.Add(1)
+		panic("same panic")
+	}}
+	env := startHub(t, url, store, cfg, []Stage{boom}, nil)
+	publish(t, env.js, "ACME", "poison", nil)
+	eventually(t, 10*time.Second, func() bool { n, _ := env.store.Len(); return n == 1 && calls.Load() == 2 })
+	env.stop()
+	consumer := "ingest-p" + strconv.Itoa(PartitionOf("ACME", cfg.Partitions))
+	nc, j, err := ejs.Connect(url, "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := j.DeleteConsumer(context.Background(), "INGEST", consumer); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Attempts.BackoffBase, cfg.Attempts.BackoffMax = 10*time.Millisecond, 20*time.Millisecond
+	calls.Store(0)
+	env2 := startHub(t, url, store, cfg, []Stage{boom}, nil)
+	eventually(t, 10*time.Second, func() bool { return countMsgs(t, env2.js, "POISON") == 1 })
+	if n := calls.Load(); n != 2 {
+		t.Fatalf("after restart the handler ran %d times, want 2 (threshold 4 minus the 2 recorded)", n)
+	}
+	if got := streamMsgs(t, env2.js, "POISON")[0].Header.Get(HdrAttempts); got != "4" {
+		t.Fatalf("x-attempts = %s, want 4", got)
+	}
+}
+
+func TestCheckAttempts(t *testing.T) {
+	cases := []struct {
+		delivered   uint64
+		rec         counter.Record
+		poison      bool
+		unexplained int
+		cause       string
+	}{
+		{1, counter.Record{}, false, 0, ""},
+		{6, counter.Record{}, true, 5, "process-died"},            // five silent deaths
+		{5, counter.Record{}, false, 4, ""},                       // four: not yet
+		{1, records(5, counter.KindPanic, "p"), true, 0, "panic"}, // re-created consumer: the record wins
+		{6, records(5, counter.KindTimeout, "t"), true, 0, "timeout"},
+		{6, records(4, counter.KindPanic, "p"), true, 1, "process-died"},
+		{6, recordsClass(5, "transient", "x"), false, 0, ""}, // typed transient: the retry policy decides
+		{6, recordsClass(5, "unclassified", "x"), true, 0, "repeated-failure"},
+		{6, mixed(), false, 0, ""}, // unclassified, varying fingerprints
+	}
+	for i, c := range cases {
+		v := checkAttempts(c.delivered, c.rec, 5)
+		if v.poison != c.poison || v.unexplained != c.unexplained || v.cause != c.cause {
+			t.Errorf("case %d: got poison=%v unexplained=%d cause=%q", i, v.poison, v.unexplained, v.cause)
+		}
+	}
+}
+
+func records(n int, kind counter.Kind, fp string) counter.Record {
+	var r counter.Record
+	for i := 0; i < n; i++ {
+		r.Count++
+		r.Failures = append(r.Failures, counter.Failure{Kind: kind, Class: "unclassified", Fingerprint: fp, Stage: "parse"})
+	}
+	return r
+}
+
+func recordsClass(n int, class, fp string) counter.Record {
+	r := records(n, counter.KindError, fp)
+	for i := range r.Failures {
+		r.Failures[i].Class = class
+	}
+	return r
+}
+
+func mixed() counter.Record {
+	r := recordsClass(5, "unclassified", "x")
+	r.Failures[4].Fingerprint = "y"
+	return r
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

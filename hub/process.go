@@ -1,0 +1,203 @@
+package hub
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/counter"
+)
+
+// delivery is one message in hand with what the hub knows of it.
+type delivery struct {
+	src       *source
+	msg       js.Msg
+	meta      *js.MsgMetadata
+	key       counter.Key
+	partner   string
+	partition int
+	// origStream/origSeq identify the interchange across hops (a retry
+	// carries its INGEST identity in headers).
+	origStream string
+	origSeq    uint64
+	origTopic  string
+	retryCount int
+	messageID  string
+}
+
+func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
+	d := &delivery{
+		src: s, msg: msg, meta: md,
+		key:        counter.Key{Stream: md.Stream, Consumer: md.Consumer, Seq: md.Sequence.Stream},
+		origStream: md.Stream, origSeq: md.Sequence.Stream, partition: s.partition,
+	}
+	hdr := msg.Headers()
+	if p, partner, ok := partitionOf(msg.Subject()); ok {
+		d.partition, d.partner = p, partner
+		d.origTopic = IngestPublishSubject(partner)
+	}
+	if s.partition < 0 { // a retry: its identity travels in headers
+		d.partner = hdr.Get(HdrPartnerID)
+		d.origTopic = hdr.Get(HdrOriginalTopic)
+		d.origStream = hdr.Get(HdrOriginalStream)
+		d.origSeq, _ = strconv.ParseUint(hdr.Get(HdrOriginalSeq), 10, 64)
+		d.retryCount, _ = strconv.Atoi(hdr.Get(HdrRetryCount))
+		d.partition, _ = strconv.Atoi(hdr.Get(HdrPartition))
+	}
+	d.messageID = hdr.Get(HdrMessageID)
+	return d
+}
+
+// process takes one delivery to exactly one place: acked after its outputs
+// are stored, retried, dead-lettered or quarantined.
+func (h *Hub) process(s *source, msg js.Msg) {
+	md, err := msg.Metadata()
+	if err != nil { // not a JetStream message: cannot happen on a pull consumer
+		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
+		return
+	}
+	d := h.newDelivery(s, msg, md)
+	if md.NumDelivered > 1 && s.partition >= 0 {
+		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
+	}
+	// The happy path reads the store (cheap, no write) because a record
+	// may exist from before a consumer was re-created.
+	rec, err := h.store.Get(d.key)
+	if err != nil {
+		h.met.counterErrors.Inc()
+		h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
+	}
+	v := checkAttempts(md.NumDelivered, rec, h.cfg.Attempts.Threshold)
+	if v.poison {
+		if v.stage == "" {
+			v.stage = h.stages[0].Name
+		}
+		h.quarantine(d, v, rec)
+		return
+	}
+
+	m := &Message{
+		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
+		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
+		Header: msg.Headers(), Data: msg.Data(),
+	}
+	start := time.Now()
+	o := h.exec.run(m, func() { _ = msg.InProgress() })
+	h.met.abandoned.Set(float64(h.abandoned.Load()))
+	stageLabel := o.stage
+	if o.ok {
+		stageLabel = "pipeline"
+	}
+	h.met.duration.WithLabelValues(stageLabel).Observe(time.Since(start).Seconds())
+	if o.ok {
+		h.succeed(d, m, rec, v.attempts+1)
+		return
+	}
+	h.fail(d, o, v)
+}
+
+// succeed publishes the outputs, each with a dedupe id derived from the
+// interchange's identity, then acks.
+func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for i, out := range m.outputs {
+		id := d.origStream + ":" + strconv.FormatUint(d.origSeq, 10) + ":out:" + strconv.Itoa(i)
+		ack, err := h.js.PublishMsg(ctx, &nats.Msg{Subject: out.Subject, Header: out.Header, Data: out.Data}, js.WithMsgID(id))
+		if err != nil {
+			// Not the message's fault: leave it for redelivery, which
+			// republishes; the dedupe ids drop what was already stored.
+			h.log.Error().Err(err).Str("subject", out.Subject).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+			_ = d.msg.NakWithDelay(time.Second)
+			return
+		}
+		if ack.Duplicate {
+			h.met.duplicates.Inc()
+		}
+	}
+	if err := d.msg.Ack(); err != nil {
+		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
+	}
+	h.met.messages.WithLabelValues("pipeline", "ok").Inc()
+	h.met.attempts.WithLabelValues("ok").Observe(float64(attempts))
+	h.processed.Add(1)
+	if rec.Count > 0 {
+		h.forget(d)
+	}
+}
+
+func (h *Hub) forget(d *delivery) {
+	if err := h.store.Delete(d.key); err != nil {
+		h.met.counterErrors.Inc()
+		h.log.Warn().Err(err).Str("key", d.key.String()).Msg("could not delete attempt record; the TTL purge will")
+	}
+}
+
+// fail records the failure and decides where the message goes next.
+func (h *Hub) fail(d *delivery, o outcome, v verdict) {
+	rec, err := h.store.RecordFailure(d.key, counter.Failure{
+		Stage: o.stage, Kind: o.kind, Class: string(o.failure.Class), Cause: o.failure.Cause,
+		Fingerprint: o.fingerprint, Message: headerSafe(o.msg), Delivery: d.meta.NumDelivered,
+	})
+	if err != nil {
+		h.met.counterErrors.Inc()
+		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; it will count as unexplained")
+	} else {
+		h.met.counterWrites.Inc()
+	}
+	attempts := v.attempts + 1
+	log := h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
+		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class))
+	log.Str("error", headerSafe(o.msg)).Msg("attempt failed")
+
+	switch {
+	case o.failure.Class == Permanent:
+		h.deadLetter(d, o, o.failure.Cause, attempts, false)
+	case o.kind != counter.KindError || o.failure.Class == Unclassified && rec.SameFingerprint():
+		// Panics, timeouts and an unclassified error that keeps repeating
+		// are the poison path: retried in place up to the threshold.
+		if attempts >= h.cfg.Attempts.Threshold {
+			after := checkAttempts(d.meta.NumDelivered+1, rec, h.cfg.Attempts.Threshold)
+			after.stage = o.stage
+			if !after.poison { // the record could not be written: say so
+				after = verdict{poison: true, attempts: attempts, cause: poisonCause(counter.Failure{Kind: o.kind}), class: string(o.failure.Class), message: o.msg, stage: o.stage}
+			}
+			h.quarantine(d, after, rec)
+			return
+		}
+		h.retryInPlace(d, o, attempts)
+	default: // transient, or unclassified with varying errors
+		h.retryTransient(d, o, attempts)
+	}
+}
+
+// retryInPlace naks with exponential backoff: the partition waits, order
+// is kept.
+func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
+	delay := backoff(attempts, h.cfg.Attempts.BackoffBase, h.cfg.Attempts.BackoffMax)
+	if err := d.msg.NakWithDelay(delay); err != nil {
+		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
+	}
+	h.met.retries.WithLabelValues(o.stage, "in-place").Inc()
+	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
+}
+
+// retryTransient follows the stage's retry mode.
+func (h *Hub) retryTransient(d *delivery, o outcome, attempts int) {
+	if h.cfg.Retry.modeOf(o.stage) == ModeTiered {
+		if d.retryCount < len(h.cfg.Retry.Tiers) {
+			h.scheduleRetry(d, o, d.retryCount)
+			return
+		}
+		h.deadLetter(d, o, o.failure.Cause, attempts, true)
+		return
+	}
+	if attempts >= h.cfg.Retry.MaxAttempts {
+		h.deadLetter(d, o, o.failure.Cause, attempts, true)
+		return
+	}
+	h.retryInPlace(d, o, attempts)
+}

@@ -1,0 +1,119 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+// Subjects: partners publish to edi.ingest.<partner>; INGEST stores them as
+// edi.ingest.<partition>.<partner> through a deterministic transform, so one
+// partner always lands in one partition.
+const (
+	IngestSubject = "edi.ingest.*"
+	AuditSubject  = "edi.audit.events"
+)
+
+// IngestPublishSubject is where a partner's interchanges are published.
+func IngestPublishSubject(partner string) string { return "edi.ingest." + partner }
+
+// ParsedSubject is where parsed messages of one type go.
+func ParsedSubject(partner, msgType string) string { return "edi.parsed." + partner + "." + msgType }
+
+func partitionFilter(p int) string { return "edi.ingest." + strconv.Itoa(p) + ".*" }
+
+// streamConfigs are the hub's streams for the given stages. Stage subjects
+// are listed per stage (edi.parse.retry.>, not edi.*.retry.>) because
+// JetStream refuses streams whose subjects overlap, and edi.*.retry.> would
+// overlap edi.parsed.>.
+func (h *Hub) streamConfigs() []js.StreamConfig {
+	c := h.cfg
+	var retry, dlq, parking []string
+	for _, st := range h.stageNames() {
+		retry = append(retry, "edi."+st+".retry.>")
+		dlq = append(dlq, "edi."+st+".dlq.>")
+		parking = append(parking, parkingSubject(st))
+	}
+	return []js.StreamConfig{
+		{
+			Name: c.Streams.Ingest, Subjects: []string{IngestSubject}, Storage: js.FileStorage,
+			SubjectTransform: &js.SubjectTransformConfig{
+				Source:      IngestSubject,
+				Destination: fmt.Sprintf("edi.ingest.{{partition(%d,1)}}.{{wildcard(1)}}", c.Partitions),
+			},
+			Duplicates: c.DuplicateWindow,
+		},
+		{Name: c.Streams.Parsed, Subjects: []string{"edi.parsed.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow},
+		{
+			Name: c.Streams.Retry, Subjects: retry, Storage: js.FileStorage, Retention: js.WorkQueuePolicy,
+			AllowMsgSchedules: true, Duplicates: c.DuplicateWindow,
+		},
+		{
+			Name: c.Streams.DLQ, Subjects: dlq, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			MaxAge: c.DLQ.maxRetention(), MaxBytes: c.DLQ.MaxBytes, Discard: js.DiscardNew, AllowMsgTTL: true,
+		},
+		{
+			Name: c.Streams.Parking, Subjects: parking, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			MaxBytes: c.DLQ.ParkingMaxBytes, Discard: js.DiscardNew,
+		},
+		{
+			Name: c.Streams.Poison, Subjects: []string{"edi.poison.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			MaxAge: c.DLQ.PoisonMaxAge, MaxBytes: c.DLQ.PoisonMaxBytes, Discard: js.DiscardNew,
+		},
+		{
+			Name: c.Streams.Audit, Subjects: []string{"edi.audit.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			DenyDelete: true, DenyPurge: true,
+		},
+	}
+}
+
+// Provision creates or updates every stream the hub needs.
+func (h *Hub) Provision(ctx context.Context) error {
+	for _, sc := range h.streamConfigs() {
+		ch, err := ejs.EnsureStream(ctx, h.js, sc)
+		if err != nil {
+			return err
+		}
+		lvl := zerolog.DebugLevel
+		if ch != ejs.Unchanged {
+			lvl = zerolog.InfoLevel
+		}
+		h.log.WithLevel(lvl).Str("stream", sc.Name).Str("change", string(ch)).Msg("stream provisioned")
+	}
+	return nil
+}
+
+// consumerConfig is the durable pull consumer of one partition: explicit
+// ack and MaxAckPending=1 give strict order. MaxDeliver stays unlimited:
+// the hub's own attempt count decides, since MaxDeliver drops silently.
+func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
+	return js.ConsumerConfig{
+		Durable:       fmt.Sprintf("ingest-p%d", p),
+		Description:   fmt.Sprintf("edihub partition %d worker", p),
+		FilterSubject: partitionFilter(p),
+		AckPolicy:     js.AckExplicitPolicy,
+		AckWait:       h.cfg.Attempts.AckWait,
+		MaxAckPending: 1,
+		MaxDeliver:    -1,
+		DeliverPolicy: js.DeliverAllPolicy,
+	}
+}
+
+// retryConsumer reads the due retries of one stage. Order does not matter
+// there (tiered mode gave it up), so several may be in flight.
+func (h *Hub) retryConsumer(stage string) js.ConsumerConfig {
+	return js.ConsumerConfig{
+		Durable:       "retry-" + stage,
+		Description:   "edihub tiered retries of stage " + stage,
+		FilterSubject: retryDueFilter(stage),
+		AckPolicy:     js.AckExplicitPolicy,
+		AckWait:       h.cfg.Attempts.AckWait,
+		MaxAckPending: 1,
+		MaxDeliver:    -1,
+	}
+}

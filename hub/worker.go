@@ -1,0 +1,77 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// source is one consumer the hub works: a partition of INGEST, or the due
+// retries of one stage.
+type source struct {
+	h         *Hub
+	name      string
+	cons      js.Consumer
+	partition int    // -1 for retry sources
+	stage     string // retry sources: the stage they retry
+}
+
+func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
+	cfg := h.partitionConsumer(p)
+	c, err := h.js.CreateOrUpdateConsumer(ctx, h.cfg.Streams.Ingest, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
+	}
+	return &source{h: h, name: cfg.Durable, cons: c, partition: p}, nil
+}
+
+func (h *Hub) retrySource(ctx context.Context, stage string) (*source, error) {
+	cfg := h.retryConsumer(stage)
+	c, err := h.js.CreateOrUpdateConsumer(ctx, h.cfg.Streams.Retry, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
+	}
+	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage}, nil
+}
+
+// run pulls and processes one message at a time until ctx is done; the
+// message in hand is finished first.
+func (s *source) run(ctx context.Context) error {
+	it, err := s.cons.Messages(js.PullMaxMessages(1))
+	if err != nil {
+		return fmt.Errorf("pull from %s: %w", s.name, err)
+	}
+	// Drain, not Stop: a message already handed to this client is processed
+	// rather than left to time out, which would count as a crash.
+	stop := context.AfterFunc(ctx, it.Drain)
+	defer stop()
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if errors.Is(err, js.ErrMsgIteratorClosed) || ctx.Err() != nil {
+				return nil
+			}
+			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
+			continue
+		}
+		s.h.process(s, msg)
+	}
+}
+
+// partitionOf reads the partition and partner from a stored ingest subject
+// edi.ingest.<partition>.<partner>.
+func partitionOf(subject string) (int, string, bool) {
+	parts := strings.Split(subject, ".")
+	if len(parts) != 4 || parts[0] != "edi" || parts[1] != "ingest" {
+		return 0, "", false
+	}
+	p, err := strconv.Atoi(parts[2])
+	if err != nil {
+		return 0, "", false
+	}
+	return p, parts[3], true
+}
