@@ -1,0 +1,136 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+)
+
+type recordingSink struct {
+	mu  sync.Mutex
+	got []Alert
+}
+
+func (r *recordingSink) Name() string { return "rec" }
+func (r *recordingSink) Send(_ context.Context, a Alert) error {
+	r.mu.Lock()
+	r.got = append(r.got, a)
+	r.mu.Unlock()
+	return nil
+}
+
+func TestAlerterRateLimitAndDigest(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sink := &recordingSink{}
+	a := NewAlerter(time.Minute, []AlertSink{sink}, zerolog.Nop(), func() time.Time { return now })
+	ctx := context.Background()
+	for i := 0; i < 100; i++ {
+		a.Fire(ctx, Alert{Name: "PoisonMessageDetected", Partner: "ACME", Summary: "x"})
+		now = now.Add(100 * time.Millisecond)
+	}
+	a.Fire(ctx, Alert{Name: "PoisonMessageDetected", Partner: "GLOBEX"}) // other partner: own budget
+	a.Flush(ctx)                                                         // 10 s in: too early for a digest
+	if len(sink.got) != 2 {
+		t.Fatalf("%d alerts before the interval, want 2 (one per partner)", len(sink.got))
+	}
+	now = now.Add(time.Minute)
+	a.Flush(ctx)
+	if len(sink.got) != 3 || sink.got[2].Suppressed != 99 || sink.got[2].Partner != "ACME" {
+		t.Fatalf("digest: %+v", sink.got)
+	}
+	a.Flush(ctx) // nothing more to say
+	if len(sink.got) != 3 {
+		t.Fatalf("extra digest: %d", len(sink.got))
+	}
+}
+
+// Test 5, end to end: 100 poison messages from one partner give at most
+// one alert per interval plus a digest, on the NATS sink and the
+// Alertmanager webhook alike.
+func TestHundredPoisonMessagesOneAlertAndDigest(t *testing.T) {
+	var mu sync.Mutex
+	var posted [][]amAlert
+	am := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v2/alerts" || r.Method != http.MethodPost {
+			http.Error(w, "wrong endpoint", http.StatusNotFound)
+			return
+		}
+		var batch []amAlert
+		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		posted = append(posted, batch)
+		mu.Unlock()
+	}))
+	defer am.Close()
+
+	cfg := fastConfig()
+	cfg.Attempts.Threshold = 1
+	cfg.Alerts.Interval = 2 * time.Second
+	cfg.Alerts.Sinks = []string{"log", "nats", "webhook"}
+	cfg.Alerts.WebhookURL = am.URL
+	boom := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error { panic("hostile") }}
+	env := startHub(t, runServer(t), "", cfg, []Stage{boom}, nil)
+	alerts := make(chan *nats.Msg, 200)
+	sub, err := env.nc.ChanSubscribe("edi.alerts.>", alerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	for i := 0; i < 100; i++ {
+		publish(t, env.js, "ACME", "poison", nil)
+	}
+	eventually(t, 30*time.Second, func() bool { return countMsgs(t, env.js, "POISON") == 100 })
+	var got []Alert
+	timeout := time.After(3 * cfg.Alerts.Interval)
+collect:
+	for {
+		select {
+		case m := <-alerts:
+			var a Alert
+			if err := json.Unmarshal(m.Data, &a); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, a)
+			if a.Suppressed > 0 {
+				break collect
+			}
+		case <-timeout:
+			break collect
+		}
+	}
+	suppressed := 0
+	for _, a := range got {
+		suppressed += a.Suppressed
+	}
+	// 100 alerts in a burst: the first one, possibly one more if the burst
+	// spans an interval, and digests for the rest.
+	if len(got) < 2 || len(got) > 4 || suppressed+countPlain(got) != 100 {
+		t.Fatalf("got %d alerts (%d plain, %d suppressed in digests), want about 2 covering 100", len(got), countPlain(got), suppressed)
+	}
+	eventually(t, 5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return len(posted) >= len(got) })
+	mu.Lock()
+	defer mu.Unlock()
+	if l := posted[0][0].Labels; l["alertname"] != "PoisonMessageDetected" || l["partner"] != "ACME" || l["stage"] != "parse" {
+		t.Fatalf("webhook labels: %v", l)
+	}
+}
+
+func countPlain(as []Alert) int {
+	n := 0
+	for _, a := range as {
+		if a.Suppressed == 0 {
+			n++
+		}
+	}
+	return n
+}
