@@ -1,0 +1,230 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Bridge runs the configured routes. Build it with New, run it once with Run.
+type Bridge struct {
+	cfg *Config
+	nc  *nats.Conn
+	js  js.JetStream
+	log zerolog.Logger
+	m   *metrics
+
+	in  []*inbound
+	out []*outbound
+}
+
+// route is what the lag reporter and Run need of a route.
+type route interface {
+	name() string
+	run(ctx context.Context) error
+	// lag returns the records not yet moved; ok is false while unknown.
+	lag(ctx context.Context) (n int64, ok bool)
+}
+
+// New checks cfg and prepares the routes. It does no I/O: Kafka and
+// JetStream are first touched by Run, so a hub can start while Kafka is
+// still down. nc and js belong to the caller, who closes them after Run.
+func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg prometheus.Registerer) (*Bridge, error) {
+	if cfg == nil {
+		return nil, errors.New("bridge: no config")
+	}
+	if nc == nil || j == nil {
+		return nil, errors.New("bridge: no NATS connection")
+	}
+	c := cfg.withDefaults()
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("bridge config: %w", err)
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, fmt.Errorf("bridge metrics: %w", err)
+	}
+	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m}
+	for _, r := range c.Inbound {
+		src, _ := parsePartnerFrom(r.PartnerFrom) // validated above
+		b.in = append(b.in, &inbound{b: b, r: r, src: src, log: b.log.With().Str("route", r.Name).Str("direction", "in").Logger()})
+	}
+	for _, r := range c.Outbound {
+		b.out = append(b.out, &outbound{b: b, r: r, log: b.log.With().Str("route", r.Name).Str("direction", "out").Logger()})
+	}
+	return b, nil
+}
+
+// Run moves records until ctx is done, then finishes the batches in flight
+// (bounded by ShutdownTimeout), commits and acks what was moved, and
+// returns. It returns an error only when a Kafka client cannot be built;
+// broker and NATS outages are retried with backoff for as long as ctx lives.
+func (b *Bridge) Run(ctx context.Context) error {
+	var routes []route
+	var prod *kgo.Client
+	if len(b.out) > 0 {
+		var err error
+		if prod, err = kgo.NewClient(b.producerOpts()...); err != nil {
+			return fmt.Errorf("bridge: kafka producer: %w", err)
+		}
+		defer prod.Close()
+		for _, o := range b.out {
+			o.prod = prod
+			routes = append(routes, o)
+		}
+	}
+	for _, in := range b.in {
+		routes = append(routes, in)
+	}
+	b.log.Info().Strs("brokers", b.cfg.Brokers).Int("inbound", len(b.in)).Int("outbound", len(b.out)).Msg("bridge starting")
+
+	var wg sync.WaitGroup
+	errs := make([]error, len(routes))
+	for i, r := range routes {
+		wg.Go(func() { errs[i] = r.run(ctx) })
+	}
+	lagCtx, stopLag := context.WithCancel(context.WithoutCancel(ctx))
+	lagDone := make(chan struct{})
+	go func() { defer close(lagDone); b.reportLag(lagCtx, routes) }()
+
+	wg.Wait()
+	stopLag()
+	<-lagDone
+	if prod != nil {
+		fctx, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownTimeout)
+		_ = prod.Flush(fctx) // every produce was already awaited; this only drains
+		cancel()
+	}
+	// Acks are fire-and-forget publishes on the caller's connection: make
+	// sure the server has them before the caller closes it.
+	if err := b.nc.FlushTimeout(b.cfg.ShutdownTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		b.log.Warn().Err(err).Msg("flush NATS acks on shutdown")
+	}
+	b.log.Info().Msg("bridge stopped")
+	return errors.Join(errs...)
+}
+
+// reportLag refreshes the lag gauges every LagInterval and logs them every
+// LagLogInterval, so an operator sees a stuck route without a dashboard.
+func (b *Bridge) reportLag(ctx context.Context, routes []route) {
+	t := time.NewTicker(b.cfg.LagInterval)
+	defer t.Stop()
+	lastLog := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		logNow := time.Since(lastLog) >= b.cfg.LagLogInterval
+		for _, r := range routes {
+			qctx, cancel := context.WithTimeout(ctx, b.cfg.LagInterval)
+			n, ok := r.lag(qctx)
+			cancel()
+			if !ok {
+				continue
+			}
+			b.m.lag.WithLabelValues(r.name()).Set(float64(n))
+			if logNow {
+				b.log.Info().Str("route", r.name()).Int64("lag_records", n).Msg("bridge lag")
+			}
+		}
+		if logNow {
+			lastLog = time.Now()
+		}
+	}
+}
+
+func (b *Bridge) producerOpts() []kgo.Opt {
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(b.cfg.Brokers...),
+		kgo.ClientID(b.cfg.ClientID),
+		// Idempotent writes are kgo's default; acks=all is what makes an
+		// acknowledged produce safe to ack on the NATS side.
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordDeliveryTimeout(b.cfg.ProduceTimeout),
+		kgo.ProducerBatchMaxBytes(b.cfg.MaxRecordBytes),
+		kgo.ProducerLinger(time.Millisecond),
+		kgo.RetryBackoffFn(b.kafkaBackoff),
+		kgo.WithLogger(kgoLogger{b.log.With().Str("kafka", "producer").Logger()}),
+	}
+	if b.cfg.CreateTopics {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
+	return opts
+}
+
+// kafkaBackoff is kgo's wait between its own request retries: the same
+// bounds as the bridge's, so a broker outage is retried at the same pace.
+func (b *Bridge) kafkaBackoff(tries int) time.Duration {
+	d := b.cfg.BackoffMin << min(tries, 16)
+	return min(d, b.cfg.BackoffMax)
+}
+
+// flushContext is cancelled ShutdownTimeout after ctx is done. Work that
+// was already read is finished under it, so a stop does not throw away a
+// batch that is one ack away from done, yet a dead broker cannot hold the
+// shutdown forever.
+func flushContext(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(d, cancel) })
+	return fctx, func() { stop(); cancel() }
+}
+
+// backoff doubles from min to max with jitter, so many routes that lost
+// the same broker do not retry in lockstep.
+type backoff struct {
+	min, max, cur time.Duration
+}
+
+func (b *Bridge) newBackoff() *backoff {
+	return &backoff{min: b.cfg.BackoffMin, max: b.cfg.BackoffMax}
+}
+
+// wait sleeps for the next interval; false when ctx ended first.
+func (bo *backoff) wait(ctx context.Context) bool {
+	if bo.cur == 0 {
+		bo.cur = bo.min
+	} else {
+		bo.cur = min(bo.cur*2, bo.max)
+	}
+	d := bo.cur/2 + rand.N(bo.cur/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (bo *backoff) reset() { bo.cur = 0 }
+
+// kgoLogger passes franz-go's warnings and errors to zerolog; its info
+// lines (every metadata refresh) would drown the hub's own.
+type kgoLogger struct{ l zerolog.Logger }
+
+func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	var ev *zerolog.Event
+	switch level {
+	case kgo.LogLevelError:
+		ev = k.l.Error()
+	case kgo.LogLevelWarn:
+		ev = k.l.Warn()
+	default:
+		ev = k.l.Debug()
+	}
+	ev.Fields(keyvals).Msg(msg)
+}

@@ -1,0 +1,25 @@
+// Package bridge moves records between Kafka and the hub's JetStream streams,
+// both ways, at least once and in order per partition.
+//
+// Inbound routes read a Kafka topic with a consumer group and publish each
+// record to edi.ingest.<partner>; the Kafka offset is committed only after
+// JetStream acked the publish. The publish carries Nats-Msg-Id
+// kafka:<topic>/<partition>/<offset>, so a record read again after a crash is
+// dropped by the server's duplicate window instead of being ingested twice.
+//
+// Outbound routes read a JetStream subject filter with a durable pull
+// consumer and produce each message to a Kafka topic (a literal name or the
+// template {{subject}}) with an idempotent producer; the NATS message is
+// acked only after Kafka acknowledged the produce.
+//
+// Headers cross both ways: every x-* header becomes a Kafka header and back,
+// the Kafka key travels as x-kafka-key, and dead-letter routes add Spring
+// Kafka's kafka_dlt-* headers so Spring tooling reads our dead letters.
+//
+// A record that cannot be mapped (too large for NATS, a header NATS cannot
+// carry, no partner) never loops: it is published to edi.poison.bridge with
+// its cause and then committed, and the route goes on.
+//
+// The bridge sits beside the hub, not in it: it imports this module's
+// jetstream package and nothing of hub.
+package bridge

@@ -1,0 +1,358 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// inbound moves one Kafka topic to JetStream.
+//
+// Offsets are committed with kgo's AutoCommitMarks: a record is marked only
+// once JetStream acked it (or its poison copy), and only as part of an
+// unbroken run from the start of its partition's batch, so a commit never
+// covers a record that is not stored. BlockRebalanceOnPoll keeps a
+// rebalance from moving a partition while its batch is in flight.
+type inbound struct {
+	b   *Bridge
+	r   InRoute
+	src partnerSource
+	log zerolog.Logger
+
+	mu  sync.Mutex
+	adm *kadm.Client // lag queries; nil while the consumer is not running
+}
+
+// inItem is one record on its way to JetStream.
+type inItem struct {
+	rec    *kgo.Record
+	msg    *nats.Msg
+	id     string      // Nats-Msg-Id
+	poison *unmappable // non-nil when msg is the record's poison copy
+	err    error       // last publish error
+	done   bool        // JetStream acked msg
+}
+
+func (in *inbound) name() string { return in.r.Name }
+
+func (in *inbound) opts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(in.b.cfg.Brokers...),
+		kgo.ClientID(in.b.cfg.ClientID),
+		kgo.ConsumerGroup(in.r.Group),
+		kgo.ConsumeTopics(in.r.Topic),
+		// A new group starts at the beginning: records written before the
+		// bridge first ran are partners' interchanges too.
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.AutoCommitMarks(),
+		kgo.AutoCommitInterval(time.Second),
+		kgo.FetchMaxPartitionBytes(max(in.b.cfg.MaxRecordBytes, 1<<20)),
+		kgo.RetryBackoffFn(in.b.kafkaBackoff),
+		kgo.WithLogger(kgoLogger{in.log.With().Str("kafka", "consumer").Logger()}),
+	}
+}
+
+func (in *inbound) run(ctx context.Context) error {
+	cl, err := kgo.NewClient(in.opts()...)
+	if err != nil {
+		return fmt.Errorf("inbound %s: kafka consumer: %w", in.r.Name, err)
+	}
+	in.setAdm(kadm.NewClient(cl))
+	defer func() {
+		in.setAdm(nil)
+		cctx, cancel := context.WithTimeout(context.Background(), in.b.cfg.ShutdownTimeout)
+		if err := cl.CommitMarkedOffsets(cctx); err != nil {
+			in.log.Warn().Err(err).Msg("commit on shutdown failed; the next start re-reads and JetStream deduplicates")
+		}
+		cancel()
+		cl.CloseAllowingRebalance()
+	}()
+	in.log.Info().Str("topic", in.r.Topic).Str("group", in.r.Group).Str("subject", in.r.Subject).Msg("inbound route running")
+
+	bo := in.b.newBackoff()
+	for ctx.Err() == nil {
+		fetches := cl.PollRecords(ctx, in.b.cfg.BatchSize)
+		if fetches.IsClientClosed() {
+			break
+		}
+		failed := false
+		fetches.EachError(func(topic string, p int32, err error) {
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return
+			}
+			failed = true
+			in.b.m.errors.WithLabelValues("in", in.r.Name, "fetch").Inc()
+			in.log.Warn().Err(err).Str("topic", topic).Int32("partition", p).Msg("kafka fetch failed; retrying with backoff")
+		})
+		if recs := fetches.Records(); len(recs) > 0 {
+			in.move(ctx, cl, recs)
+			bo.reset()
+		} else if failed {
+			cl.AllowRebalance()
+			bo.wait(ctx)
+			continue
+		}
+		cl.AllowRebalance()
+	}
+	return nil
+}
+
+// move publishes recs and marks what JetStream acked. Publishes are async
+// and pipelined in record order on one connection, so the stream stores a
+// partition's records in Kafka order. A publish that failed transiently is
+// retried with backoff until it lands or the flush deadline after ctx
+// passes; one JetStream refuses outright is quarantined.
+func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) {
+	start := time.Now()
+	fctx, cancel := flushContext(ctx, in.b.cfg.ShutdownTimeout)
+	defer cancel()
+	mp := in.b.maxPayload()
+	items := make([]*inItem, len(recs))
+	for i, rec := range recs {
+		items[i] = in.mapRecord(rec, mp)
+	}
+	bo := in.b.newBackoff()
+	for {
+		var todo []*inItem
+		for _, it := range items {
+			if !it.done {
+				todo = append(todo, it)
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		if fctx.Err() != nil {
+			in.log.Warn().Int("records", len(todo)).Msg("stopping with records not yet stored; they stay uncommitted and are read again on the next start")
+			break
+		}
+		if in.publish(fctx, todo) == 0 {
+			continue
+		}
+		if !bo.wait(fctx) {
+			continue
+		}
+	}
+	in.mark(cl, items)
+	in.b.m.batch.WithLabelValues("in", in.r.Name).Observe(time.Since(start).Seconds())
+}
+
+// publish sends items and waits for their acks; it returns how many failed
+// transiently.
+func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
+	futures := make([]js.PubAckFuture, len(items))
+	for i, it := range items {
+		f, err := in.b.js.PublishMsgAsync(it.msg, js.WithMsgID(it.id))
+		if err != nil {
+			it.err = err
+			continue
+		}
+		futures[i] = f
+	}
+	deadline := time.NewTimer(in.b.cfg.PublishTimeout)
+	defer deadline.Stop()
+	expired := false
+	for i, f := range futures {
+		it := items[i]
+		if f == nil {
+			failed += in.failed(it, it.err)
+			continue
+		}
+		var err error
+		if expired {
+			select {
+			case <-f.Ok():
+			case err = <-f.Err():
+			default:
+				err = errors.New("no JetStream ack within publish_timeout")
+			}
+		} else {
+			select {
+			case <-f.Ok():
+			case err = <-f.Err():
+			case <-ctx.Done():
+				err, expired = ctx.Err(), true
+			case <-deadline.C:
+				err, expired = errors.New("no JetStream ack within publish_timeout"), true
+			}
+		}
+		if err != nil {
+			failed += in.failed(it, err)
+			continue
+		}
+		it.done = true
+	}
+	return failed
+}
+
+// failed records a failed publish and returns 1 when it is transient. A
+// refusal of the message itself turns the item into its poison copy, which
+// the caller's loop publishes at once.
+func (in *inbound) failed(it *inItem, err error) int {
+	it.err = err
+	if it.poison == nil && permanentPublishError(err) {
+		in.log.Warn().Err(err).Str("topic", it.rec.Topic).Int32("partition", it.rec.Partition).Int64("offset", it.rec.Offset).
+			Msg("JetStream refused the record; quarantining it")
+		*it = *in.poisonItem(it.rec, unmap(causeRejected, "JetStream refused %s: %v", it.msg.Subject, err), in.b.maxPayload())
+		return 0
+	}
+	in.b.m.errors.WithLabelValues("in", in.r.Name, "publish").Inc()
+	in.log.Warn().Err(err).Str("subject", it.msg.Subject).Int64("offset", it.rec.Offset).Msg("publish failed; retrying with backoff")
+	return 1
+}
+
+// permanentPublishError: JetStream stored nothing and never will for this
+// message, so retrying would loop.
+func permanentPublishError(err error) bool {
+	var apiErr *js.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.ErrorCode == js.JSErrCodeStreamMessageExceedsMaximum
+	}
+	return errors.Is(err, nats.ErrMaxPayload)
+}
+
+// mark marks, per partition, the records up to the first one not stored.
+func (in *inbound) mark(cl *kgo.Client, items []*inItem) {
+	type tp struct {
+		t string
+		p int32
+	}
+	blocked := map[tp]bool{}
+	var last []*kgo.Record
+	lastIdx := map[tp]int{}
+	var moved, quarantined int
+	for _, it := range items {
+		k := tp{it.rec.Topic, it.rec.Partition}
+		if blocked[k] {
+			continue
+		}
+		if !it.done {
+			blocked[k] = true
+			continue
+		}
+		if i, ok := lastIdx[k]; ok {
+			last[i] = it.rec
+		} else {
+			lastIdx[k] = len(last)
+			last = append(last, it.rec)
+		}
+		moved++
+		in.b.m.bytes.WithLabelValues("in", in.r.Name).Add(float64(len(it.rec.Value)))
+		if it.poison != nil {
+			quarantined++
+			in.b.m.quarantined.WithLabelValues("in", in.r.Name, it.poison.cause).Inc()
+			in.log.Warn().Str("cause", it.poison.cause).Str("error", it.poison.msg).Str("topic", it.rec.Topic).
+				Int32("partition", it.rec.Partition).Int64("offset", it.rec.Offset).Str("poison_subject", it.msg.Subject).
+				Msg("record quarantined")
+		}
+	}
+	cl.MarkCommitRecords(last...)
+	in.b.m.records.WithLabelValues("in", in.r.Name).Add(float64(moved))
+}
+
+// mapRecord builds the JetStream message for rec, or its poison copy when
+// rec cannot be mapped.
+func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
+	partner, why := in.partner(rec)
+	if why == nil {
+		h := nats.Header{}
+		id := fmt.Sprintf("kafka:%s/%d/%d", rec.Topic, rec.Partition, rec.Offset)
+		if err := kafkaToNATS(rec, h); err != nil {
+			why = unmap(causeBadHeader, "%v", err)
+		} else if size := len(rec.Value) + headerBytes(h) + len(id) + len("Nats-Msg-Id: \r\n"); size > maxPayload {
+			why = unmap(causeOversize, "record of %d bytes with headers exceeds NATS max payload of %d bytes", size, maxPayload)
+		} else {
+			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
+			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id}
+		}
+	}
+	return in.poisonItem(rec, why, maxPayload)
+}
+
+func (in *inbound) poisonItem(rec *kgo.Record, why *unmappable, maxPayload int) *inItem {
+	msg := inboundPoison(in.b.cfg.PoisonSubject, in.r.Name, rec, why, maxPayload, time.Now())
+	return &inItem{rec: rec, msg: msg, id: inboundPoisonID(rec), poison: why}
+}
+
+// partner returns the partner of rec: the key or the configured header.
+// It must be one subject token, or the record would land on a subject the
+// INGEST transform does not expect.
+func (in *inbound) partner(rec *kgo.Record) (string, *unmappable) {
+	var p []byte
+	where := "record key"
+	if in.src.header == "" {
+		p = rec.Key
+	} else {
+		where = "header " + in.src.header
+		for _, h := range rec.Headers {
+			if strings.EqualFold(h.Key, in.src.header) {
+				p = h.Value
+				break
+			}
+		}
+	}
+	if len(p) == 0 {
+		return "", unmap(causeNoPartner, "no partner: %s is empty", where)
+	}
+	if !validPartner(p) {
+		return "", unmap(causeBadPartner, "partner %q from %s is not one NATS subject token", p, where)
+	}
+	return string(p), nil
+}
+
+func validPartner(p []byte) bool {
+	if len(p) > 128 {
+		return false
+	}
+	for _, c := range p {
+		if c <= ' ' || c >= 0x7f || c == '.' || c == '*' || c == '>' {
+			return false
+		}
+	}
+	return true
+}
+
+func (in *inbound) setAdm(a *kadm.Client) {
+	in.mu.Lock()
+	in.adm = a
+	in.mu.Unlock()
+}
+
+// lag is the group's committed lag on the topic: records in Kafka that
+// are not yet safely in JetStream.
+func (in *inbound) lag(ctx context.Context) (int64, bool) {
+	in.mu.Lock()
+	adm := in.adm
+	in.mu.Unlock()
+	if adm == nil {
+		return 0, false
+	}
+	lags, err := adm.Lag(ctx, in.r.Group)
+	if err != nil {
+		return 0, false
+	}
+	l, ok := lags[in.r.Group]
+	if !ok || l.Error() != nil {
+		return 0, false
+	}
+	return l.Lag.TotalByTopic()[in.r.Topic].Lag, true
+}
+
+// maxPayload is the NATS server's limit for one message, as the
+// connection learned it; NATS's default when not yet known.
+func (b *Bridge) maxPayload() int {
+	if mp := b.nc.MaxPayload(); mp > 0 {
+		return int(mp)
+	}
+	return 1 << 20
+}

@@ -1,0 +1,370 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// outbound moves a JetStream subject filter to Kafka.
+//
+// One durable pull consumer per route reads the filter in stream order; a
+// batch is produced with the idempotent producer and each message is acked
+// only after Kafka acknowledged its record. Records of one key go to one
+// Kafka partition and the producer keeps a partition's records in order
+// across its own retries, so stream order per partner is Kafka order per
+// partition. Messages of a batch that could not be produced are nak'ed
+// when the bridge stops, so the next run gets them first, in order.
+type outbound struct {
+	b    *Bridge
+	r    OutRoute
+	log  zerolog.Logger
+	prod *kgo.Client
+
+	mu   sync.Mutex
+	cons js.Consumer // nil until set up
+}
+
+// outItem is one NATS message on its way to Kafka.
+type outItem struct {
+	msg    js.Msg
+	meta   *js.MsgMetadata
+	topic  string
+	key    []byte
+	hs     []kgo.RecordHeader
+	ts     time.Time
+	poison *unmappable
+	err    error
+	done   atomic.Bool // produced (or quarantined): ready to ack
+}
+
+func (o *outbound) name() string { return o.r.Name }
+
+func (o *outbound) run(ctx context.Context) error {
+	cons, stream := o.setup(ctx)
+	if cons == nil {
+		return nil // ctx ended before the consumer could be set up
+	}
+	o.log.Info().Str("filter", o.r.Filter).Str("stream", stream).Str("durable", o.r.Durable).Str("topic", o.r.Topic).
+		Bool("spring_dlt", *o.r.SpringDLT).Msg("outbound route running")
+	bo := o.b.newBackoff()
+	idle := false
+	for ctx.Err() == nil {
+		msgs, err := o.fetch(ctx, cons, idle)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			o.b.m.errors.WithLabelValues("out", o.r.Name, "fetch").Inc()
+			o.log.Warn().Err(err).Msg("JetStream fetch failed; retrying with backoff")
+			bo.wait(ctx)
+			continue
+		}
+		bo.reset()
+		idle = len(msgs) == 0
+		if !idle {
+			o.move(ctx, msgs)
+		}
+	}
+	return nil
+}
+
+// fetch takes what is there without waiting while there is a backlog, and
+// waits up to a second for one message when idle: a partial batch never
+// sits waiting for the rest, and a stop is seen within a second.
+func (o *outbound) fetch(ctx context.Context, cons js.Consumer, idle bool) ([]js.Msg, error) {
+	var batch js.MessageBatch
+	var err error
+	if idle {
+		fctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		batch, err = cons.Fetch(1, js.FetchContext(fctx))
+	} else {
+		batch, err = cons.FetchNoWait(o.b.cfg.BatchSize)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var msgs []js.Msg
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && len(msgs) == 0 &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, nats.ErrTimeout) {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+// setup finds the stream and creates or updates the durable consumer,
+// retrying until JetStream answers (the hub may still be provisioning).
+func (o *outbound) setup(ctx context.Context) (js.Consumer, string) {
+	bo := o.b.newBackoff()
+	for {
+		stream, err := o.r.Stream, error(nil)
+		if stream == "" {
+			stream, err = o.b.js.StreamNameBySubject(ctx, o.r.Filter)
+			if err != nil {
+				err = fmt.Errorf("find the stream of %s: %w", o.r.Filter, err)
+			}
+		}
+		if err == nil {
+			var cons js.Consumer
+			cons, err = o.b.js.CreateOrUpdateConsumer(ctx, stream, js.ConsumerConfig{
+				Durable:       o.r.Durable,
+				Description:   "edihub bridge: " + o.r.Filter + " to Kafka " + o.r.Topic,
+				FilterSubject: o.r.Filter,
+				DeliverPolicy: js.DeliverAllPolicy,
+				AckPolicy:     js.AckExplicitPolicy,
+				AckWait:       o.r.AckWait,
+				MaxAckPending: o.r.MaxAckPending,
+				MaxDeliver:    -1, // JetStream's limit drops silently; the bridge never gives a message up
+			})
+			if err == nil {
+				o.mu.Lock()
+				o.cons = cons
+				o.mu.Unlock()
+				return cons, stream
+			}
+			err = fmt.Errorf("consumer %s on %s: %w", o.r.Durable, stream, err)
+		}
+		o.b.m.errors.WithLabelValues("out", o.r.Name, "setup").Inc()
+		o.log.Warn().Err(err).Msg("outbound route not ready; retrying with backoff")
+		if !bo.wait(ctx) {
+			return nil, ""
+		}
+	}
+}
+
+// move produces msgs to Kafka and acks them. It returns when every message
+// is produced or quarantined, or when the flush deadline after ctx passed.
+func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
+	start := time.Now()
+	fctx, cancel := flushContext(ctx, o.b.cfg.ShutdownTimeout)
+	defer cancel()
+	items := make([]*outItem, len(msgs))
+	for i, m := range msgs {
+		items[i] = o.mapMsg(m)
+	}
+	stopKeepAlive := o.keepAlive(items)
+	bo := o.b.newBackoff()
+	for fctx.Err() == nil {
+		var todo []*outItem
+		for _, it := range items {
+			if !it.done.Load() {
+				todo = append(todo, it)
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		if o.produce(fctx, todo) == 0 {
+			continue // only quarantines happened: publish them now
+		}
+		bo.wait(fctx)
+	}
+	stopKeepAlive()
+	o.ack(items)
+	o.b.m.batch.WithLabelValues("out", o.r.Name).Observe(time.Since(start).Seconds())
+}
+
+// produce sends the records of items (or publishes the poison copy of those
+// that cannot be mapped) and waits; it returns how many failed transiently.
+func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
+	var wg sync.WaitGroup
+	for _, it := range items {
+		if it.poison != nil {
+			continue
+		}
+		it.err = nil
+		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs, Timestamp: it.ts}
+		wg.Add(1)
+		o.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
+			it.err = err
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	for _, it := range items {
+		if it.poison == nil {
+			if it.err == nil {
+				it.done.Store(true)
+				continue
+			}
+			if why := permanentProduceError(it.err); why != nil {
+				it.poison = why
+				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("Kafka refused the record; quarantining it")
+			} else {
+				failed++
+				o.b.m.errors.WithLabelValues("out", o.r.Name, "produce").Inc()
+				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("produce failed; retrying with backoff")
+				continue
+			}
+		}
+		if err := o.quarantine(ctx, it); err != nil {
+			failed++
+			o.b.m.errors.WithLabelValues("out", o.r.Name, "publish").Inc()
+			o.log.Error().Err(err).Str("subject", it.msg.Subject()).Msg("cannot quarantine; retrying with backoff")
+			continue
+		}
+		it.done.Store(true)
+	}
+	return failed
+}
+
+// permanentProduceError: Kafka will never take this record as it is.
+func permanentProduceError(err error) *unmappable {
+	switch {
+	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		return unmap(causeOversize, "Kafka refused the record as too large: %v", err)
+	case errors.Is(err, kerr.InvalidTopicException):
+		return unmap(causeBadTopic, "%v", err)
+	case errors.Is(err, kerr.InvalidRecord), errors.Is(err, kerr.CorruptMessage):
+		return unmap(causeRejected, "Kafka refused the record: %v", err)
+	}
+	return nil
+}
+
+// quarantine publishes it's poison copy and waits for JetStream's ack.
+func (o *outbound) quarantine(ctx context.Context, it *outItem) error {
+	stream, seq := "", uint64(0)
+	if it.meta != nil {
+		stream, seq = it.meta.Stream, it.meta.Sequence.Stream
+	}
+	src := &nats.Msg{Subject: it.msg.Subject(), Header: it.msg.Headers(), Data: it.msg.Data()}
+	pm := outboundPoison(o.b.cfg.PoisonSubject, o.r.Name, src, stream, seq, it.topic, it.poison, o.b.maxPayload(), time.Now())
+	pctx, cancel := context.WithTimeout(ctx, o.b.cfg.PublishTimeout)
+	defer cancel()
+	if _, err := o.b.js.PublishMsg(pctx, pm, js.WithMsgID(outboundPoisonID(stream, seq))); err != nil {
+		return fmt.Errorf("publish poison copy to %s: %w", pm.Subject, err)
+	}
+	o.b.m.quarantined.WithLabelValues("out", o.r.Name, it.poison.cause).Inc()
+	o.log.Warn().Str("cause", it.poison.cause).Str("error", it.poison.msg).Str("subject", it.msg.Subject()).
+		Str("stream", stream).Uint64("seq", seq).Str("poison_subject", pm.Subject).Msg("message quarantined")
+	return nil
+}
+
+// keepAlive tells JetStream every AckWait/3 that held messages are still
+// being worked on, so a long broker outage does not make the server
+// redeliver them behind the bridge's back (out of order, and twice).
+func (o *outbound) keepAlive(items []*outItem) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(o.r.AckWait/3, 100*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, it := range items {
+					if !it.done.Load() {
+						_ = it.msg.InProgress()
+					}
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// ack acks what was moved, in stream order, and naks the rest (only left
+// when the bridge stops mid-outage) so they are redelivered first.
+func (o *outbound) ack(items []*outItem) {
+	var moved int
+	for _, it := range items {
+		if !it.done.Load() {
+			if err := it.msg.Nak(); err != nil {
+				o.log.Warn().Err(err).Msg("nak on shutdown failed; the message returns after ack_wait")
+			}
+			continue
+		}
+		if err := it.msg.Ack(); err != nil {
+			// Kafka has it; JetStream redelivers after AckWait and Kafka
+			// gets a duplicate: at least once, never lost.
+			o.b.m.errors.WithLabelValues("out", o.r.Name, "ack").Inc()
+			o.log.Warn().Err(err).Str("subject", it.msg.Subject()).Msg("ack failed; the message will be produced again")
+			continue
+		}
+		moved++
+		o.b.m.bytes.WithLabelValues("out", o.r.Name).Add(float64(len(it.msg.Data())))
+	}
+	o.b.m.records.WithLabelValues("out", o.r.Name).Add(float64(moved))
+}
+
+// mapMsg builds the Kafka record of m, or marks it for quarantine.
+func (o *outbound) mapMsg(m js.Msg) *outItem {
+	it := &outItem{msg: m}
+	meta, err := m.Metadata()
+	if err != nil {
+		// Only a message that did not come from a consumer lacks metadata.
+		it.poison = unmap(causeRejected, "no JetStream metadata: %v", err)
+		return it
+	}
+	it.meta = meta
+	it.ts = meta.Timestamp
+	h := m.Headers()
+	it.topic = strings.ReplaceAll(o.r.Topic, "{{subject}}", m.Subject())
+	if !kafkaTopicRE.MatchString(it.topic) {
+		it.poison = unmap(causeBadTopic, "topic %q from template %q is not a legal Kafka topic name", it.topic, o.r.Topic)
+		return it
+	}
+	key, hs, err := natsToKafka(h)
+	if err != nil {
+		it.poison = unmap(causeBadHeader, "%v", err)
+		return it
+	}
+	if key == nil {
+		key = o.partitionKey(h, m.Subject())
+	}
+	if ms, err := strconv.ParseInt(h.Get(hdrKafkaTimestamp), 10, 64); err == nil {
+		it.ts = time.UnixMilli(ms) // keep the original record time on a round trip
+	}
+	if *o.r.SpringDLT {
+		hs = append(hs, springDLTHeaders(h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
+	}
+	it.key, it.hs = key, hs
+	return it
+}
+
+// partitionKey keys a record without x-kafka-key so that one partner's
+// records share a Kafka partition: x-partner-id, else the partner token of
+// the subject. No key at all leaves partitioning to Kafka.
+func (o *outbound) partitionKey(h nats.Header, subject string) []byte {
+	if p := h.Get(hdrPartnerID); p != "" {
+		return []byte(p)
+	}
+	if o.r.KeyToken > 0 {
+		if toks := strings.Split(subject, "."); len(toks) >= o.r.KeyToken {
+			return []byte(toks[o.r.KeyToken-1])
+		}
+	}
+	return nil
+}
+
+// lag is what the consumer has not yet delivered plus what awaits an ack.
+func (o *outbound) lag(ctx context.Context) (int64, bool) {
+	o.mu.Lock()
+	cons := o.cons
+	o.mu.Unlock()
+	if cons == nil {
+		return 0, false
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return 0, false
+	}
+	return int64(info.NumPending) + int64(info.NumAckPending), true
+}
