@@ -40,10 +40,8 @@ func service(s *Segment) error {
 	if n := maxServiceElements[s.Tag]; len(s.Elements) > n {
 		return segErr(s, n+1, 0, CodeTooManyConstituents, "%s has %d data elements, at most %d", s.Tag, len(s.Elements), n)
 	}
-	for i, e := range s.Elements {
-		if e.Repeats != nil {
-			return segErr(s, i+1, 0, CodeTooManyRepetitions, "repetition in service segment %s", s.Tag)
-		}
+	if len(s.Repeats) > 0 {
+		return segErr(s, s.Repeats[0].Element, 0, CodeTooManyRepetitions, "repetition in service segment %s", s.Tag)
 	}
 	return nil
 }

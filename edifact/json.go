@@ -192,17 +192,17 @@ func (m *Message) segmentsJSON() []jsonSegment {
 		s := &m.Segments[i]
 		js := jsonSegment{Tag: s.Tag, Elements: make([][]string, len(s.Elements))}
 		for j, e := range s.Elements {
-			js.Elements[j] = conv(e.Components)
-			if e.Repeats != nil {
-				if js.Repeats == nil {
-					js.Repeats = map[string][][]string{}
-				}
-				reps := make([][]string, len(e.Repeats))
-				for k, r := range e.Repeats {
-					reps[k] = conv(r)
-				}
-				js.Repeats[strconv.Itoa(j+1)] = reps
+			js.Elements[j] = conv(e)
+		}
+		for _, rp := range s.Repeats {
+			if js.Repeats == nil {
+				js.Repeats = map[string][][]string{}
 			}
+			occ := make([][]string, len(rp.Occurrences))
+			for k, o := range rp.Occurrences {
+				occ[k] = conv(o)
+			}
+			js.Repeats[strconv.Itoa(rp.Element)] = occ
 		}
 		segs[i] = js
 	}

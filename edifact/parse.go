@@ -18,7 +18,7 @@ func Parse(data []byte, opts *Options) (*Document, error) {
 		return nil, err
 	}
 	o := opts.setDefaults()
-	r := newReaderOptions(bytes.NewReader(g.Body), &o)
+	r := newReaderOptions(bytes.NewReader(g.Body), len(g.Body), &o)
 	r.BaseOffset = g.Offset
 	c := newChecker(g.Standard)
 	c.doc.Warnings = g.Warnings

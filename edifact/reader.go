@@ -65,35 +65,50 @@ type Reader struct {
 	segLine      int
 	segLineStart int64
 
-	raw   []byte
-	buf   []byte
-	ends  []compEnd
+	raw   []byte // the segment being read when it spans buffer refills
+	cur   []byte // the bytes of the segment being read, for error positions
+	arena []byte // string arena, see arena.go
+	occs  []occ
 	comps []string
-	elems []Element
+	elems [][]string
 	seg   Segment
 	err   error
 }
 
-type compEnd struct {
-	pos  int   // end of the component in buf
-	kind uint8 // class of the separator that ended it (clsElem for the last)
-}
-
 // NewReader returns a Reader with the default limits.
 func NewReader(r io.Reader) *Reader {
+	return newReaderSize(r, readerBufSize)
+}
+
+func newReaderSize(r io.Reader, size int) *Reader {
 	return &Reader{
 		MaxSegmentLen: DefaultMaxSegmentLen,
 		MaxElementLen: DefaultMaxElementLen,
-		br:            bufio.NewReaderSize(r, readerBufSize),
+		br:            bufio.NewReaderSize(r, size),
 		line:          1,
 	}
 }
 
-// newReaderOptions applies Options (already defaulted) to a new Reader.
-func newReaderOptions(r io.Reader, o *Options) *Reader {
-	rd := NewReader(r)
+// newReaderOptions applies Options (already defaulted) to a new Reader over
+// n bytes; small inputs get a small buffer.
+func newReaderOptions(r io.Reader, n int, o *Options) *Reader {
+	size := readerBufSize
+	if n+1 < size {
+		size = max(n+1, 256) // Peek needs room for an ISA header
+	}
+	rd := newReaderSize(r, size)
 	rd.MaxSegmentLen, rd.MaxElementLen = o.MaxSegmentLen, o.MaxElementLen
 	return rd
+}
+
+// Reset discards the Reader's state and makes it read from src, keeping its
+// buffers and settings: a hub worker can reuse one Reader for every message.
+func (r *Reader) Reset(src io.Reader) {
+	r.br.Reset(src)
+	r.off, r.line, r.lineStart, r.num = 0, 1, 0, 0
+	r.std, r.sep, r.syntax = "", Separators{}, ""
+	r.inside, r.pendingUNB, r.repIfV4 = false, false, 0
+	r.err = nil
 }
 
 // Standard is EDIFACT or X12 after the first header, "" before.
@@ -123,21 +138,17 @@ func (r *Reader) Read() (*Segment, error) {
 }
 
 func (r *Reader) read() (*Segment, error) {
-	if err := r.skipNewlines(); err != nil {
-		return nil, err
-	}
-	r.mark()
 	if !r.inside {
+		if err := r.skipNewlines(); err != nil {
+			return nil, err
+		}
+		r.mark()
 		isa, err := r.header()
 		if err != nil {
 			return nil, err
 		}
 		if isa {
 			return r.isa()
-		}
-	} else if r.std == EDIFACT {
-		if p, _ := r.br.Peek(3); string(p) == "UNA" {
-			return nil, r.errAt(r.off, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
 		}
 	}
 	return r.segment()
@@ -285,61 +296,115 @@ func (r *Reader) isa() (*Segment, error) {
 	return r.tokenize(r.raw[:isaLen-1], &cls, start)
 }
 
-// segment reads up to the next unreleased terminator and tokenizes it.
+// segment reads up to the next unreleased terminator and tokenizes it. The
+// CR and LF that follow the previous terminator are skipped here, in the same
+// scan, rather than byte by byte.
 func (r *Reader) segment() (*Segment, error) {
-	start := r.off
 	term, rel := r.sep.Segment, r.sep.Release
 	max := r.MaxSegmentLen
-	r.raw = r.raw[:0]
+	r.mark()
+	var seg []byte // the segment with its terminator: a view of br's buffer or r.raw
 	for {
 		chunk, err := r.br.ReadSlice(term)
+		if len(r.raw) == 0 {
+			k := 0
+			for k < len(chunk) && (chunk[k] == '\n' || chunk[k] == '\r') {
+				if chunk[k] == '\n' {
+					r.line++
+					r.lineStart = r.off + int64(k) + 1
+				}
+				k++
+			}
+			if k > 0 {
+				r.off += int64(k)
+				chunk = chunk[k:]
+				r.mark()
+			}
+			if len(chunk) == 0 {
+				if err == nil || err == bufio.ErrBufferFull {
+					continue
+				}
+				return nil, r.ioErr(err)
+			}
+		}
 		if max > 0 && len(r.raw)+len(chunk) > max {
 			r.raw = append(r.raw, chunk[:max-len(r.raw)]...)
-			return nil, r.errAt(start+int64(max), tagOf(r.raw, &r.cls), CodeTooLong,
+			r.cur = r.raw
+			return nil, r.errAt(r.segStart+int64(max), tagOf(r.raw, &r.cls), CodeTooLong,
 				fmt.Errorf("segment is longer than %d bytes", max))
+		}
+		if err == nil && len(r.raw) == 0 && !released(chunk, rel) {
+			seg = chunk // the common case: no copy
+			break
 		}
 		r.raw = append(r.raw, chunk...)
 		if err == nil {
-			// A terminator preceded by an odd run of release characters is data.
-			if rel != 0 {
-				n := 0
-				for k := len(r.raw) - 2; k >= 0 && r.raw[k] == rel; k-- {
-					n++
-				}
-				if n%2 == 1 {
-					continue
-				}
+			if released(r.raw, rel) {
+				continue
 			}
+			seg = r.raw
 			break
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
+		r.cur = r.raw
 		if err == io.EOF {
-			return nil, r.errAt(start, tagOf(r.raw, &r.cls), CodeMissing,
+			if string(r.raw[:min(3, len(r.raw))]) == "UNA" && r.std == EDIFACT {
+				return nil, r.errAt(r.segStart, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
+			}
+			return nil, r.errAt(r.segStart, tagOf(r.raw, &r.cls), CodeMissing,
 				fmt.Errorf("segment is not terminated: input ends %d bytes after its start without %s", len(r.raw), quoteByte(term)))
 		}
 		return nil, r.ioErr(err)
 	}
-	if r.std == X12 && bytes.HasPrefix(r.raw, []byte{'B', 'I', 'N', r.sep.Element}) {
+	start := r.segStart
+	r.cur = seg
+	if r.std == EDIFACT && len(seg) >= 3 && string(seg[:3]) == "UNA" {
+		return nil, r.errAt(start, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
+	}
+	if r.std == X12 && len(seg) > 4 && string(seg[:3]) == "BIN" && seg[3] == r.sep.Element {
+		if len(r.raw) == 0 {
+			r.raw = append(r.raw, seg...)
+		}
 		data, err := r.binary(start)
 		if err != nil {
 			return nil, err
 		}
 		r.advance(r.raw)
-		seg, err := r.tokenize(r.raw[:data-1], &r.cls, start)
+		s, err := r.tokenize(r.raw[:data-1], &r.cls, start)
 		if err != nil {
 			return nil, err
 		}
-		seg.Elements = append(seg.Elements, Element{Components: []string{string(r.raw[data : len(r.raw)-1])}})
-		return seg, nil
+		s.Elements = append(s.Elements, []string{string(r.raw[data : len(r.raw)-1])})
+		return s, nil
 	}
-	r.advance(r.raw)
-	body := r.raw[:len(r.raw)-1]
+	// A line break inside the segment is refused by the tokenizer, so lines
+	// only advance here when the terminator itself is a line feed.
+	r.off += int64(len(seg))
+	if term == '\n' {
+		r.line++
+		r.lineStart = r.off
+	}
+	body := seg[:len(seg)-1]
 	if term == '\n' && len(body) > 0 && body[len(body)-1] == '\r' {
 		body = body[:len(body)-1]
 	}
 	return r.tokenize(body, &r.cls, start)
+}
+
+// released reports whether the terminator at the end of b is preceded by an
+// odd run of release characters, i.e. is data. Each byte is looked at once:
+// a run ends at the terminator it precedes.
+func released(b []byte, rel byte) bool {
+	if rel == 0 {
+		return false
+	}
+	n := 0
+	for k := len(b) - 2; k >= 0 && b[k] == rel; k-- {
+		n++
+	}
+	return n%2 == 1
 }
 
 // binary completes an X12 BIN segment, whose second element is BIN01 bytes of

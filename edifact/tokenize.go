@@ -4,20 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // mark records where the segment being read starts, for positions of errors.
 func (r *Reader) mark() {
 	r.segStart, r.segLine, r.segLineStart = r.off, r.line, r.lineStart
 	r.raw = r.raw[:0]
+	r.cur = nil
 }
 
 // errAt builds a ParseError at offset off, which lies in the segment being
 // read (r.raw holds its bytes from segStart on).
 func (r *Reader) errAt(off int64, tag string, code int, err error) *ParseError {
 	line, ls := r.segLine, r.segLineStart
-	if k := off - r.segStart; k > 0 && k <= int64(len(r.raw)) {
-		pre := r.raw[:k]
+	if k := off - r.segStart; k > 0 && k <= int64(len(r.cur)) {
+		pre := r.cur[:k]
 		if n := bytes.Count(pre, []byte{'\n'}); n > 0 {
 			line += n
 			ls = r.segStart + int64(bytes.LastIndexByte(pre, '\n')) + 1
@@ -29,31 +31,38 @@ func (r *Reader) errAt(off int64, tag string, code int, err error) *ParseError {
 	}
 }
 
+// occ is one occurrence of a data element: components comps[start:end] of
+// the tokenizer's scratch; rep marks a repetition of the previous element.
+type occ struct {
+	start, end int32
+	rep        bool
+}
+
 // tokenize splits one segment (without its terminator) into elements,
-// components and repetitions, removing release characters. It makes one
-// string for the whole segment; every component is a substring of it.
+// components and repetitions, removing release characters, in one pass.
+// Component strings are cut from the string arena as soon as they end.
 func (r *Reader) tokenize(body []byte, cls *[256]uint8, start int64) (*Segment, error) {
-	buf := r.buf[:0]
-	ends := r.ends[:0]
+	r.cur = body
+	// The arena always has room for the whole body, so append never moves
+	// buf and the component strings made from it stay put.
+	buf := r.arenaFor(len(body))
+	base := unsafe.SliceData(buf)
+	comps, occs := r.comps[:0], r.occs[:0]
+	compStart, occStart := 0, 0
+	repeated := false
 	elemStart, elemNo, compNo := 0, 0, 1
 	maxElem := r.MaxElementLen
-	tooLong := func(end int) error {
-		pe := r.errAt(start+int64(elemStart), tagOf(body, cls), CodeTooLong,
-			fmt.Errorf("data element is %d bytes, longer than %d", end-elemStart, maxElem))
-		pe.Element = elemNo
-		return pe
-	}
-	for i := 0; i < len(body); {
+	for i := 0; ; {
 		j := i
 		for j < len(body) && cls[body[j]] == clsText {
 			j++
 		}
 		buf = append(buf, body[i:j]...)
-		if j == len(body) {
-			break
+		k := uint8(clsElem) // the end of the body ends the last element
+		if j < len(body) {
+			k = cls[body[j]]
 		}
-		c := body[j]
-		switch cls[c] {
+		switch k {
 		case clsRel:
 			// The segment reader stops only at an unreleased terminator, so
 			// a release character always has a next byte here.
@@ -69,26 +78,44 @@ func (r *Reader) tokenize(body []byte, cls *[256]uint8, start int64) (*Segment, 
 			buf = append(buf, n)
 			i = j + 2
 			continue
-		case clsComp, clsRep:
-			ends = append(ends, compEnd{pos: len(buf), kind: cls[c]})
-			compNo++
-		case clsElem:
-			if maxElem > 0 && j-elemStart > maxElem {
-				return nil, tooLong(j)
-			}
-			ends = append(ends, compEnd{pos: len(buf), kind: clsElem})
-			elemStart, elemNo, compNo = j+1, elemNo+1, 1
 		case clsCtrl:
 			return nil, r.ctrlErr(body, cls, start, j, elemNo, compNo)
 		}
+		// A component ends here (k is clsComp, clsRep or clsElem).
+		if n := len(buf) - compStart; n > 0 {
+			comps = append(comps, unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(base), compStart)), n))
+		} else {
+			comps = append(comps, "")
+		}
+		compStart = len(buf)
+		if k == clsComp {
+			compNo++
+			i = j + 1
+			continue
+		}
+		occs = append(occs, occ{start: int32(occStart), end: int32(len(comps)), rep: repeated})
+		occStart = len(comps)
+		repeated = k == clsRep
+		if k == clsRep {
+			compNo++
+			i = j + 1
+			continue
+		}
+		if maxElem > 0 && j-elemStart > maxElem {
+			pe := r.errAt(start+int64(elemStart), tagOf(body, cls), CodeTooLong,
+				fmt.Errorf("data element is %d bytes, longer than %d", j-elemStart, maxElem))
+			pe.Element = elemNo
+			return nil, pe
+		}
+		if j >= len(body) {
+			break
+		}
+		elemStart, elemNo, compNo = j+1, elemNo+1, 1
 		i = j + 1
 	}
-	if maxElem > 0 && len(body)-elemStart > maxElem {
-		return nil, tooLong(len(body))
-	}
-	ends = append(ends, compEnd{pos: len(buf), kind: clsElem})
-	r.buf, r.ends = buf, ends
-	return r.build(body, start)
+	r.arena = r.arena[:len(r.arena)+len(buf)]
+	r.comps, r.occs = comps, occs
+	return r.build(start)
 }
 
 func (r *Reader) ctrlErr(body []byte, cls *[256]uint8, start int64, j, elemNo, compNo int) error {
@@ -102,64 +129,71 @@ func (r *Reader) ctrlErr(body []byte, cls *[256]uint8, start int64, j, elemNo, c
 	return pe
 }
 
-// build turns buf and ends into a Segment and validates the tag.
-func (r *Reader) build(body []byte, start int64) (*Segment, error) {
-	s := string(r.buf)
-	nElem := 0
-	for _, e := range r.ends {
-		if e.kind == clsElem {
-			nElem++
-		}
+// build assembles the Segment from the tokenizer's scratch and checks the tag.
+func (r *Reader) build(start int64) (*Segment, error) {
+	all, elems := r.comps, r.elems[:0]
+	if !r.ReuseSegment {
+		all = make([]string, len(r.comps))
+		copy(all, r.comps)
+		elems = make([][]string, 0, len(r.occs))
 	}
-	var comps []string
-	var elems []Element
-	if r.ReuseSegment && cap(r.comps) >= len(r.ends) && cap(r.elems) >= nElem {
-		comps, elems = r.comps[:0], r.elems[:0]
-	} else {
-		comps, elems = make([]string, 0, len(r.ends)), make([]Element, 0, nElem)
-		if r.ReuseSegment {
-			r.comps, r.elems = comps, elems
-		}
-	}
-	prev, repStart := 0, 0
-	var cur Element
-	first := true
-	for _, e := range r.ends {
-		comps = append(comps, s[prev:e.pos])
-		prev = e.pos
-		if e.kind == clsComp {
+	var reps []Repeat
+	for _, o := range r.occs {
+		v := all[o.start:o.end:o.end]
+		if !o.rep {
+			elems = append(elems, v)
 			continue
 		}
-		occ := comps[repStart:len(comps):len(comps)]
-		if first {
-			cur.Components = occ
-		} else {
-			cur.Repeats = append(cur.Repeats, occ)
+		pos := len(elems) - 1
+		if len(reps) == 0 || reps[len(reps)-1].Element != pos {
+			reps = append(reps, Repeat{Element: pos})
 		}
-		repStart = len(comps)
-		first = false
-		if e.kind == clsElem {
-			elems = append(elems, cur)
-			cur, first = Element{}, true
-		}
+		last := &reps[len(reps)-1]
+		last.Occurrences = append(last.Occurrences, v)
 	}
-	tag := elems[0].Components[0]
-	if len(elems[0].Components) > 1 || elems[0].Repeats != nil {
+	if r.ReuseSegment {
+		r.elems = elems
+	}
+	tag := elems[0][0]
+	if len(elems[0]) > 1 || (reps != nil && reps[0].Element == 0) {
 		return nil, r.errAt(start, tag, CodeTooManyConstituents,
 			errors.New("segment tag has components or repetitions"))
 	}
-	if msg := r.badTag(tag); msg != "" {
-		return nil, r.errAt(start, tag, CodeInvalidValue, errors.New(msg))
+	if !r.goodTag(tag) {
+		return nil, r.errAt(start, tag, CodeInvalidValue, errors.New(r.badTag(tag)))
 	}
 	seg := &r.seg
 	if !r.ReuseSegment {
 		seg = new(Segment)
 	}
-	*seg = Segment{Tag: tag, Elements: elems[1:], Offset: r.BaseOffset + start,
+	*seg = Segment{Tag: tag, Elements: elems[1:], Repeats: reps, Offset: r.BaseOffset + start,
 		Line: r.segLine, Column: int(start-r.segLineStart) + 1}
 	r.afterSegment(seg)
 	return seg, nil
 }
+
+// goodTag is the fast check behind badTag.
+func (r *Reader) goodTag(tag string) bool {
+	if len(tag) == 3 || (len(tag) == 2 && r.std == X12) {
+		for i := 0; i < len(tag); i++ {
+			if !tagChar[tag[i]] {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+var tagChar = func() (t [256]bool) {
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = true
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	return t
+}()
 
 // badTag says why tag is not a segment tag: three letters or digits for
 // EDIFACT, two or three for X12.

@@ -1,0 +1,133 @@
+package edifact
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+func corpusConcat(tb testing.TB) [][]byte {
+	dir := corpusDir()
+	files, _ := filepath.Glob(filepath.Join(dir, "*__*"))
+	if len(files) == 0 {
+		tb.Skipf("corpus not found in %s (set EDIHUB_CORPUS)", dir)
+	}
+	var out [][]byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// BenchmarkReaderCorpus reads every corpus file with the Reader (reusing
+// segments), as far as each one reads.
+func BenchmarkReaderCorpus(b *testing.B) {
+	files := corpusConcat(b)
+	total := 0
+	for _, f := range files {
+		total += len(f)
+	}
+	b.SetBytes(int64(total))
+	b.ReportAllocs()
+	r := NewReader(nil)
+	r.ReuseSegment = true
+	for b.Loop() {
+		for _, f := range files {
+			r.Reset(bytes.NewReader(f))
+			for {
+				if _, err := r.Read(); err != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+var invoic10MB = genINVOIC(invoic10MBLines)
+
+const invoic10MBLines = 115_000
+
+func BenchmarkReader10MB(b *testing.B) {
+	b.SetBytes(int64(len(invoic10MB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(invoic10MB))
+		r.ReuseSegment = true
+		n := 0
+		for {
+			_, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != invoicSegments(invoic10MBLines) {
+			b.Fatalf("read %d segments", n)
+		}
+	}
+}
+
+func BenchmarkGuard10MB(b *testing.B) {
+	b.SetBytes(int64(len(invoic10MB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Guard(invoic10MB, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParse10MB(b *testing.B) {
+	b.SetBytes(int64(len(invoic10MB)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(invoic10MB, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReaderScaling streams 1, 10 and 100 MB through the Reader from a
+// generator (the input is never in memory): ns/op should grow linearly and
+// peak-heap-MB stay flat.
+func BenchmarkReaderScaling(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		lines int
+	}{{"1MB", 10_000}, {"10MB", 100_000}, {"100MB", 1_000_000}} {
+		b.Run(c.name, func(b *testing.B) {
+			var peak uint64
+			var ms runtime.MemStats
+			size := int64(len(invoicHead)) + int64(c.lines)*100
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				runtime.GC()
+				r := NewReader(newInvoicReader(c.lines))
+				r.ReuseSegment = true
+				for n := 0; ; n++ {
+					if _, err := r.Read(); err == io.EOF {
+						break
+					} else if err != nil {
+						b.Fatal(err)
+					}
+					if n%20000 == 0 {
+						runtime.ReadMemStats(&ms)
+						peak = max(peak, ms.HeapAlloc)
+					}
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
