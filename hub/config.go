@@ -23,6 +23,8 @@ type Config struct {
 	DLQ DLQConfig `yaml:"dlq"`
 	// Alerts configures the rate-limited alerter and its sinks.
 	Alerts AlertConfig `yaml:"alerts"`
+	// EDIFACT tunes the built-in parse stage.
+	EDIFACT EDIFACTConfig `yaml:"edifact"`
 	// LeakProbe watches the dead-letter queues.
 	LeakProbe LeakProbeConfig `yaml:"leak_probe"`
 	// DuplicateWindow is the server-side dedupe window of the output
@@ -155,6 +157,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Alerts.validate()...)
+	errs = append(errs, c.EDIFACT.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %w", errors.Join(errs...))
 	}

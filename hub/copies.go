@@ -84,6 +84,9 @@ func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, opts ...js.P
 // quarantine moves a poison message to edi.poison.<stage>, audits it and
 // alerts. The partition moves on.
 func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
+	if d.messageID == "" {
+		d.messageID = peekControlRef(d.msg.Data())
+	}
 	m := h.copyMsg(d, poisonSubject(v.stage), rec)
 	now := time.Now().UTC()
 	m.Header.Set(HdrPoisonCause, v.cause)

@@ -17,6 +17,9 @@ type Message struct {
 	Delivered uint64 // JetStream's delivery count of this attempt
 	Header    nats.Header
 	Data      []byte
+	// MessageID is the interchange control reference, once a stage has read
+	// it; dead-letter copies carry it as x-message-id.
+	MessageID string
 
 	outputs []Output
 }

@@ -92,6 +92,9 @@ func (h *Hub) process(s *source, msg js.Msg) {
 		stageLabel = "pipeline"
 	}
 	h.met.duration.WithLabelValues(stageLabel).Observe(time.Since(start).Seconds())
+	if o.kind != counter.KindTimeout && m.MessageID != "" {
+		d.messageID = m.MessageID // an abandoned handler may still write m
+	}
 	if o.ok {
 		h.succeed(d, m, rec, v.attempts+1)
 		return

@@ -1,0 +1,141 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+// EDIFACTConfig tunes the built-in parse stage.
+type EDIFACTConfig struct {
+	// MaxSize is the largest interchange accepted, in bytes (10 MiB).
+	MaxSize int64 `yaml:"max_size"`
+	// MaxSegmentLen and MaxElementLen cap one segment and one element.
+	MaxSegmentLen int `yaml:"max_segment_len"`
+	MaxElementLen int `yaml:"max_element_len"`
+	// Lenient accepts characters outside the declared repertoire (lowercase
+	// or UTF-8 under UNOA) as warnings instead of refusing the interchange.
+	Lenient bool `yaml:"lenient"`
+	// Partners overrides max_size and lenient per partner ID.
+	Partners map[string]PartnerEDIFACT `yaml:"partners"`
+}
+
+// PartnerEDIFACT overrides the parse settings for one partner.
+type PartnerEDIFACT struct {
+	MaxSize int64 `yaml:"max_size"`
+	Lenient *bool `yaml:"lenient"`
+}
+
+// options returns the edifact options for a partner.
+func (c EDIFACTConfig) options(partner string) *edifact.Options {
+	o := &edifact.Options{MaxSize: c.MaxSize, MaxSegmentLen: c.MaxSegmentLen, MaxElementLen: c.MaxElementLen, Lenient: c.Lenient}
+	if p, ok := c.Partners[partner]; ok {
+		if p.MaxSize > 0 {
+			o.MaxSize = p.MaxSize
+		}
+		if p.Lenient != nil {
+			o.Lenient = *p.Lenient
+		}
+	}
+	return o
+}
+
+func (c EDIFACTConfig) validate() []error {
+	if err := c.options("").Validate(); err != nil {
+		return []error{fmt.Errorf("edifact: %w", err)}
+	}
+	return nil
+}
+
+// Header names the parse stage sets on its outputs.
+const (
+	HdrMessageType = "x-message-type"
+	HdrMessageRef  = "x-message-ref"
+	HdrStandard    = "x-standard"
+)
+
+// ParseStage is the built-in stage: guard, parse and envelope checks, then
+// one JSON view per message (UNH..UNT or ST..SE) on
+// edi.parsed.<partner>.<type>. Every refusal is permanent with cause
+// schema: retrying a broken interchange cannot help.
+func ParseStage(cfg EDIFACTConfig) Stage {
+	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
+		doc, err := edifact.Parse(m.Data, cfg.options(m.Partner))
+		if err != nil {
+			return PermanentError(CauseSchema, err)
+		}
+		msgs := doc.Messages()
+		if len(msgs) == 0 {
+			return PermanentError(CauseSchema, fmt.Errorf("the interchange holds no message"))
+		}
+		for i, em := range msgs {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			body, err := edifact.MessageJSON(em)
+			if err != nil {
+				return PermanentError(CauseSchema, fmt.Errorf("message %d (%s): %w", i+1, em.Ref, err))
+			}
+			ich := em.Interchange
+			if i == 0 {
+				m.MessageID = ich.ControlRef
+			}
+			h := nats.Header{}
+			h.Set(HdrPartnerID, m.Partner)
+			h.Set(HdrMessageID, ich.ControlRef)
+			h.Set(HdrMessageRef, em.Ref)
+			h.Set(HdrMessageType, em.Type)
+			h.Set(HdrStandard, ich.Standard)
+			h.Set(HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
+			corr := m.Header.Get(HdrCorrelationID)
+			if corr == "" {
+				corr = m.Stream + "-" + strconv.FormatUint(m.Seq, 10)
+			}
+			h.Set(HdrCorrelationID, corr)
+			m.Emit(ParsedSubject(m.Partner, subjectToken(em.Type)), h, body)
+		}
+		return nil
+	}}
+}
+
+// subjectToken keeps a message type usable as one subject token, since a
+// hostile interchange chooses it.
+func subjectToken(s string) string {
+	if s == "" {
+		return "UNKNOWN"
+	}
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// peekControlRef reads only the interchange header of a payload to name
+// the interchange on a quarantine copy. It reads at most two segments of
+// bounded size, so a hostile payload cannot make it expensive.
+func peekControlRef(data []byte) string {
+	r := edifact.NewReader(bytes.NewReader(data))
+	r.MaxSegmentLen = 4096
+	r.MaxElementLen = 512
+	for i := 0; i < 2; i++ {
+		seg, err := r.Read()
+		if err != nil {
+			return ""
+		}
+		switch seg.Tag {
+		case "UNB":
+			return seg.Value(5, 1)
+		case "ISA":
+			return seg.Value(13, 1)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,81 @@
+package hub
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// twoInvoices is an interchange of our own with two INVOIC messages.
+const twoInvoices = "UNA:+.? '" +
+	"UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+REF0001'" +
+	"UNH+1+INVOIC:D:96A:UN'BGM+380+INV001+9'DTM+137:20261130:102'UNT+4+1'" +
+	"UNH+2+INVOIC:D:96A:UN'BGM+380+INV002+9'MOA+77:12?+5'UNT+4+2'" +
+	"UNZ+2+REF0001'"
+
+func TestParseStageOneOutputPerMessage(t *testing.T) {
+	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{})}, nil)
+	publish(t, env.js, "ACME", twoInvoices, map[string][]string{HdrCorrelationID: {"corr-42"}})
+	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 2 })
+	for i, m := range streamMsgs(t, env.js, "PARSED") {
+		if m.Subject != "edi.parsed.ACME.INVOIC" {
+			t.Fatalf("subject %s", m.Subject)
+		}
+		for k, v := range map[string]string{HdrMessageID: "REF0001", HdrCorrelationID: "corr-42", HdrPartnerID: "ACME", HdrMessageType: "INVOIC"} {
+			if got := m.Header.Get(k); got != v {
+				t.Errorf("message %d header %s = %q, want %q", i, k, got, v)
+			}
+		}
+		var view map[string]any
+		if err := json.Unmarshal(m.Data, &view); err != nil {
+			t.Fatalf("not JSON: %v", err)
+		}
+		if !strings.Contains(string(m.Data), "INV00") {
+			t.Fatalf("view lacks the document number: %s", m.Data)
+		}
+	}
+}
+
+// Test 6: hostile payloads never crash the hub: each ends in the schema
+// DLQ with a positioned, printable error, and the partition goes on.
+func TestHostilePayloadsNeverCrash(t *testing.T) {
+	big := bytes.Repeat([]byte("A"), 10<<20)
+	hostile := map[string][]byte{
+		"invalid-utf8": []byte("UNB+UNOW:4+S+R+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'BGM+380+\xff\xfe\xfd'UNT+3+1'UNZ+1+R1'"),
+		"nul-bytes":    []byte("UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'BGM+380+\x00\x00\x00'UNT+3+1'UNZ+1+R1'"),
+		"ten-mb":       append([]byte("UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'FTX+AAA+++"), big...),
+		"escapes":      []byte("\x1b[2J\x1b]0;pwned\x07UNB+UNOC:3+S+R'"),
+		"empty":        {},
+		"release-run":  append([]byte("UNA:+.? 'UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+X:D:96A:UN'FTX+"), bytes.Repeat([]byte("?"), 1<<20)...),
+	}
+	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{})}, nil)
+	for name, data := range hostile {
+		publish(t, env.js, "ACME", string(data), map[string][]string{"x-case": {name}})
+	}
+	publish(t, env.js, "ACME", twoInvoices, nil)
+	eventually(t, 30*time.Second, func() bool {
+		return countMsgs(t, env.js, "DLQ") == len(hostile) && countMsgs(t, env.js, "PARSED") == 2
+	})
+	for _, m := range streamMsgs(t, env.js, "DLQ") {
+		name := m.Header.Get("x-case")
+		if m.Subject != "edi.parse.dlq.schema" {
+			t.Errorf("%s: %s", name, m.Subject)
+		}
+		if !bytes.Equal(m.Data, hostile[name]) {
+			t.Errorf("%s: payload not byte for byte (%d vs %d bytes)", name, len(m.Data), len(hostile[name]))
+		}
+		msg := m.Header.Get(HdrErrorMsg)
+		if msg == "" {
+			t.Errorf("%s: no x-error-msg", name)
+		}
+		for _, c := range []byte(msg) {
+			if c < 0x20 || c > 0x7e {
+				t.Errorf("%s: x-error-msg has byte %#x: %q", name, c, msg)
+				break
+			}
+		}
+		t.Logf("%-12s → %s", name, msg)
+	}
+}
