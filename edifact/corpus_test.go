@@ -20,7 +20,9 @@ type outcome struct {
 	tag     string // segment tag (ParseError only)
 }
 
-func ok(ic, msgs, segs int) outcome { return outcome{ok: true, interchanges: ic, msgs: msgs, segs: segs} }
+func ok(ic, msgs, segs int) outcome {
+	return outcome{ok: true, interchanges: ic, msgs: msgs, segs: segs}
+}
 func guardErr(code int, off int64) outcome {
 	return outcome{guard: true, code: code, offset: off}
 }

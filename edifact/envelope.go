@@ -80,6 +80,9 @@ func (c *checker) add(s *Segment) error {
 	if c.msg != nil {
 		switch s.Tag {
 		case "UNT":
+			if err := service(s); err != nil {
+				return err
+			}
 			return c.closeMessage(s)
 		case "UNH", "UNE", "UNZ":
 			return segErr(s, 0, 0, CodeMissing, "UNT missing: %s while message %q (segment %d) is open",

@@ -112,7 +112,11 @@ func (g *GuardResult) header(o *Options) error {
 	case bytes.HasPrefix(rest, []byte("ISA")):
 		s, version, serr := parseISA(rest)
 		if serr != nil {
-			return &GuardError{Offset: base + int64(i+serr.pos), Code: CodeInvalidServiceChar, Msg: serr.msg}
+			code := CodeInvalidServiceChar
+			if len(rest) < isaLen {
+				code = CodeMissing
+			}
+			return &GuardError{Offset: base + int64(i+serr.pos), Code: code, Msg: serr.msg}
 		}
 		g.Standard, g.Syntax, g.SyntaxVersion, g.Separators = X12, X12, version, s
 		return g.scan(o, anyText)
@@ -142,7 +146,7 @@ func junkMessage(body []byte, i int) string {
 // rep is the repetition separator that applies if the version is 4.
 func (g *GuardResult) edifact(o *Options, unb int, rep byte) error {
 	body, base, s := g.Body, g.Offset, g.Separators
-	p := unb + 4
+	p := min(unb+4, len(body))
 	id, p := token(body, p, &s)
 	if id == "" {
 		return &GuardError{Offset: base + int64(p), Code: CodeMissing, Msg: "UNB syntax identifier (S001/0001) is missing"}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+func init() {
+	register(command{name: "edifact", summary: "check EDIFACT/X12 files offline, or print their JSON view", run: runEdifact})
+}
+
+const edifactUsage = `check [--json] [--lenient] [--max-size N] FILE...
+       edihub edifact json [--lenient] [--max-size N] FILE
+
+check: guard, parse and envelope-check each file (- is stdin); one line per
+file, exit 1 if any fails. json: print the JSON view of one file.`
+
+func runEdifact(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usageErr("edifact needs a subcommand: %s", "check or json")
+	}
+	switch args[0] {
+	case "check":
+		return runEdifactCheck(ctx, e, args[1:])
+	case "json":
+		return runEdifactJSON(e, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprintf(e.stdout, "Usage: edihub edifact %s\n", edifactUsage)
+		return errHelp
+	}
+	return usageErr("unknown edifact subcommand %q (check or json)", args[0])
+}
+
+// edifactFlags are the options shared by check and json.
+type edifactFlags struct {
+	json    bool
+	lenient bool
+	maxSize int64
+}
+
+func (f *edifactFlags) register(fs *flag.FlagSet, withJSON bool) {
+	if withJSON {
+		fs.BoolVar(&f.json, "json", false, "one JSON object per file")
+	}
+	fs.BoolVar(&f.lenient, "lenient", false, "report characters outside the syntax level's repertoire as warnings")
+	fs.Int64Var(&f.maxSize, "max-size", edifact.DefaultMaxSize, "largest file accepted, in bytes")
+}
+
+func (f *edifactFlags) options() *edifact.Options {
+	return &edifact.Options{MaxSize: f.maxSize, Lenient: f.lenient}
+}
+
+// parseInterspersed lets flags follow the file names (check a.edi --json).
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return files, nil
+		}
+		files = append(files, args[0])
+		args = args[1:]
+	}
+}
+
+// checkResult is one file's line in --json mode.
+type checkResult struct {
+	File         string            `json:"file"`
+	OK           bool              `json:"ok"`
+	Standard     string            `json:"standard,omitempty"`
+	Interchanges int               `json:"interchanges"`
+	Messages     int               `json:"messages"`
+	Segments     int               `json:"segments"`
+	Warnings     []edifact.Warning `json:"warnings,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	Cause        string            `json:"cause,omitempty"`
+	Code         int               `json:"code,omitempty"`
+	Offset       *int64            `json:"offset,omitempty"`
+	Line         int               `json:"line,omitempty"`
+	Column       int               `json:"column,omitempty"`
+	Segment      int               `json:"segment,omitempty"`
+	Tag          string            `json:"tag,omitempty"`
+}
+
+func runEdifactCheck(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "edifact check", "[--json] [--lenient] [--max-size N] FILE...")
+	var f edifactFlags
+	f.register(fs, true)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageErr("edifact check needs at least one FILE")
+	}
+	if err := f.options().Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	failed, unreadable := 0, 0
+	enc := json.NewEncoder(e.stdout)
+	for _, name := range files {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		res := checkResult{File: name}
+		data, rerr := readLimited(e, name, f.maxSize)
+		var doc *edifact.Document
+		if rerr == nil {
+			doc, err = edifact.Parse(data, f.options())
+		}
+		switch {
+		case rerr != nil:
+			unreadable++
+			res.Error = rerr.Error()
+		case err != nil:
+			failed++
+			res.Error = err.Error()
+			describeError(&res, err)
+		default:
+			res.OK, res.Standard = true, doc.Standard
+			res.Interchanges, res.Messages, res.Segments = len(doc.Interchanges), len(doc.Messages()), doc.Segments
+			res.Warnings = doc.Warnings
+		}
+		if f.json {
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			continue
+		}
+		if res.OK {
+			fmt.Fprintf(e.stdout, "ok  %s  (%d interchanges, %d messages, %d segments)\n", name, res.Interchanges, res.Messages, res.Segments)
+			for _, w := range res.Warnings {
+				fmt.Fprintf(e.stdout, "    warning: %s\n", w)
+			}
+		} else {
+			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, oneLine(res.Error))
+		}
+	}
+	switch {
+	case unreadable > 0:
+		return usageErr("%d of %d files could not be read", unreadable, len(files))
+	case failed > 0:
+		return failedErr("%d of %d files failed", failed, len(files))
+	}
+	return nil
+}
+
+// describeError copies the position fields of a guard or parse error.
+func describeError(res *checkResult, err error) {
+	if c, ok := err.(interface{ Cause() string }); ok {
+		res.Cause = c.Cause()
+	}
+	var ge *edifact.GuardError
+	var pe *edifact.ParseError
+	switch {
+	case errors.As(err, &ge):
+		res.Code, res.Offset = ge.Code, &ge.Offset
+	case errors.As(err, &pe):
+		res.Code, res.Offset = pe.Code, &pe.Offset
+		res.Line, res.Column, res.Segment, res.Tag = pe.Line, pe.Column, pe.Segment, pe.Tag
+	}
+}
+
+// readLimited reads a file (or stdin for "-") but never more than max+1
+// bytes: one byte over is enough for Guard to refuse it with its size.
+func readLimited(e *env, name string, max int64) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = e.stdin
+	} else {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer fh.Close()
+		r = fh
+	}
+	return io.ReadAll(io.LimitReader(r, max+1))
+}
+
+func runEdifactJSON(e *env, args []string) error {
+	fs := newFlagSet(e, "edifact json", "[--lenient] [--max-size N] FILE")
+	var f edifactFlags
+	f.register(fs, false)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) != 1 {
+		return usageErr("edifact json needs exactly one FILE")
+	}
+	if err := f.options().Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	data, err := readLimited(e, files[0], f.maxSize)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	doc, err := edifact.Parse(data, f.options())
+	if err != nil {
+		return failedErr("%s: %v", files[0], err)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return failedErr("%s: %v", files[0], err)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+	return err
+}

@@ -1,0 +1,92 @@
+package edifact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// seeds adds the corpus (when present) and our testdata to a fuzz target.
+func seeds(f *testing.F) {
+	for _, dir := range []string{corpusDir(), "testdata"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*"))
+		for _, name := range files {
+			if filepath.Ext(name) == ".tsv" || filepath.Ext(name) == ".md" {
+				continue
+			}
+			if b, err := os.ReadFile(name); err == nil && len(b) > 0 {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte("UNA:+.? 'UNB+UNOA:4+S+R+20240101:1200+1'UNH+1+X:D:96A:UN'FTX+?@??'UNT+3+1'UNZ+1+1'"))
+	f.Add([]byte("UNA?????? "))
+	f.Add([]byte("UNB\x1dUNOB\x1f4\x1dS\x1dR\x1d1\x1f1\x1d1\x1cUNH\x1d1\x1dX\x1fD\x1f96A\x1fUN\x1e2\x1c"))
+}
+
+// FuzzParse: Parse never panics, and every error keeps the contract the hub
+// relies on (cause, printable one line, offset within the input). A success
+// always renders as JSON.
+func FuzzParse(f *testing.F) {
+	seeds(f)
+	opts := &Options{MaxSize: 1 << 20, MaxSegmentLen: 4096, MaxElementLen: 1024}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, lenient := range []bool{false, true} {
+			o := *opts
+			o.Lenient = lenient
+			doc, err := Parse(data, &o)
+			if err != nil {
+				checkErrorContract(t, err, len(data))
+				continue
+			}
+			n := 0
+			for _, ic := range doc.Interchanges {
+				n += ic.Segments
+				for _, m := range ic.Messages {
+					if b, err := m.MarshalJSON(); err != nil || !json.Valid(b) {
+						t.Fatalf("message JSON: %v", err)
+					}
+				}
+			}
+			if n != doc.Segments {
+				t.Fatalf("interchanges hold %d segments, document %d", n, doc.Segments)
+			}
+			if _, err := json.Marshal(doc); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzReader: the Reader alone (no Guard in front) never panics, never
+// reports a position outside the input, and always ends.
+func FuzzReader(f *testing.F) {
+	seeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := NewReader(bytes.NewReader(data))
+		r.MaxSegmentLen, r.MaxElementLen = 4096, 1024
+		r.ReuseSegment = len(data)%2 == 0
+		for i := 0; i <= len(data); i++ {
+			s, err := r.Read()
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				var pe *ParseError
+				if !errors.As(err, &pe) {
+					t.Fatalf("%T: %v", err, err)
+				}
+				checkErrorContract(t, err, len(data))
+				return
+			}
+			if s.Offset < 0 || s.Offset >= int64(len(data)) || s.Tag == "" {
+				t.Fatalf("segment %q at offset %d of %d", s.Tag, s.Offset, len(data))
+			}
+		}
+		t.Fatalf("more segments than bytes")
+	})
+}
