@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func init() {
+	register(command{name: "send", summary: "publish interchanges to edi.ingest.<partner>", run: runSend})
+}
+
+type sendResult struct {
+	File          string `json:"file"`
+	OK            bool   `json:"ok"`
+	Stream        string `json:"stream,omitempty"`
+	Seq           uint64 `json:"seq,omitempty"`
+	Bytes         int    `json:"bytes"`
+	CorrelationID string `json:"correlation_id,omitempty"`
+	Error         string `json:"error,omitempty"`
+}
+
+func runSend(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "send", "--partner ID FILE... (- reads standard input)")
+	var cf clientFlags
+	cf.register(fs, e)
+	partner := fs.String("partner", "", "partner ID (one subject token, e.g. ACME)")
+	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the server's ack of each file")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *partner == "" || strings.ContainsAny(*partner, ".*> \t") {
+		return usageErr("--partner is required and must be one subject token (no dots, spaces or wildcards)")
+	}
+	if fs.NArg() == 0 {
+		return usageErr("name at least one file to send")
+	}
+	nc, j, err := ejs.Connect(cf.server, "edihub-send")
+	if err != nil {
+		return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+	}
+	defer nc.Close()
+
+	files := fs.Args()
+	progress := isTerminal(e.stderr) && len(files) > 1 && !cf.json
+	failed := 0
+	for i, f := range files {
+		r := sendOne(ctx, e, j, *partner, f, *timeout)
+		if !r.OK {
+			failed++
+		}
+		switch {
+		case cf.json:
+			b, _ := json.Marshal(r)
+			fmt.Fprintln(e.stdout, string(b))
+		case !r.OK && progress:
+			fmt.Fprintf(e.stderr, "\rFAIL %s: %s\n", r.File, r.Error)
+		case !r.OK:
+			fmt.Fprintf(e.stderr, "FAIL %s: %s\n", r.File, r.Error)
+		case !progress:
+			fmt.Fprintf(e.stdout, "sent %s (%d bytes) → %s seq %d\n", r.File, r.Bytes, r.Stream, r.Seq)
+		}
+		if progress {
+			fmt.Fprintf(e.stderr, "\rsent %d/%d files, %d failed", i+1, len(files), failed)
+		}
+	}
+	if progress {
+		fmt.Fprintln(e.stderr)
+	}
+	if failed > 0 {
+		return failedErr("%d of %d files were not sent", failed, len(files))
+	}
+	return nil
+}
+
+func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, timeout time.Duration) sendResult {
+	r := sendResult{File: file}
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(e.stdin)
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	r.Bytes = len(data)
+	r.CorrelationID = nuid.Next()
+	msg := &nats.Msg{Subject: hub.IngestPublishSubject(partner), Data: data, Header: nats.Header{}}
+	msg.Header.Set(hub.HdrCorrelationID, r.CorrelationID)
+	if file != "-" {
+		msg.Header.Set("x-filename", sanitizeName(file))
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ack, err := j.PublishMsg(pctx, msg)
+	if err != nil {
+		r.Error = oneLine(err.Error())
+		return r
+	}
+	r.OK, r.Stream, r.Seq = true, ack.Stream, ack.Sequence
+	return r
+}
+
+// sanitizeName keeps a header value printable.
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

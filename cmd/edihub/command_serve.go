@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func init() {
+	register(command{name: "serve", summary: "run the hub (embedded NATS, data in ./data)", run: runServe})
+}
+
+// exitFatal is the exit code when the hub asks to be restarted by its
+// supervisor (handlers that ignore their deadline piled up).
+const exitFatal = 3
+
+func runServe(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "serve", "[flags]")
+	configPath := fs.String("config", "", "YAML config file (see configs/edihub.yaml)")
+	dataDir := fs.String("data", "", "data folder (default ./data)")
+	listen := fs.String("listen", "", "embedded NATS listen address (default 127.0.0.1:4222)")
+	httpAddr := fs.String("http", "", "HTTP address for /metrics, /healthz, /readyz (default 127.0.0.1:8080)")
+	natsURL := fs.String("nats-url", "", "use this external NATS server or cluster instead of the embedded one")
+	drill := fs.Bool("drill", false, "enable the drill stage (x-drill: panic|hang|exit|error); never in production")
+	logLevel := fs.String("log-level", "", "trace, debug, info, warn, error (default info)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	applyServeFlags(&cfg, fs, *dataDir, *listen, *httpAddr, *natsURL, *logLevel, *drill)
+	log, err := newLogger(e.stderr, cfg.Log.Level, cfg.Log.Format)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	cfg.Hub.SetDefaults()
+	if err := cfg.Hub.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	return serve(ctx, cfg, log)
+}
+
+func applyServeFlags(cfg *fileConfig, fs *flag.FlagSet, dataDir, listen, httpAddr, natsURL, logLevel string, drill bool) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["data"] {
+		cfg.DataDir = dataDir
+	}
+	if set["listen"] {
+		cfg.NATS.Listen = listen
+	}
+	if set["http"] {
+		cfg.HTTP.Listen = httpAddr
+	}
+	if set["nats-url"] {
+		cfg.NATS.URL = natsURL
+	}
+	if set["log-level"] {
+		cfg.Log.Level = logLevel
+	}
+	if drill {
+		cfg.Hub.Drill = true
+	}
+}
+
+// serve runs everything until ctx is done: the embedded server (unless an
+// external one is configured), the HTTP endpoints and the hub.
+func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
+	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
+		return failedErr("data folder: %v", err)
+	}
+	url := cfg.NATS.URL
+	var srv *server.Server
+	if url == "" {
+		var err error
+		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log})
+		if err != nil {
+			return failedErr("%v", err)
+		}
+		defer func() {
+			srv.Shutdown()
+			srv.WaitForShutdown()
+		}()
+		url = srv.ClientURL()
+		log.Info().Str("component", "serve").Str("nats", url).Str("store", filepath.Join(cfg.DataDir, "jetstream")).Msg("embedded NATS with JetStream started")
+	}
+	nc, _, err := ejs.Connect(url, "edihub-serve", nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+		if err != nil {
+			log.Warn().Str("component", "serve").Err(err).Msg("disconnected from NATS; reconnecting")
+		}
+	}))
+	if err != nil {
+		return unreachableErr(err)
+	}
+	defer nc.Close()
+
+	store, err := counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	defer store.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	h, err := hub.New(hub.Options{
+		Config: cfg.Hub, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT)},
+		Logger: log, Registry: reg, Actor: actorName("edihub-serve"),
+		OnFatal: func(reason string) {
+			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
+			os.Exit(exitFatal)
+		},
+	})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+
+	httpSrv, err := startHTTP(cfg.HTTP.Listen, reg, h, nc, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = httpSrv.Shutdown(sctx)
+	}()
+
+	log.Info().Str("component", "serve").Str("http", cfg.HTTP.Listen).Str("nats", url).
+		Msg("starting the pipeline: publish interchanges to edi.ingest.<partner>; Ctrl-C stops")
+	if err := h.Run(ctx); err != nil {
+		return failedErr("%v", err)
+	}
+	log.Info().Str("component", "serve").Msg("stopped cleanly")
+	return nil
+}
+
+// startHTTP serves /metrics, /healthz (the process lives) and /readyz (the
+// hub runs and NATS is connected).
+func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, log zerolog.Logger) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		switch {
+		case !nc.IsConnected():
+			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
+		case !h.Ready():
+			http.Error(w, "hub not running", http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintln(w, "ready")
+		}
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error().Str("component", "http").Err(err).Msg("http server stopped")
+		}
+	}()
+	return srv, nil
+}
+
+// actorName is the OS user for audit events, or def.
+func actorName(def string) string {
+	if u := os.Getenv("USER"); u != "" {
+		return u + "@" + def
+	}
+	return def
+}
