@@ -102,6 +102,8 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	if !h.publishThenAck(d, m, "poison") {
 		return
 	}
+	h.emit(d, Event{Kind: EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
+		Error: headerSafe(v.message), Subject: m.Subject})
 	h.met.poison.WithLabelValues(v.stage, v.cause).Inc()
 	h.met.messages.WithLabelValues(v.stage, "poison").Inc()
 	h.met.attempts.WithLabelValues("poison").Observe(float64(v.attempts))
@@ -148,6 +150,8 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 	if !h.publishThenAck(d, m, "dlq", opts...) {
 		return
 	}
+	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: m.Header.Get(HdrErrorClass),
+		Cause: cause, Error: headerSafe(o.msg), Subject: m.Subject})
 	h.met.deadLetters.WithLabelValues(o.stage, cause).Inc()
 	h.deadLettered.Add(1)
 	h.met.messages.WithLabelValues(o.stage, "dead-letter").Inc()
@@ -175,6 +179,8 @@ func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int) {
 	if !h.publishThenAck(d, m, "retry", opts...) {
 		return
 	}
+	h.emit(d, Event{Kind: EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),
+		Cause: o.failure.Cause, Error: headerSafe(o.msg), Subject: retryDueSubject(o.stage, delay)})
 	h.met.retries.WithLabelValues(o.stage, tierName(delay)).Inc()
 	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
 }

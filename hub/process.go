@@ -155,6 +155,8 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict) {
 	log := h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
 		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class))
 	log.Str("error", headerSafe(o.msg)).Msg("attempt failed")
+	h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: attempts, Class: string(o.failure.Class),
+		Cause: o.failure.Cause, Error: headerSafe(o.msg)})
 
 	switch {
 	case o.failure.Class == Permanent:
