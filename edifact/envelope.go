@@ -136,6 +136,9 @@ func (c *checker) openInterchange(s *Segment) error {
 	if ic.SyntaxVersion, err = need(s, 1, 2, "syntax version (S001/0002)"); err != nil {
 		return err
 	}
+	if v := ic.SyntaxVersion; len(v) != 1 || v[0] < '1' || v[0] > '4' {
+		return segErr(s, 1, 2, CodeSyntaxNotSupported, "syntax version %q is not 1..4", printable(v, 8))
+	}
 	if ic.Sender.ID, err = need(s, 2, 1, "sender identification (S002/0004)"); err != nil {
 		return err
 	}

@@ -381,3 +381,17 @@ func TestOptionsValidate(t *testing.T) {
 		t.Errorf("options error %v", err)
 	}
 }
+
+// A later interchange is held to its own syntax identifier.
+func TestLaterInterchangeRepertoire(t *testing.T) {
+	first := "UNB+UNOB:3+S+R+240101:1200+1'UNH+1+X:D:96A:UN'FTX+lower'UNT+3+1'UNZ+1+1'"
+	second := "UNB+UNOA:3+S+R+240101:1200+2'UNH+1+X:D:96A:UN'FTX+lower'UNT+3+1'UNZ+1+2'"
+	_, err := Parse([]byte(first+second), nil)
+	wantGuardErr(t, err, CodeInvalidCharacter, int64(len(first)+strings.Index(second, "lower")))
+	doc, err := Parse([]byte(first+second), &Options{Lenient: true})
+	if err != nil || len(doc.Warnings) != 5 {
+		t.Fatalf("lenient: %v %v", err, doc)
+	}
+	_, err = Parse([]byte(first+strings.Replace(second, "UNOA:3", "UNOA:9", 1)), nil)
+	wantParseErr(t, err, CodeSyntaxNotSupported, 200)
+}

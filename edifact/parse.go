@@ -2,6 +2,7 @@ package edifact
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 )
 
@@ -36,6 +37,11 @@ func Parse(data []byte, opts *Options) (*Document, error) {
 		if err := c.add(s); err != nil {
 			return nil, err
 		}
+		if s.Tag == "UNZ" && c.ic == nil && len(c.doc.Interchanges) > 1 {
+			if err := recheck(g, c.doc, r.InputOffset(), &o); err != nil {
+				return nil, err
+			}
+		}
 		if c.ic != nil && (s.Tag == "UNB" || s.Tag == "ISA") && c.ic.Segments == 1 {
 			c.ic.Separators = r.Separators()
 		}
@@ -49,4 +55,31 @@ func Parse(data []byte, opts *Options) (*Document, error) {
 // endError is a ParseError positioned at the end of the input, to be filled in.
 func (r *Reader) endError() *ParseError {
 	return &ParseError{Offset: r.BaseOffset + r.off, Line: r.line, Column: int(r.off-r.lineStart) + 1, Segment: r.num + 1}
+}
+
+// recheck applies the repertoire of a later interchange whose syntax
+// identifier differs from the first one's (Guard only knew the first), over
+// the bytes from its UNB to end. Each byte is scanned at most twice.
+func recheck(g *GuardResult, doc *Document, end int64, o *Options) error {
+	ic := doc.Interchanges[len(doc.Interchanges)-1]
+	if ic.Syntax == g.Syntax {
+		return nil
+	}
+	sub := &GuardResult{Body: g.Body[ic.Offset-g.Offset : end-g.Offset], Offset: ic.Offset,
+		Syntax: ic.Syntax, Separators: ic.Separators}
+	cs := lookupCharset(ic.Syntax)
+	if cs == nil {
+		w := Warning{Offset: ic.Offset, Code: CodeSyntaxNotSupported,
+			Msg: fmt.Sprintf("syntax identifier %q is not in code list 0001", printable(ic.Syntax, 8))}
+		if !o.Lenient {
+			return &GuardError{Offset: w.Offset, Code: w.Code, Msg: w.Msg}
+		}
+		doc.Warnings = append(doc.Warnings, w)
+		cs = anyText
+	}
+	if err := sub.scan(o, cs); err != nil {
+		return err
+	}
+	doc.Warnings = append(doc.Warnings, sub.Warnings...)
+	return nil
 }
