@@ -151,11 +151,10 @@ func (b *Bridge) producerOpts() []kgo.Opt {
 		// Idempotent writes are kgo's default; acks=all is what makes an
 		// acknowledged produce safe to ack on the NATS side.
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(b.cfg.ProduceTimeout),
 		kgo.ProducerBatchMaxBytes(b.cfg.MaxRecordBytes),
 		kgo.ProducerLinger(time.Millisecond),
 		kgo.RetryBackoffFn(b.kafkaBackoff),
-		kgo.WithLogger(kgoLogger{b.log.With().Str("kafka", "producer").Logger()}),
+		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", "producer").Logger())),
 	}
 	if b.cfg.CreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
@@ -211,20 +210,65 @@ func (bo *backoff) wait(ctx context.Context) bool {
 func (bo *backoff) reset() { bo.cur = 0 }
 
 // kgoLogger passes franz-go's warnings and errors to zerolog; its info
-// lines (every metadata refresh) would drown the hub's own.
-type kgoLogger struct{ l zerolog.Logger }
+// lines (every metadata refresh) would drown the hub's own. While a broker
+// is down kgo repeats the same warning on every dial, so a message is
+// logged at most once per kgoLogQuiet and the repeats go to debug.
+type kgoLogger struct {
+	l    zerolog.Logger
+	mu   sync.Mutex
+	last map[string]time.Time
+}
 
-func (k kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+const kgoLogQuiet = 30 * time.Second
 
-func (k kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+func newKgoLogger(l zerolog.Logger) *kgoLogger {
+	return &kgoLogger{l: l, last: map[string]time.Time{}}
+}
+
+func (k *kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
+
+func (k *kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	k.mu.Lock()
+	repeat := time.Since(k.last[msg]) < kgoLogQuiet
+	if !repeat {
+		k.last[msg] = time.Now()
+	}
+	k.mu.Unlock()
 	var ev *zerolog.Event
-	switch level {
-	case kgo.LogLevelError:
+	switch {
+	case repeat:
+		ev = k.l.Debug()
+	case level == kgo.LogLevelError:
 		ev = k.l.Error()
-	case kgo.LogLevelWarn:
+	case level == kgo.LogLevelWarn:
 		ev = k.l.Warn()
 	default:
 		ev = k.l.Debug()
 	}
 	ev.Fields(keyvals).Msg(msg)
+}
+
+// outage logs the first failure of a run and the recovery at warn and
+// info, and the retries in between at debug: one line per outage, not one
+// per backoff step.
+type outage struct {
+	since time.Time
+	n     int
+}
+
+func (o *outage) fail(log zerolog.Logger, err error, what string) {
+	o.n++
+	if o.n == 1 {
+		o.since = time.Now()
+		log.Warn().Err(err).Msg(what + "; retrying with backoff")
+		return
+	}
+	log.Debug().Err(err).Int("retry", o.n).Msg(what)
+}
+
+func (o *outage) ok(log zerolog.Logger, what string) {
+	if o.n > 0 {
+		log.Info().Dur("after", time.Since(o.since)).Int("failures", o.n).Msg(what)
+		o.n = 0
+	}
 }

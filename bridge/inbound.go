@@ -28,6 +28,8 @@ type inbound struct {
 	src partnerSource
 	log zerolog.Logger
 
+	down outage // publish failures of the batch in flight
+
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
 }
@@ -58,7 +60,7 @@ func (in *inbound) opts() []kgo.Opt {
 		kgo.AutoCommitInterval(time.Second),
 		kgo.FetchMaxPartitionBytes(max(in.b.cfg.MaxRecordBytes, 1<<20)),
 		kgo.RetryBackoffFn(in.b.kafkaBackoff),
-		kgo.WithLogger(kgoLogger{in.log.With().Str("kafka", "consumer").Logger()}),
+		kgo.WithLogger(newKgoLogger(in.log.With().Str("kafka", "consumer").Logger())),
 	}
 }
 
@@ -80,6 +82,7 @@ func (in *inbound) run(ctx context.Context) error {
 	in.log.Info().Str("topic", in.r.Topic).Str("group", in.r.Group).Str("subject", in.r.Subject).Msg("inbound route running")
 
 	bo := in.b.newBackoff()
+	var down outage
 	for ctx.Err() == nil {
 		fetches := cl.PollRecords(ctx, in.b.cfg.BatchSize)
 		if fetches.IsClientClosed() {
@@ -92,9 +95,10 @@ func (in *inbound) run(ctx context.Context) error {
 			}
 			failed = true
 			in.b.m.errors.WithLabelValues("in", in.r.Name, "fetch").Inc()
-			in.log.Warn().Err(err).Str("topic", topic).Int32("partition", p).Msg("kafka fetch failed; retrying with backoff")
+			down.fail(in.log.With().Str("topic", topic).Int32("partition", p).Logger(), err, "kafka fetch failed")
 		})
 		if recs := fetches.Records(); len(recs) > 0 {
+			down.ok(in.log, "kafka fetch works again")
 			in.move(ctx, cl, recs)
 			bo.reset()
 		} else if failed {
@@ -122,6 +126,7 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 		items[i] = in.mapRecord(rec, mp)
 	}
 	bo := in.b.newBackoff()
+	in.down = outage{}
 	for {
 		var todo []*inItem
 		for _, it := range items {
@@ -143,6 +148,7 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 			continue
 		}
 	}
+	in.down.ok(in.log, "JetStream publish works again")
 	in.mark(cl, items)
 	in.b.m.batch.WithLabelValues("in", in.r.Name).Observe(time.Since(start).Seconds())
 }
@@ -207,7 +213,7 @@ func (in *inbound) failed(it *inItem, err error) int {
 		return 0
 	}
 	in.b.m.errors.WithLabelValues("in", in.r.Name, "publish").Inc()
-	in.log.Warn().Err(err).Str("subject", it.msg.Subject).Int64("offset", it.rec.Offset).Msg("publish failed; retrying with backoff")
+	in.down.fail(in.log.With().Str("subject", it.msg.Subject).Int64("offset", it.rec.Offset).Logger(), err, "JetStream publish failed")
 	return 1
 }
 

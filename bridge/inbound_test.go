@@ -97,7 +97,6 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 	t.Parallel()
 	h := startNATS(t, 64<<10) // NATS max payload 64 KiB, so 100 KiB is oversize
 	_, brokers := startKafka(t, "partners.in")
-	cl := kafkaClient(t, brokers)
 	cfg := testConfig(brokers)
 	cfg.Inbound = []InRoute{{Topic: "partners.in", Group: "g-poison"}}
 
@@ -115,7 +114,6 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 		r.Topic, r.Partition = "partners.in", 0
 	}
 	produce(t, kafkaClient(t, brokers, kgo.RecordPartitioner(kgo.ManualPartitioner())), recs...)
-	_ = cl
 
 	r := startBridge(t, h, cfg, nil)
 	eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 2 && h.count(t, "POISON") == 4 }, "2 in INGEST, 4 in POISON")
@@ -166,4 +164,3 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 	}, "offset %d committed", len(recs))
 	r.stop(t)
 }
-

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +31,8 @@ type outbound struct {
 	log  zerolog.Logger
 	prod *kgo.Client
 
+	down outage // produce failures of the batch in flight
+
 	mu   sync.Mutex
 	cons js.Consumer // nil until set up
 }
@@ -43,7 +44,6 @@ type outItem struct {
 	topic  string
 	key    []byte
 	hs     []kgo.RecordHeader
-	ts     time.Time
 	poison *unmappable
 	err    error
 	done   atomic.Bool // produced (or quarantined): ready to ack
@@ -59,6 +59,7 @@ func (o *outbound) run(ctx context.Context) error {
 	o.log.Info().Str("filter", o.r.Filter).Str("stream", stream).Str("durable", o.r.Durable).Str("topic", o.r.Topic).
 		Bool("spring_dlt", *o.r.SpringDLT).Msg("outbound route running")
 	bo := o.b.newBackoff()
+	var down outage
 	idle := false
 	for ctx.Err() == nil {
 		msgs, err := o.fetch(ctx, cons, idle)
@@ -67,10 +68,11 @@ func (o *outbound) run(ctx context.Context) error {
 				break
 			}
 			o.b.m.errors.WithLabelValues("out", o.r.Name, "fetch").Inc()
-			o.log.Warn().Err(err).Msg("JetStream fetch failed; retrying with backoff")
+			down.fail(o.log, err, "JetStream fetch failed")
 			bo.wait(ctx)
 			continue
 		}
+		down.ok(o.log, "JetStream fetch works again")
 		bo.reset()
 		idle = len(msgs) == 0
 		if !idle {
@@ -159,6 +161,7 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 	}
 	stopKeepAlive := o.keepAlive(items)
 	bo := o.b.newBackoff()
+	o.down = outage{}
 	for fctx.Err() == nil {
 		var todo []*outItem
 		for _, it := range items {
@@ -175,29 +178,40 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 		bo.wait(fctx)
 	}
 	stopKeepAlive()
+	o.down.ok(o.log, "Kafka produce works again")
 	o.ack(items)
 	o.b.m.batch.WithLabelValues("out", o.r.Name).Observe(time.Since(start).Seconds())
 }
 
 // produce sends the records of items (or publishes the poison copy of those
 // that cannot be mapped) and waits; it returns how many failed transiently.
+// Each attempt is bounded by ProduceTimeout through its context: kgo fails
+// the partition's buffered records together when that passes (never one
+// alone, so order holds), except a request already on the wire, whose
+// answer it must wait for to keep idempotent sequence numbers right.
 func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
-	var wg sync.WaitGroup
-	for _, it := range items {
+	pctx, cancel := context.WithTimeout(ctx, o.b.cfg.ProduceTimeout)
+	defer cancel()
+	results := make([]chan error, len(items))
+	for i, it := range items {
 		if it.poison != nil {
 			continue
 		}
-		it.err = nil
-		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs, Timestamp: it.ts}
-		wg.Add(1)
-		o.prod.Produce(ctx, rec, func(_ *kgo.Record, err error) {
-			it.err = err
-			wg.Done()
-		})
+		// A fresh record per attempt: kgo owns a record until its promise.
+		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs}
+		res := make(chan error, 1)
+		results[i] = res
+		o.prod.Produce(pctx, rec, func(_ *kgo.Record, err error) { res <- err })
 	}
-	wg.Wait()
-	for _, it := range items {
-		if it.poison == nil {
+	for i, it := range items {
+		if res := results[i]; res != nil {
+			select {
+			case it.err = <-res:
+			case <-ctx.Done():
+				// Stopping while the broker holds an answer back: leave the
+				// rest unacked (nak'ed), the next run produces them again.
+				it.err = ctx.Err()
+			}
 			if it.err == nil {
 				it.done.Store(true)
 				continue
@@ -207,10 +221,15 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("Kafka refused the record; quarantining it")
 			} else {
 				failed++
-				o.b.m.errors.WithLabelValues("out", o.r.Name, "produce").Inc()
-				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("produce failed; retrying with backoff")
+				if ctx.Err() == nil {
+					o.b.m.errors.WithLabelValues("out", o.r.Name, "produce").Inc()
+					o.down.fail(o.log.With().Str("subject", it.msg.Subject()).Str("topic", it.topic).Logger(), it.err, "Kafka produce failed")
+				}
 				continue
 			}
+		}
+		if it.poison == nil || ctx.Err() != nil {
+			continue
 		}
 		if err := o.quarantine(ctx, it); err != nil {
 			failed++
@@ -314,7 +333,6 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 		return it
 	}
 	it.meta = meta
-	it.ts = meta.Timestamp
 	h := m.Headers()
 	it.topic = strings.ReplaceAll(o.r.Topic, "{{subject}}", m.Subject())
 	if !kafkaTopicRE.MatchString(it.topic) {
@@ -328,9 +346,6 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	}
 	if key == nil {
 		key = o.partitionKey(h, m.Subject())
-	}
-	if ms, err := strconv.ParseInt(h.Get(hdrKafkaTimestamp), 10, 64); err == nil {
-		it.ts = time.UnixMilli(ms) // keep the original record time on a round trip
 	}
 	if *o.r.SpringDLT {
 		hs = append(hs, springDLTHeaders(h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
