@@ -209,8 +209,8 @@ func natsOrigin(h nats.Header, src dltSource) (topic string, partition int32, of
 		}
 	}
 	offset = int64(src.streamSeq)
-	if s, err := strconv.ParseInt(h.Get(hdrOriginalSeq), 10, 64); err == nil {
-		offset = s
+	if s, err := strconv.ParseUint(h.Get(hdrOriginalSeq), 10, 63); err == nil {
+		offset = int64(s)
 	}
 	return topic, partition, offset, src.stored.UnixMilli()
 }
