@@ -18,6 +18,7 @@ type checker struct {
 	refs map[string]int // message references of the open interchange -> segment number
 	// bare is set when the open interchange has messages outside groups.
 	bare bool
+	keep keeper
 }
 
 func newChecker(std string) *checker {
@@ -68,7 +69,7 @@ func count(s *Segment, e int, name string) (int, error) {
 	return n, nil
 }
 
-// add takes one segment; the checker keeps it (it must not alias the Reader).
+// add takes one segment; what it keeps it copies (s may alias the Reader).
 func (c *checker) add(s *Segment) error {
 	c.doc.Segments++
 	if c.ic != nil {
@@ -90,7 +91,7 @@ func (c *checker) add(s *Segment) error {
 		case "UNB", "UNG":
 			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %q", s.Tag, printable(c.msg.Ref, 20))
 		}
-		c.msg.Segments = append(c.msg.Segments, *s)
+		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
 		return nil
 	}
 	if maxServiceElements[s.Tag] > 0 {
@@ -265,14 +266,14 @@ func (c *checker) openMessage(s *Segment) error {
 		return segErr(s, 1, 1, CodeDuplicate, "message reference %q already used at segment %d", printable(m.Ref, 20), prev)
 	}
 	c.refs[m.Ref] = s.Number
-	m.Segments = append(m.Segments, *s)
+	m.Segments = append(m.Segments, c.keep.keep(s))
 	c.msg = m
 	return nil
 }
 
 func (c *checker) closeMessage(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, *s)
+	m.Segments = append(m.Segments, c.keep.keep(s))
 	n, err := count(s, 1, "number of segments (0074)")
 	if err != nil {
 		return err

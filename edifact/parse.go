@@ -21,6 +21,7 @@ func Parse(data []byte, opts *Options) (*Document, error) {
 	o := opts.setDefaults()
 	r := newReaderOptions(bytes.NewReader(g.Body), len(g.Body), &o)
 	r.BaseOffset = g.Offset
+	r.ReuseSegment = true // the checker keeps copies made by its keeper
 	c := newChecker(g.Standard)
 	c.doc.Warnings = g.Warnings
 	for {

@@ -15,7 +15,7 @@ func (c *checker) addX12(s *Segment) error {
 			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %q (segment %d) is open",
 				s.Tag, printable(c.msg.Ref, 20), c.msg.Segments[0].Number)
 		}
-		c.msg.Segments = append(c.msg.Segments, *s)
+		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
 		return nil
 	}
 	switch s.Tag {
@@ -79,7 +79,7 @@ func (c *checker) addX12(s *Segment) error {
 		if m.Ref, err = need(s, 2, 1, "transaction set control number (ST02)"); err != nil {
 			return err
 		}
-		m.Segments = append(m.Segments, *s)
+		m.Segments = append(m.Segments, c.keep.keep(s))
 		c.msg = m
 		return nil
 	case "IEA":
@@ -131,7 +131,7 @@ func (c *checker) openISA(s *Segment) error {
 
 func (c *checker) closeX12Message(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, *s)
+	m.Segments = append(m.Segments, c.keep.keep(s))
 	n, err := count(s, 1, "number of included segments (SE01)")
 	if err != nil {
 		return err

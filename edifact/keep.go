@@ -1,0 +1,38 @@
+package edifact
+
+// keeper copies segments out of a ReuseSegment Reader into slabs, so that a
+// parsed document costs a few large allocations instead of three small ones
+// per segment. The strings need no copy: the Reader's string arena is never
+// overwritten (see arena.go).
+type keeper struct {
+	strs  []string
+	elems [][]string
+}
+
+const slabLen = 4096
+
+func (k *keeper) keep(s *Segment) Segment {
+	out := *s
+	n := 0
+	for _, e := range s.Elements {
+		n += len(e)
+	}
+	if cap(k.strs)-len(k.strs) < n {
+		k.strs = make([]string, 0, max(slabLen, n))
+	}
+	if cap(k.elems)-len(k.elems) < len(s.Elements) {
+		k.elems = make([][]string, 0, max(slabLen/4, len(s.Elements)))
+	}
+	elems := k.elems[len(k.elems) : len(k.elems)+len(s.Elements) : len(k.elems)+len(s.Elements)]
+	k.elems = k.elems[:len(k.elems)+len(s.Elements)]
+	for i, e := range s.Elements {
+		start := len(k.strs)
+		k.strs = append(k.strs, e...)
+		elems[i] = k.strs[start:len(k.strs):len(k.strs)]
+	}
+	out.Elements = elems
+	if s.Repeats != nil {
+		out.Repeats = s.Clone().Repeats
+	}
+	return out
+}
