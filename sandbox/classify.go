@@ -193,6 +193,7 @@ type headTail struct {
 	crash []byte // from the first crash marker on, bounded by max
 	found bool
 	carry []byte // end of the previous write, to match markers across writes
+	fake  bool   // carry is the synthetic "\n" that lets a marker match at offset 0
 }
 
 // crashMarkers start the lines the Go runtime writes when a process dies.
@@ -200,7 +201,7 @@ var crashMarkers = []string{"\nfatal error: ", "\npanic: ", "\nruntime: ", "\nSI
 
 const crashContext = 512 // bytes kept before the marker
 
-func newHeadTail(max int) *headTail { return &headTail{max: max, carry: []byte("\n")} }
+func newHeadTail(max int) *headTail { return &headTail{max: max, carry: []byte("\n"), fake: true} }
 
 func (h *headTail) Write(p []byte) (int, error) {
 	n := len(p)
@@ -242,12 +243,17 @@ func (h *headTail) scanCrash(p []byte) {
 	}
 	if at >= 0 {
 		h.found = true
-		from := max(0, at+1-crashContext)
+		lo := 0
+		if h.fake {
+			lo = 1
+		}
+		from := max(lo, at+1-min(crashContext, h.max/4))
 		h.crash = append([]byte(nil), data[from:min(len(data), from+h.max)]...)
 		h.carry = nil
 		return
 	}
 	h.carry = append(h.carry[:0], data[max(0, len(data)-crashContext):]...)
+	h.fake = false
 }
 
 // String is the bounded stderr for the report.
