@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // invoicReader streams a valid INVOIC D96A interchange with n LIN groups
@@ -12,6 +13,7 @@ type invoicReader struct {
 	n, i  int
 	stage int
 	buf   bytes.Buffer
+	line  []byte
 }
 
 const invoicHead = "UNA:+.? '\r\nUNB+UNOA:3+SENDER:14+RECEIVER:14+240101:1200+REF1'\r\n" +
@@ -32,7 +34,17 @@ func (r *invoicReader) Read(p []byte) (int, error) {
 		switch {
 		case r.i < r.n:
 			r.i++
-			fmt.Fprintf(&r.buf, "LIN+%d++4000862141404:EN'\r\nQTY+47:%d:PCE'\r\nMOA+203:%d.50'\r\nPRI+AAA:12.5:CT:AAE'\r\n", r.i, r.i%97+1, r.i*3)
+			// Built with strconv so that the generator does not allocate.
+			b := r.line[:0]
+			b = append(b, "LIN+"...)
+			b = strconv.AppendInt(b, int64(r.i), 10)
+			b = append(b, "++4000862141404:EN'\r\nQTY+47:"...)
+			b = strconv.AppendInt(b, int64(r.i%97+1), 10)
+			b = append(b, ":PCE'\r\nMOA+203:"...)
+			b = strconv.AppendInt(b, int64(r.i*3), 10)
+			b = append(b, ".50'\r\nPRI+AAA:12.5:CT:AAE'\r\n"...)
+			r.buf.Write(b)
+			r.line = b
 		case r.stage == 0:
 			r.stage = 1
 			fmt.Fprintf(&r.buf, "UNS+S'\r\nMOA+79:1000'\r\nUNT+%d+M1'\r\nUNZ+1+REF1'\r\n", invoicSegments(r.n)-2)

@@ -395,3 +395,34 @@ func TestLaterInterchangeRepertoire(t *testing.T) {
 	_, err = Parse([]byte(first+strings.Replace(second, "UNOA:3", "UNOA:9", 1)), nil)
 	wantParseErr(t, err, CodeSyntaxNotSupported, 200)
 }
+
+func TestX12Binary(t *testing.T) {
+	isa := "ISA*00*          *00*          *ZZ*A              *ZZ*B              *240315*0930*^*00501*000000001*0*P*:~"
+	// BIN01 = 8: the data holds the terminator, a line feed and a NUL.
+	in := "\xef\xbb\xbf" + isa + "GS*FA*A*B*20240315*0930*1*X*005010~ST*999*1~BIN*8*a~b\nc\x00de~SE*3*1~GE*1*1~IEA*1*1~"
+	r := NewReader(strings.NewReader(in))
+	var bin *Segment
+	for {
+		s, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Tag == "BIN" {
+			bin = s
+		}
+	}
+	if bin == nil || bin.Value(1, 1) != "8" || bin.Value(2, 1) != "a~b\nc\x00de" {
+		t.Fatalf("BIN = %+v", bin)
+	}
+	// A length that overruns the input is a positioned error.
+	bad := isa + "GS*FA*A*B*20240315*0930*1*X*005010~ST*999*1~BIN*99*abc~SE*3*1~"
+	r = NewReader(strings.NewReader(bad))
+	var err error
+	for err == nil {
+		_, err = r.Read()
+	}
+	wantParseErr(t, err, CodeMissing, len(bad))
+}

@@ -139,6 +139,14 @@ func (r *Reader) Read() (*Segment, error) {
 
 func (r *Reader) read() (*Segment, error) {
 	if !r.inside {
+		if r.off == 0 && r.num == 0 {
+			// A UTF-8 BOM at the very start (Guard strips it too, but the
+			// Reader may be used on its own).
+			if p, _ := r.br.Peek(3); bytes.Equal(p, bomUTF8) {
+				r.br.Discard(3)
+				r.off, r.lineStart = 3, 3
+			}
+		}
 		if err := r.skipNewlines(); err != nil {
 			return nil, err
 		}
