@@ -29,6 +29,10 @@
 // UNH/UNT counts and references, missing and extra trailers, a message cut
 // off at the end, envelope segments inside a message, groups and messages
 // mixed; for X12 ISA/IEA, GS/GE and ST/SE counts and control numbers.
+// Parse holds the whole document (about ten times the input size in memory,
+// so at most ~100 MB at the default MaxSize); Walk runs the same checks but
+// hands each message to a callback and drops it, so that memory is bounded
+// by the largest message.
 //
 // # Errors
 //

@@ -19,6 +19,31 @@ type checker struct {
 	// bare is set when the open interchange has messages outside groups.
 	bare bool
 	keep keeper
+	// onMessage, when set (Walk), gets each message once its trailer is
+	// checked; afterwards the message's segments are dropped and their
+	// memory reused.
+	onMessage func(*Message) error
+	segBuf    []Segment
+}
+
+// messageDone hands a checked message to onMessage and recycles its segments.
+func (c *checker) messageDone(m *Message) error {
+	if c.onMessage == nil {
+		return nil
+	}
+	err := c.onMessage(m)
+	clear(m.Segments)
+	c.segBuf, m.Segments = m.Segments[:0], nil
+	c.keep.reset()
+	return err
+}
+
+// newMessageSegments returns the slice a new message appends to.
+func (c *checker) newMessageSegments() []Segment {
+	if c.onMessage != nil {
+		return c.segBuf[:0]
+	}
+	return nil
 }
 
 func newChecker(std string) *checker {
@@ -266,7 +291,7 @@ func (c *checker) openMessage(s *Segment) error {
 		return segErr(s, 1, 1, CodeDuplicate, "message reference %q already used at segment %d", printable(m.Ref, 20), prev)
 	}
 	c.refs[m.Ref] = s.Number
-	m.Segments = append(m.Segments, c.keep.keep(s))
+	m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
 	c.msg = m
 	return nil
 }
@@ -293,7 +318,7 @@ func (c *checker) closeMessage(s *Segment) error {
 		c.grp.Messages = append(c.grp.Messages, m)
 	}
 	c.msg = nil
-	return nil
+	return c.messageDone(m)
 }
 
 // end checks that nothing is left open when the input ends at pe's position.

@@ -426,3 +426,37 @@ func TestX12Binary(t *testing.T) {
 	}
 	wantParseErr(t, err, CodeMissing, len(bad))
 }
+
+func TestWalk(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "orders_una_release.edi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := Parse(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	doc, err := Walk(data, nil, func(m *Message) error {
+		b, err := m.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		w, _ := want.Messages()[len(seen)].MarshalJSON()
+		if !bytes.Equal(b, w) {
+			t.Errorf("message %s differs from Parse:\n%s\n%s", m.Ref, b, w)
+		}
+		seen = append(seen, m.Ref)
+		return nil
+	})
+	if err != nil || strings.Join(seen, ",") != "M1,M2" || len(doc.Messages()) != 2 || doc.Messages()[0].Segments != nil {
+		t.Fatalf("err %v seen %v", err, seen)
+	}
+	stop := errors.New("stop")
+	if _, err := Walk(data, nil, func(*Message) error { return stop }); err != stop {
+		t.Errorf("fn error: %v", err)
+	}
+	if _, err := Walk([]byte(hdr+"UNT+9+1'UNZ+1+1'"), nil, nil); err == nil {
+		t.Error("validation pass accepted a bad count")
+	}
+}

@@ -36,3 +36,10 @@ func (k *keeper) keep(s *Segment) Segment {
 	}
 	return out
 }
+
+// reset lets the slabs be reused once the kept segments are dropped (Walk).
+func (k *keeper) reset() {
+	clear(k.strs)
+	clear(k.elems)
+	k.strs, k.elems = k.strs[:0], k.elems[:0]
+}

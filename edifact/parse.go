@@ -14,6 +14,28 @@ import (
 // position, the segment and the code list 0085 code. Parse stops at the first
 // error.
 func Parse(data []byte, opts *Options) (*Document, error) {
+	return walk(data, opts, nil)
+}
+
+// Walk checks data exactly like Parse but does not keep the messages'
+// segments: fn gets each message as soon as its trailer (UNT or SE) is
+// checked, and the segments are valid only during the call. Memory is then
+// bounded by the largest message instead of the whole input (Parse holds
+// about ten times the input size). The returned Document has every envelope
+// and message header, with nil Segments.
+//
+// Because trailers of groups and interchanges come later, fn may see messages
+// of an interchange that then fails (a wrong UNZ count): callers that need
+// all or nothing run Walk with a nil fn first (a cheap validation pass), then
+// again to publish. An error returned by fn stops Walk and is returned as is.
+func Walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error) {
+	if fn == nil {
+		fn = func(*Message) error { return nil }
+	}
+	return walk(data, opts, fn)
+}
+
+func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error) {
 	g, err := Guard(data, opts)
 	if err != nil {
 		return nil, err
@@ -23,6 +45,7 @@ func Parse(data []byte, opts *Options) (*Document, error) {
 	r.BaseOffset = g.Offset
 	r.ReuseSegment = true // the checker keeps copies made by its keeper
 	c := newChecker(g.Standard)
+	c.onMessage = fn
 	c.doc.Warnings = g.Warnings
 	for {
 		s, err := r.Read()

@@ -79,7 +79,7 @@ func (c *checker) addX12(s *Segment) error {
 		if m.Ref, err = need(s, 2, 1, "transaction set control number (ST02)"); err != nil {
 			return err
 		}
-		m.Segments = append(m.Segments, c.keep.keep(s))
+		m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
 		c.msg = m
 		return nil
 	case "IEA":
@@ -149,5 +149,5 @@ func (c *checker) closeX12Message(s *Segment) error {
 	c.ic.Messages = append(c.ic.Messages, m)
 	c.grp.Messages = append(c.grp.Messages, m)
 	c.msg = nil
-	return nil
+	return c.messageDone(m)
 }
