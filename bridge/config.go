@@ -18,6 +18,9 @@ type Config struct {
 	// BatchSize bounds how many records or messages one route moves per
 	// round trip (default 256). It also bounds outstanding async publishes.
 	BatchSize int `yaml:"batch_size"`
+	// BatchBytes bounds the payload bytes of one outbound batch (default
+	// 16 MiB; raised to twice the NATS max payload when that is larger).
+	BatchBytes int `yaml:"batch_bytes"`
 	// MaxRecordBytes is the largest record the producer sends (Kafka's
 	// max.message.bytes; default 1000012, Kafka's own default).
 	MaxRecordBytes int32 `yaml:"max_record_bytes"`
@@ -107,6 +110,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.BatchSize == 0 {
 		c.BatchSize = 256
+	}
+	if c.BatchBytes == 0 {
+		c.BatchBytes = 16 << 20
 	}
 	if c.MaxRecordBytes == 0 {
 		c.MaxRecordBytes = 1000012

@@ -37,6 +37,10 @@ type outbound struct {
 	cons js.Consumer // nil until set up
 }
 
+// backlogWait bounds how long a batch read waits to fill up when fewer
+// messages than the batch size are pending.
+const backlogWait = 20 * time.Millisecond
+
 // outItem is one NATS message on its way to Kafka.
 type outItem struct {
 	msg    js.Msg
@@ -82,9 +86,11 @@ func (o *outbound) run(ctx context.Context) error {
 	return nil
 }
 
-// fetch takes what is there without waiting while there is a backlog, and
-// waits up to a second for one message when idle: a partial batch never
-// sits waiting for the rest, and a stop is seen within a second.
+// fetch waits up to a second for one message when idle, so a stop is seen
+// within a second and a lone message does not wait for company. With a
+// backlog it asks for a batch bounded by count and bytes (a batch of large
+// interchanges must not fill memory) and waits at most backlogWait for the
+// batch to fill.
 func (o *outbound) fetch(ctx context.Context, cons js.Consumer, idle bool) ([]js.Msg, error) {
 	var batch js.MessageBatch
 	var err error
@@ -93,7 +99,9 @@ func (o *outbound) fetch(ctx context.Context, cons js.Consumer, idle bool) ([]js
 		defer cancel()
 		batch, err = cons.Fetch(1, js.FetchContext(fctx))
 	} else {
-		batch, err = cons.FetchNoWait(o.b.cfg.BatchSize)
+		// A single message larger than max bytes would never be delivered.
+		maxBytes := max(o.b.cfg.BatchBytes, 2*o.b.maxPayload())
+		batch, err = cons.Fetch(o.b.cfg.BatchSize, js.FetchMaxBytes(maxBytes), js.FetchMaxWait(backlogWait))
 	}
 	if err != nil {
 		return nil, err
