@@ -15,10 +15,30 @@
 // Headers cross both ways: every x-* header becomes a Kafka header and back,
 // the Kafka key travels as x-kafka-key, and dead-letter routes add Spring
 // Kafka's kafka_dlt-* headers so Spring tooling reads our dead letters.
+// Inbound adds x-kafka-topic, x-kafka-partition, x-kafka-offset and
+// x-kafka-timestamp (ms). Outbound keys a record by x-kafka-key, else
+// x-partner-id, else the partner token of the subject, so one partner's
+// records share a Kafka partition; the record's timestamp is the time of
+// the produce (an old original time could fall outside the topic's
+// retention at once), the original times travel in headers.
 //
 // A record that cannot be mapped (too large for NATS, a header NATS cannot
 // carry, no partner) never loops: it is published to edi.poison.bridge with
 // its cause and then committed, and the route goes on.
+//
+// A config, as the bridge: section of the hub's YAML (every other field has
+// a default, see Config):
+//
+//	bridge:
+//	  brokers: [kafka-1:9092, kafka-2:9092]
+//	  inbound:
+//	    - topic: partners.in            # partner = record key
+//	    - topic: partners.hdr
+//	      partner_from: header:x-partner-id
+//	  outbound:
+//	    - filter: edi.parsed.>
+//	      topic: edi.parsed
+//	    - filter: edi.*.dlq.>           # topic {{subject}}, Spring headers on
 //
 // The bridge sits beside the hub, not in it: it imports this module's
 // jetstream package and nothing of hub.

@@ -121,6 +121,7 @@ func (o *outbound) fetch(ctx context.Context, cons js.Consumer, idle bool) ([]js
 // retrying until JetStream answers (the hub may still be provisioning).
 func (o *outbound) setup(ctx context.Context) (js.Consumer, string) {
 	bo := o.b.newBackoff()
+	var down outage
 	for {
 		stream, err := o.r.Stream, error(nil)
 		if stream == "" {
@@ -145,12 +146,13 @@ func (o *outbound) setup(ctx context.Context) (js.Consumer, string) {
 				o.mu.Lock()
 				o.cons = cons
 				o.mu.Unlock()
+				down.ok(o.log, "outbound route ready")
 				return cons, stream
 			}
 			err = fmt.Errorf("consumer %s on %s: %w", o.r.Durable, stream, err)
 		}
 		o.b.m.errors.WithLabelValues("out", o.r.Name, "setup").Inc()
-		o.log.Warn().Err(err).Msg("outbound route not ready; retrying with backoff")
+		down.fail(o.log, err, "outbound route not ready")
 		if !bo.wait(ctx) {
 			return nil, ""
 		}
