@@ -11,7 +11,10 @@
 // and every byte checked against its repertoire. Control characters other
 // than the declared separators, CR and LF are always refused; bytes outside
 // the repertoire (lowercase or UTF-8 under UNOA) are refused, or reported as
-// Warnings when Options.Lenient is set.
+// Warnings when Options.Lenient is set. An identifier outside that list
+// (KECA, ANSI...) is refused with code 2, or in lenient mode accepted with a
+// warning and only control characters checked. X12 has no syntax identifier:
+// only control characters are checked there.
 //
 // Reader reads one segment at a time, modelled on encoding/csv. Separators
 // come from UNA, or else from the byte after "UNB" ('+' selects the level A

@@ -39,9 +39,24 @@ func FuzzParse(f *testing.F) {
 			o := *opts
 			o.Lenient = lenient
 			doc, err := Parse(data, &o)
+			// Walk must agree with Parse exactly: same verdict, same messages.
+			walked := 0
+			wdoc, werr := Walk(data, &o, func(m *Message) error {
+				if len(m.Segments) < 2 {
+					t.Fatalf("message %q with %d segments", m.Ref, len(m.Segments))
+				}
+				walked++
+				return nil
+			})
+			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+				t.Fatalf("Parse: %v\nWalk:  %v", err, werr)
+			}
 			if err != nil {
 				checkErrorContract(t, err, len(data))
 				continue
+			}
+			if walked != len(doc.Messages()) || len(wdoc.Messages()) != walked {
+				t.Fatalf("Walk saw %d messages, Parse %d", walked, len(doc.Messages()))
 			}
 			n := 0
 			for _, ic := range doc.Interchanges {
