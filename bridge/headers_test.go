@@ -76,20 +76,3 @@ func TestSpringDLTEncodings(t *testing.T) {
 		t.Fatalf("fqcn %q type %q", got[springExcFQCN], got[springOrigTSType])
 	}
 }
-
-func TestFitPayloadTruncatesAndSays(t *testing.T) {
-	h := nats.Header{}
-	h.Set("x-a", "b")
-	data := make([]byte, 5000)
-	out := fitPayload(h, data, 2048)
-	if len(out) >= 2048 || h.Get(hdrPayloadTrimmed) != "true" || h.Get(hdrPayloadSize) != "5000" {
-		t.Fatalf("len %d, headers %v", len(out), h)
-	}
-	h2 := nats.Header{}
-	if out := fitPayload(h2, data[:10], 2048); len(out) != 10 || h2.Get(hdrPayloadTrimmed) != "" {
-		t.Fatal("a small payload was changed")
-	}
-	if s := oneLine("a\r\nb\x00c"); s != "a  b c" {
-		t.Fatalf("oneLine: %q", s)
-	}
-}
