@@ -31,11 +31,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			docJSON, err := json.MarshalIndent(doc, "", "  ")
+			docJSON, err := indent(doc.MarshalJSON())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var msgs []json.RawMessage
+			var msgs [][]byte
 			for _, m := range doc.Messages() {
 				b, err := MessageJSON(m)
 				if err != nil {
@@ -43,7 +43,8 @@ func TestGolden(t *testing.T) {
 				}
 				msgs = append(msgs, b)
 			}
-			msgJSON, err := json.MarshalIndent(msgs, "", "  ")
+			joined := append([]byte("["), bytes.Join(msgs, []byte(","))...)
+			msgJSON, err := indent(append(joined, ']'), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,6 +68,30 @@ func golden(t *testing.T, path string, got []byte) {
 		t.Fatalf("%v (run go test -run TestGolden -update)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output; run with -update and review the diff.\ngot:\n%s", path, got)
+		g, w := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+		for i := 0; i < len(g) || i < len(w); i++ {
+			var gl, wl []byte
+			if i < len(g) {
+				gl = g[i]
+			}
+			if i < len(w) {
+				wl = w[i]
+			}
+			if !bytes.Equal(gl, wl) {
+				t.Errorf("%s:%d differs (run with -update and review the diff)\n got: %s\nwant: %s", path, i+1, gl, wl)
+				return
+			}
+		}
 	}
+}
+
+// indent pretty-prints without re-escaping (json.MarshalIndent would turn
+// "&" into \u0026 again).
+func indent(b []byte, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	err = json.Indent(&out, b, "", "  ")
+	return out.Bytes(), err
 }

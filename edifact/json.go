@@ -1,6 +1,7 @@
 package edifact
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 )
@@ -117,7 +118,7 @@ func (d *Document) MarshalJSON() ([]byte, error) {
 		}
 		v.Interchanges = append(v.Interchanges, ji)
 	}
-	return json.Marshal(v)
+	return marshal(v)
 }
 
 // MarshalJSON renders one message together with its interchange envelope
@@ -132,11 +133,23 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 			v.Group = &g
 		}
 	}
-	return json.Marshal(v)
+	return marshal(v)
 }
 
 // MessageJSON is m.MarshalJSON under a name that reads well at call sites.
 func MessageJSON(m *Message) ([]byte, error) { return m.MarshalJSON() }
+
+// marshal encodes without HTML escaping: "&" and ">" in partner data stay
+// readable for downstream apps (encoding/json would write \u0026).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 func (ic *Interchange) text(s string) string {
 	if ic == nil || ic.cs == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -210,10 +211,16 @@ func runEdifactJSON(e *env, args []string) error {
 	if err != nil {
 		return failedErr("%s: %v", files[0], err)
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
+	raw, err := doc.MarshalJSON()
 	if err != nil {
 		return failedErr("%s: %v", files[0], err)
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+	// json.Indent keeps partner text as is ("&", not \u0026).
+	var out bytes.Buffer
+	if err := json.Indent(&out, raw, "", "  "); err != nil {
+		return failedErr("%s: %v", files[0], err)
+	}
+	out.WriteByte('\n')
+	_, err = out.WriteTo(e.stdout)
 	return err
 }
