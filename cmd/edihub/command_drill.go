@@ -273,4 +273,3 @@ func inOrder(got, want []uint64) int {
 	}
 	return i
 }
-

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func init() {
+	register(command{name: "bench", summary: "measure the hub against a plain JetStream consumer", run: runBench})
+}
+
+type benchReport struct {
+	Messages         int       `json:"messages"`
+	Partitions       int       `json:"partitions"`
+	PlainMsgsPerSec  []float64 `json:"plain_msgs_per_sec"`
+	HubMsgsPerSec    []float64 `json:"hub_msgs_per_sec"`
+	Ratio            float64   `json:"ratio"`
+	CounterWrites    float64   `json:"counter_writes"`
+	WritesPerMessage float64   `json:"counter_writes_per_healthy_message"`
+	PoisonSeconds    float64   `json:"poison_first_delivery_to_moved_on_seconds"`
+	PoisonAttempts   int       `json:"poison_attempts"`
+	MixHealthyRate   float64   `json:"mix_healthy_msgs_per_sec,omitempty"`
+	MixAllHealthy    float64   `json:"mix_all_healthy_msgs_per_sec,omitempty"`
+	MixRatio         float64   `json:"mix_ratio,omitempty"`
+	MixDeadLetters   int       `json:"mix_dead_letters,omitempty"`
+	MixRetried       int       `json:"mix_retried,omitempty"`
+}
+
+func runBench(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "bench", "[--messages N] [--partitions P] [--rounds R] [--mix] [--json]")
+	n := fs.Int("messages", 20000, "messages per run")
+	parts := fs.Int("partitions", 8, "partitions")
+	rounds := fs.Int("rounds", 2, "alternating rounds of plain and hub (the best of each counts)")
+	mix := fs.Bool("mix", false, "also run tiered mode with 1% transient and 0.5% permanent failures against an all-healthy run")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *n < 100 || *parts < 1 || *rounds < 1 {
+		return usageErr("--messages must be at least 100, --partitions and --rounds at least 1")
+	}
+	b, err := newBench(*parts)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	defer b.close()
+	say := func(format string, a ...any) {
+		if !*asJSON {
+			fmt.Fprintf(e.stdout, format+"\n", a...)
+		}
+	}
+	rep := benchReport{Messages: *n, Partitions: *parts}
+	say("edihub bench: %d messages, %d partitions, MaxAckPending=1, explicit ack, embedded NATS in %s", *n, *parts, b.dir)
+	if err := b.publish(ctx, *n, nil); err != nil {
+		return failedErr("%v", err)
+	}
+	for r := 1; r <= *rounds; r++ {
+		plain, err := b.runPlain(ctx, r, *n)
+		if err != nil {
+			return failedErr("plain consumer: %v", err)
+		}
+		rep.PlainMsgsPerSec = append(rep.PlainMsgsPerSec, plain)
+		say("  round %d  plain JetStream consumer  %9.0f msg/s", r, plain)
+		hubRate, writes, err := b.runHub(ctx, *n, b.config(), nil, nil)
+		if err != nil {
+			return failedErr("hub: %v", err)
+		}
+		rep.HubMsgsPerSec = append(rep.HubMsgsPerSec, hubRate)
+		rep.CounterWrites += writes
+		say("  round %d  edihub (no-op stage)      %9.0f msg/s", r, hubRate)
+	}
+	rep.Ratio = maxOf(rep.HubMsgsPerSec) / maxOf(rep.PlainMsgsPerSec)
+	rep.WritesPerMessage = rep.CounterWrites / float64(*n**rounds)
+	say("  ratio (best hub / best plain): %.3f   target >= 0.9 %s", rep.Ratio, mark(rep.Ratio >= 0.9))
+	say("  counter-store writes: %.0f for %d healthy messages (%.3f per message)   target 0 %s", rep.CounterWrites, *n**rounds, rep.WritesPerMessage, mark(rep.CounterWrites == 0))
+
+	rep.PoisonSeconds, rep.PoisonAttempts, err = b.poisonLatency(ctx)
+	if err != nil {
+		return failedErr("poison run: %v", err)
+	}
+	say("  poison: first delivery → partition moved on in %.2fs (%d attempts, default threshold and backoff)", rep.PoisonSeconds, rep.PoisonAttempts)
+
+	if *mix {
+		if err := b.runMix(ctx, *n, &rep); err != nil {
+			return failedErr("mix run: %v", err)
+		}
+		say("  tiered mix: healthy %9.0f msg/s with 1%% transient + 0.5%% permanent failures vs %9.0f msg/s all healthy: ratio %.3f   target >= 0.9 %s",
+			rep.MixHealthyRate, rep.MixAllHealthy, rep.MixRatio, mark(rep.MixRatio >= 0.9))
+		say("             %d retried through tiers, %d dead-lettered", rep.MixRetried, rep.MixDeadLetters)
+	}
+	if *asJSON {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintln(e.stdout, string(out))
+	}
+	return nil
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// bench is one embedded server with the hub's streams.
+type bench struct {
+	dir        string
+	partitions int
+	srv        interface{ Shutdown() }
+	url        string
+	nc         *nats.Conn
+	js         js.JetStream
+	round      int
+}
+
+func newBench(partitions int) (*bench, error) {
+	dir, err := os.MkdirTemp("", "edihub-bench")
+	if err != nil {
+		return nil, err
+	}
+	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
+	if err != nil {
+		return nil, err
+	}
+	nc, j, err := ejs.Connect(srv.ClientURL(), "edihub-bench")
+	if err != nil {
+		srv.Shutdown()
+		return nil, err
+	}
+	return &bench{dir: dir, partitions: partitions, srv: srv, url: srv.ClientURL(), nc: nc, js: j}, nil
+}
+
+func (b *bench) close() {
+	b.nc.Close()
+	b.srv.Shutdown()
+	os.RemoveAll(b.dir)
+}
+
+// config is the hub config of a bench run; defaults but for partitions.
+func (b *bench) config() hub.Config {
+	c := hub.Config{Partitions: b.partitions}
+	c.Alerts.Sinks = []string{}
+	return c
+}
+
+// publish fills INGEST with n messages over 64 partners; hdr may set
+// headers per message index.
+func (b *bench) publish(ctx context.Context, n int, hdr func(i int) nats.Header) error {
+	if err := b.provision(ctx, b.config()); err != nil {
+		return err
+	}
+	payload := sampleInterchange("BENCH", 2)
+	for i := 0; i < n; i++ {
+		m := &nats.Msg{Subject: hub.IngestPublishSubject("P" + strconv.Itoa(i%64)), Data: payload}
+		if hdr != nil {
+			m.Header = hdr(i)
+		}
+		if _, err := b.js.PublishMsgAsync(m); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-b.js.PublishAsyncComplete():
+		return nil
+	case <-time.After(time.Minute):
+		return errors.New("publishing timed out")
+	}
+}
+
+func (b *bench) provision(ctx context.Context, cfg hub.Config) error {
+	h, _, err := b.newHub(cfg, nil)
+	if err != nil {
+		return err
+	}
+	return h.Provision(ctx)
+}
+
+func (b *bench) newHub(cfg hub.Config, stage hub.Handler) (*hub.Hub, *prometheus.Registry, error) {
+	store, err := counter.Open(filepath.Join(b.dir, fmt.Sprintf("counter-%d.db", b.round)), &counter.Options{Writers: cfg.Partitions + 1})
+	if err != nil {
+		return nil, nil, err
+	}
+	b.round++
+	if stage == nil {
+		stage = func(context.Context, *hub.Message) error { return nil }
+	}
+	reg := prometheus.NewRegistry()
+	h, err := hub.New(hub.Options{Config: cfg, Conn: b.nc, Store: store, Stages: []hub.Stage{{Name: "parse", Handle: stage}},
+		Logger: zerolog.Nop(), Registry: reg})
+	return h, reg, err
+}
+
+// runPlain drains INGEST with plain durable consumers, one per partition,
+// MaxAckPending=1 and explicit ack: the floor the hub is measured against.
+func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
+	var done atomic.Int64
+	var sw stopwatch
+	finished := make(chan struct{})
+	var iters []js.MessagesContext
+	for p := 0; p < b.partitions; p++ {
+		c, err := b.js.CreateOrUpdateConsumer(ctx, "INGEST", js.ConsumerConfig{
+			Durable: fmt.Sprintf("bench-plain-r%d-p%d", round, p), FilterSubject: fmt.Sprintf("edi.ingest.%d.*", p),
+			AckPolicy: js.AckExplicitPolicy, MaxAckPending: 1,
+		})
+		if err != nil {
+			return 0, err
+		}
+		it, err := c.Messages(js.PullMaxMessages(1))
+		if err != nil {
+			return 0, err
+		}
+		iters = append(iters, it)
+		go func() {
+			for {
+				m, err := it.Next()
+				if err != nil {
+					return
+				}
+				_ = m.Ack()
+				sw.tick()
+				if done.Add(1) == int64(n) {
+					close(finished)
+				}
+			}
+		}()
+	}
+	defer func() {
+		for _, it := range iters {
+			it.Stop()
+		}
+	}()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Minute):
+		return 0, errors.New("plain consumers did not finish in 5 minutes")
+	}
+	return sw.rate(n), nil
+}
+
+// runHub runs a fresh hub (its partition consumers re-created) over the
+// same INGEST messages until n messages for which counts says yes (nil: all)
+// went through stage; it returns their rate and the counter-store writes.
+func (b *bench) runHub(ctx context.Context, n int, cfg hub.Config, stage hub.Handler, counts func(*hub.Message) bool) (float64, float64, error) {
+	for p := 0; p < b.partitions; p++ {
+		_ = b.js.DeleteConsumer(ctx, "INGEST", fmt.Sprintf("ingest-p%d", p))
+	}
+	var done atomic.Int64
+	var sw stopwatch
+	finished := make(chan struct{})
+	counting := func(c context.Context, m *hub.Message) error {
+		if stage != nil {
+			if err := stage(c, m); err != nil {
+				return err
+			}
+		}
+		if counts != nil && !counts(m) {
+			return nil
+		}
+		sw.tick()
+		if done.Add(1) == int64(n) {
+			close(finished)
+		}
+		return nil
+	}
+	h, reg, err := b.newHub(cfg, counting)
+	if err != nil {
+		return 0, 0, err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- h.Run(rctx) }()
+	select {
+	case <-finished:
+	case err := <-errc:
+		cancel()
+		return 0, 0, err
+	case <-time.After(5 * time.Minute):
+		cancel()
+		return 0, 0, errors.New("hub did not finish in 5 minutes")
+	}
+	rate := sw.rate(n)
+	cancel()
+	<-errc
+	return rate, gather(reg, "edihub_counter_writes_total"), nil
+}
+
+func gather(reg *prometheus.Registry, name string) float64 {
+	mfs, _ := reg.Gather()
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// stopwatch times from the first message to now, so that start-up
+// (provisioning, consumer creation) is not charged to either side.
+type stopwatch struct{ first atomic.Int64 }
+
+func (s *stopwatch) tick() {
+	if s.first.Load() == 0 {
+		s.first.CompareAndSwap(0, time.Now().UnixNano())
+	}
+}
+
+func (s *stopwatch) rate(n int) float64 {
+	d := time.Duration(time.Now().UnixNano() - s.first.Load())
+	return float64(n-1) / d.Seconds()
+}
