@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,44 +38,79 @@ type executor struct {
 	onLeak    func(n int64)
 }
 
-// run executes the stages in order. inProgress is called periodically so
-// that the server does not redeliver a long but healthy attempt.
-func (e *executor) run(m *Message, inProgress func()) outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), e.deadline)
-	defer cancel()
-	done := make(chan outcome, 1) // buffered: an abandoned handler never blocks
-	current := new(atomic.Value)
-	current.Store(e.stages[0].Name)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- panicOutcome(current.Load().(string), r)
-			}
-		}()
-		for _, st := range e.stages {
-			current.Store(st.Name)
-			if err := st.Handle(ctx, m); err != nil {
-				done <- e.errorOutcome(st.Name, err)
-				return
-			}
-		}
-		done <- outcome{ok: true}
-	}()
+// watch is the timer side of one attempt.
+type watch struct {
+	mu       sync.Mutex
+	finished bool
+	timedOut bool
+	timer    *time.Timer
+	start    time.Time
+	stage    atomic.Int32 // index of the running stage
+	cancel   context.CancelFunc
+}
 
-	tick := time.NewTicker(e.heartbeat)
-	defer tick.Stop()
-	timer := time.NewTimer(e.deadline)
-	defer timer.Stop()
-	for {
-		select {
-		case o := <-done:
-			return o
-		case <-tick.C:
-			inProgress()
-		case <-timer.C:
-			return e.timeoutOutcome(current.Load().(string), done)
+// run executes the stages inline on the caller's goroutine: the happy path
+// has no goroutine hand-off, which matters when every message is a round
+// trip (MaxAckPending=1). A timer sends progress so the server does not
+// redeliver a long but healthy attempt, and watches the deadline. If the
+// handler overruns, the timer cancels its context and calls onTimeout with
+// the timeout outcome on the timer's goroutine; when the handler finally
+// returns, run reports abandoned and its result is discarded, because
+// onTimeout already decided the message's fate.
+func (e *executor) run(m *Message, inProgress func(), onTimeout func(outcome)) (o outcome, abandoned bool) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &watch{start: time.Now(), cancel: cancel}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(min(e.heartbeat, e.deadline), func() { e.tick(w, inProgress, onTimeout) })
+	w.mu.Unlock()
+
+	o = e.runStages(ctx, m, w)
+
+	w.mu.Lock()
+	w.finished = true
+	w.timer.Stop()
+	timedOut := w.timedOut
+	w.mu.Unlock()
+	if timedOut {
+		e.abandoned.Add(-1)
+		return o, true
+	}
+	return o, false
+}
+
+func (e *executor) tick(w *watch, inProgress func(), onTimeout func(outcome)) {
+	w.mu.Lock()
+	if w.finished {
+		w.mu.Unlock()
+		return
+	}
+	if left := e.deadline - time.Since(w.start); left > 0 {
+		inProgress()
+		w.timer.Reset(min(e.heartbeat, left))
+		w.mu.Unlock()
+		return
+	}
+	w.timedOut = true
+	w.mu.Unlock()
+	w.cancel()
+	onTimeout(e.timeoutOutcome(e.stages[w.stage.Load()].Name))
+}
+
+// runStages runs the stages in order and turns a panic into an outcome.
+func (e *executor) runStages(ctx context.Context, m *Message, w *watch) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			o = panicOutcome(e.stages[w.stage.Load()].Name, r)
+		}
+	}()
+	for i, st := range e.stages {
+		w.stage.Store(int32(i))
+		if err := st.Handle(ctx, m); err != nil {
+			return e.errorOutcome(st.Name, err)
 		}
 	}
+	return outcome{ok: true}
 }
 
 // timeoutOutcome gives up on a handler that overran. It may still be
@@ -82,12 +118,8 @@ func (e *executor) run(m *Message, inProgress func()) outcome {
 // when too many are running onLeak lets the process exit so that its
 // supervisor restarts it with a clean slate. The attempt is recorded as a
 // timeout before that, so the count goes on after the restart.
-func (e *executor) timeoutOutcome(stage string, done <-chan outcome) outcome {
+func (e *executor) timeoutOutcome(stage string) outcome {
 	n := e.abandoned.Add(1)
-	go func() {
-		<-done
-		e.abandoned.Add(-1)
-	}()
 	if n > e.limit && e.onLeak != nil {
 		defer e.onLeak(n)
 	}

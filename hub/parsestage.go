@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -65,24 +66,33 @@ const (
 // schema: retrying a broken interchange cannot help.
 func ParseStage(cfg EDIFACTConfig) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
-		doc, err := edifact.Parse(m.Data, cfg.options(m.Partner))
+		opts := cfg.options(m.Partner)
+		// Two passes of Walk: the first validates every envelope (all or
+		// nothing), the second renders one message at a time, so memory is
+		// bounded by the largest message rather than ten times the input.
+		doc, err := edifact.Walk(m.Data, opts, nil)
 		if err != nil {
 			return PermanentError(CauseSchema, err)
 		}
-		msgs := doc.Messages()
-		if len(msgs) == 0 {
+		if len(doc.Messages()) == 0 {
 			return PermanentError(CauseSchema, fmt.Errorf("the interchange holds no message"))
 		}
-		for i, em := range msgs {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		corr := m.Header.Get(HdrCorrelationID)
+		if corr == "" {
+			corr = m.Stream + "-" + strconv.FormatUint(m.Seq, 10)
+		}
+		i := 0
+		_, err = edifact.Walk(m.Data, opts, func(em *edifact.Message) error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
+			i++
 			body, err := edifact.MessageJSON(em)
 			if err != nil {
-				return PermanentError(CauseSchema, fmt.Errorf("message %d (%s): %w", i+1, em.Ref, err))
+				return PermanentError(CauseSchema, fmt.Errorf("message %d (%s): %w", i, em.Ref, err))
 			}
 			ich := em.Interchange
-			if i == 0 {
+			if i == 1 {
 				m.MessageID = ich.ControlRef
 			}
 			h := nats.Header{}
@@ -92,12 +102,16 @@ func ParseStage(cfg EDIFACTConfig) Stage {
 			h.Set(HdrMessageType, em.Type)
 			h.Set(HdrStandard, ich.Standard)
 			h.Set(HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
-			corr := m.Header.Get(HdrCorrelationID)
-			if corr == "" {
-				corr = m.Stream + "-" + strconv.FormatUint(m.Seq, 10)
-			}
 			h.Set(HdrCorrelationID, corr)
 			m.Emit(ParsedSubject(m.Partner, subjectToken(em.Type)), h, body)
+			return nil
+		})
+		if err != nil {
+			var f *Failure
+			if errors.As(err, &f) || ctx.Err() != nil {
+				return err
+			}
+			return PermanentError(CauseSchema, err)
 		}
 		return nil
 	}}

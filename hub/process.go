@@ -52,12 +52,15 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 }
 
 // process takes one delivery to exactly one place: acked after its outputs
-// are stored, retried, dead-lettered or quarantined.
-func (h *Hub) process(s *source, msg js.Msg) {
+// are stored, retried, dead-lettered or quarantined. It returns false when
+// its handler overran the deadline: the timeout path then handled the
+// message and started a replacement loop (via replace), and the calling
+// loop, which the handler held up, must end.
+func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
-		return
+		return true
 	}
 	d := h.newDelivery(s, msg, md)
 	if md.NumDelivered > 1 && s.partition >= 0 {
@@ -76,7 +79,7 @@ func (h *Hub) process(s *source, msg js.Msg) {
 			v.stage = h.stages[0].Name
 		}
 		h.quarantine(d, v, rec)
-		return
+		return true
 	}
 
 	m := &Message{
@@ -85,21 +88,29 @@ func (h *Hub) process(s *source, msg js.Msg) {
 		Header: msg.Headers(), Data: msg.Data(),
 	}
 	start := time.Now()
-	o := h.exec.run(m, func() { _ = msg.InProgress() })
+	o, abandoned := h.exec.run(m, func() { _ = msg.InProgress() }, func(to outcome) {
+		h.met.abandoned.Set(float64(h.abandoned.Load()))
+		h.fail(d, to, v)
+		replace()
+	})
 	h.met.abandoned.Set(float64(h.abandoned.Load()))
+	if abandoned {
+		return false
+	}
 	stageLabel := o.stage
 	if o.ok {
 		stageLabel = "pipeline"
 	}
 	h.met.duration.WithLabelValues(stageLabel).Observe(time.Since(start).Seconds())
-	if o.kind != counter.KindTimeout && m.MessageID != "" {
-		d.messageID = m.MessageID // an abandoned handler may still write m
+	if m.MessageID != "" {
+		d.messageID = m.MessageID
 	}
 	if o.ok {
 		h.succeed(d, m, rec, v.attempts+1)
-		return
+		return true
 	}
 	h.fail(d, o, v)
+	return true
 }
 
 // succeed publishes the outputs, each with a dedupe id derived from the

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -39,7 +41,9 @@ func (h *Hub) retrySource(ctx context.Context, stage string) (*source, error) {
 }
 
 // run pulls and processes one message at a time until ctx is done; the
-// message in hand is finished first.
+// message in hand is finished first. The loop runs on its own goroutine so
+// that a handler that overruns its deadline can be left behind: the
+// timeout path starts a new loop on the same iterator.
 func (s *source) run(ctx context.Context) error {
 	it, err := s.cons.Messages(js.PullMaxMessages(1))
 	if err != nil {
@@ -49,17 +53,28 @@ func (s *source) run(ctx context.Context) error {
 	// rather than left to time out, which would count as a crash.
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
-	for {
-		msg, err := it.Next()
-		if err != nil {
-			if errors.Is(err, js.ErrMsgIteratorClosed) || ctx.Err() != nil {
-				return nil
+	finished := make(chan struct{})
+	var loop func()
+	loop = func() {
+		for {
+			msg, err := it.Next()
+			if err != nil {
+				if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) || ctx.Err() != nil {
+					close(finished)
+					return
+				}
+				s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
+				time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
+				continue
 			}
-			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
-			continue
+			if !s.h.process(s, msg, func() { go loop() }) {
+				return // a replacement loop has taken over
+			}
 		}
-		s.h.process(s, msg)
 	}
+	go loop()
+	<-finished
+	return nil
 }
 
 // partitionOf reads the partition and partner from a stored ingest subject
