@@ -21,7 +21,8 @@ type Message struct {
 	// it; dead-letter copies carry it as x-message-id.
 	MessageID string
 
-	outputs []Output
+	outputs  []Output
+	afterAck []func()
 }
 
 // Output is a message a stage hands downstream; the worker publishes every

@@ -7,22 +7,28 @@ import (
 // metrics are the hub's Prometheus collectors, registered on the registry
 // that cmd creates (no global registry).
 type metrics struct {
-	messages       *prometheus.CounterVec   // stage, outcome
-	duration       *prometheus.HistogramVec // stage
-	attempts       *prometheus.HistogramVec // outcome: attempts a message needed
-	poison         *prometheus.CounterVec   // stage, cause
-	retries        *prometheus.CounterVec   // stage, tier
-	deadLetters    *prometheus.CounterVec   // stage, cause
-	dlqDepth       *prometheus.GaugeVec     // stage, cause
-	counterRecords prometheus.Gauge
-	counterWrites  prometheus.Counter
-	counterErrors  prometheus.Counter
-	lag            *prometheus.GaugeVec   // partition
-	redeliveries   *prometheus.CounterVec // partition
-	alerts         *prometheus.CounterVec // alert, sink, result
-	abandoned      prometheus.Gauge
-	duplicates     prometheus.Counter
-	maxDeliveries  prometheus.Counter
+	messages          *prometheus.CounterVec   // stage, outcome
+	duration          *prometheus.HistogramVec // stage
+	attempts          *prometheus.HistogramVec // outcome: attempts a message needed
+	poison            *prometheus.CounterVec   // stage, cause
+	retries           *prometheus.CounterVec   // stage, tier
+	deadLetters       *prometheus.CounterVec   // stage, cause
+	dlqDepth          *prometheus.GaugeVec     // stage, cause
+	counterRecords    prometheus.Gauge
+	counterWrites     prometheus.Counter
+	counterErrors     prometheus.Counter
+	lag               *prometheus.GaugeVec   // partition
+	redeliveries      *prometheus.CounterVec // partition
+	alerts            *prometheus.CounterVec // alert, sink, result
+	abandoned         prometheus.Gauge
+	duplicates        prometheus.Counter
+	maxDeliveries     prometheus.Counter
+	duplicatesSkipped prometheus.Counter
+
+	// the happy path's series, looked up once
+	okMessages prometheus.Counter
+	okDuration prometheus.Observer
+	okAttempts prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -78,7 +84,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "edihub_advisory_max_deliveries_total", Help: "MAX_DELIVERIES advisories copied into quarantine.",
 		}),
 	}
-	reg.MustRegister(m.messages, m.duration, m.attempts, m.poison, m.retries, m.deadLetters, m.dlqDepth,
+	m.duplicatesSkipped = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "edihub_pipeline_duplicate_interchanges_total", Help: "Interchanges the ledger had seen, acked without processing.",
+	})
+	m.okMessages = m.messages.WithLabelValues("pipeline", "ok")
+	m.okDuration = m.duration.WithLabelValues("pipeline")
+	m.okAttempts = m.attempts.WithLabelValues("ok")
+	reg.MustRegister(m.duplicatesSkipped, m.messages, m.duration, m.attempts, m.poison, m.retries, m.deadLetters, m.dlqDepth,
 		m.counterRecords, m.counterWrites, m.counterErrors, m.lag, m.redeliveries, m.alerts, m.abandoned,
 		m.duplicates, m.maxDeliveries)
 	return m

@@ -64,7 +64,12 @@ const (
 // one JSON view per message (UNH..UNT or ST..SE) on
 // edi.parsed.<partner>.<type>. Every refusal is permanent with cause
 // schema: retrying a broken interchange cannot help.
-func ParseStage(cfg EDIFACTConfig) Stage {
+//
+// With a ledger, an interchange whose every envelope was processed before
+// is a duplicate (a replay, or the partner sending it again): the stage
+// returns a *DuplicateError and the worker acks it without outputs, unless
+// the message carries x-replay-force: true.
+func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
 		opts := cfg.options(m.Partner)
 		// Two passes of Walk: the first validates every envelope (all or
@@ -76,6 +81,23 @@ func ParseStage(cfg EDIFACTConfig) Stage {
 		}
 		if len(doc.Messages()) == 0 {
 			return PermanentError(CauseSchema, fmt.Errorf("the interchange holds no message"))
+		}
+		if ledger != nil {
+			keys := ledgerKeys(doc)
+			if m.Header.Get(HdrReplayForce) != "true" {
+				dup, err := allSeen(ledger, keys)
+				if err != nil {
+					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+				}
+				if dup {
+					return &DuplicateError{Keys: keys}
+				}
+			}
+			m.AfterAck(func() {
+				for _, k := range keys {
+					_ = ledger.Record(k) // a lost record only weakens dedupe; the message is done
+				}
+			})
 		}
 		corr := m.Header.Get(HdrCorrelationID)
 		if corr == "" {
@@ -152,4 +174,22 @@ func peekControlRef(data []byte) string {
 		}
 	}
 	return ""
+}
+
+func ledgerKeys(doc *edifact.Document) []LedgerKey {
+	keys := make([]LedgerKey, 0, len(doc.Interchanges))
+	for _, ich := range doc.Interchanges {
+		keys = append(keys, LedgerKey{Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
+	}
+	return keys
+}
+
+func allSeen(l Ledger, keys []LedgerKey) (bool, error) {
+	for _, k := range keys {
+		seen, err := l.Seen(k)
+		if err != nil || !seen {
+			return false, err
+		}
+	}
+	return len(keys) > 0, nil
 }

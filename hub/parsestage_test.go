@@ -16,7 +16,7 @@ const twoInvoices = "UNA:+.? '" +
 	"UNZ+2+REF0001'"
 
 func TestParseStageOneOutputPerMessage(t *testing.T) {
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{})}, nil)
+	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
 	publish(t, env.js, "ACME", twoInvoices, map[string][]string{HdrCorrelationID: {"corr-42"}})
 	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 2 })
 	for i, m := range streamMsgs(t, env.js, "PARSED") {
@@ -50,7 +50,7 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 		"empty":        {},
 		"release-run":  append([]byte("UNA:+.? 'UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+X:D:96A:UN'FTX+"), bytes.Repeat([]byte("?"), 1<<20)...),
 	}
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{})}, nil)
+	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
 	for name, data := range hostile {
 		publish(t, env.js, "ACME", string(data), map[string][]string{"x-case": {name}})
 	}

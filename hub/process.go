@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -93,15 +94,15 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		h.fail(d, to, v)
 		replace()
 	})
-	h.met.abandoned.Set(float64(h.abandoned.Load()))
 	if abandoned {
+		h.met.abandoned.Set(float64(h.abandoned.Load()))
 		return false
 	}
-	stageLabel := o.stage
 	if o.ok {
-		stageLabel = "pipeline"
+		h.met.okDuration.Observe(time.Since(start).Seconds())
+	} else {
+		h.met.duration.WithLabelValues(o.stage).Observe(time.Since(start).Seconds())
 	}
-	h.met.duration.WithLabelValues(stageLabel).Observe(time.Since(start).Seconds())
 	if m.MessageID != "" {
 		d.messageID = m.MessageID
 	}
@@ -109,8 +110,36 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		h.succeed(d, m, rec, v.attempts+1)
 		return true
 	}
+	if dup, ok := isDuplicate(o.failure.Err); ok {
+		h.skipDuplicate(d, dup, rec)
+		return true
+	}
 	h.fail(d, o, v)
 	return true
+}
+
+// skipDuplicate acks an interchange the ledger has seen, without outputs,
+// and says so in a metric and the audit trail.
+func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record) {
+	if err := d.msg.Ack(); err != nil {
+		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
+	}
+	h.met.duplicatesSkipped.Inc()
+	h.processed.Add(1)
+	if rec.Count > 0 {
+		h.forget(d)
+	}
+	h.log.Info().Str("partner", d.partner).Uint64("seq", d.origSeq).Str("interchange", fmt.Sprint(dup.Keys)).
+		Msg("duplicate interchange acked without processing (x-replay-force: true overrides)")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ids := []string{d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)}
+	if _, err := h.audit.Append(ctx, AuditEvent{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
+		Reason: "interchange already processed", PayloadBefore: PayloadHash(d.msg.Data()),
+		Details: map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)},
+	}, d.meta.Stream+":"+strconv.FormatUint(d.meta.Sequence.Stream, 10)+":audit-duplicate"); err != nil {
+		h.log.Error().Err(err).Msg("audit event for a duplicate not written")
+	}
 }
 
 // succeed publishes the outputs, each with a dedupe id derived from the
@@ -135,8 +164,11 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
 	}
-	h.met.messages.WithLabelValues("pipeline", "ok").Inc()
-	h.met.attempts.WithLabelValues("ok").Observe(float64(attempts))
+	for _, f := range m.afterAck {
+		f()
+	}
+	h.met.okMessages.Inc()
+	h.met.okAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
 	if rec.Count > 0 {
 		h.forget(d)

@@ -125,7 +125,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := hub.New(hub.Options{
-		Config: cfg.Hub, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT)},
+		Config: cfg.Hub, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, nil)},
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"),
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
