@@ -1,0 +1,168 @@
+package hub
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+// forensicInterchange is a small valid INVOIC whose BGM number is ref (a
+// test stage reacts to HOG in it).
+func forensicInterchange(ref string) string {
+	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
+		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
+}
+
+// provisionPoison creates the POISON and AUDIT streams as the hub would,
+// for tests that run the worker without a hub.
+func provisionPoison(t testing.TB, j js.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	for _, sc := range []js.StreamConfig{
+		{Name: "POISON", Subjects: []string{"edi.poison.>"}, Storage: js.FileStorage, Duplicates: time.Minute},
+		{Name: "AUDIT", Subjects: []string{"edi.audit.>"}, Storage: js.FileStorage, DenyDelete: true, DenyPurge: true},
+	} {
+		if _, err := ejs.EnsureStream(ctx, j, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var poisonOrig struct {
+	mu  sync.Mutex
+	seq uint64
+}
+
+// publishPoison publishes a quarantine copy as the hub's quarantine does.
+func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string, extra nats.Header) uint64 {
+	t.Helper()
+	poisonOrig.mu.Lock()
+	poisonOrig.seq++
+	orig := poisonOrig.seq + 1000
+	poisonOrig.mu.Unlock()
+	h := nats.Header{}
+	h.Set(HdrOriginalStream, "INGEST")
+	h.Set(HdrOriginalSeq, strconv.FormatUint(orig, 10))
+	h.Set(HdrOriginalTopic, "edi.ingest.0."+partner)
+	h.Set(HdrPartnerID, partner)
+	h.Set(HdrStage, stage)
+	h.Set(HdrPoisonCause, "panic-repeated")
+	h.Set(HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	for k, v := range extra {
+		h[k] = v
+	}
+	ack, err := j.PublishMsg(context.Background(), &nats.Msg{Subject: poisonSubject(stage), Header: h, Data: []byte(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+type capturedAlerts struct {
+	mu     sync.Mutex
+	alerts []Alert
+}
+
+func (c *capturedAlerts) Name() string { return "capture" }
+func (c *capturedAlerts) Send(_ context.Context, a Alert) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alerts = append(c.alerts, a)
+	return nil
+}
+
+func (c *capturedAlerts) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, a := range c.alerts {
+		if a.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+type forensicEnv struct {
+	f      *Forensics
+	store  *ForensicStore
+	nc     *nats.Conn
+	js     js.JetStream
+	alerts *capturedAlerts
+	reg    *prometheus.Registry
+	stop   func()
+}
+
+// startForensics runs a worker on url until the test ends or stop.
+func startForensics(t *testing.T, url string, cfg ForensicsConfig, mod func(*ForensicsOptions)) *forensicEnv {
+	t.Helper()
+	nc, j, err := ejs.Connect(url, "forensics-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	alerts := &capturedAlerts{}
+	reg := prometheus.NewRegistry()
+	o := ForensicsOptions{Conn: nc, Config: cfg, Logger: log, Registry: reg, Spec: testForensicSpec(t),
+		Alerter: NewAlerter(time.Hour, []AlertSink{alerts}, log, nil), Actor: "forensics-test"}
+	if mod != nil {
+		mod(&o)
+	}
+	f, err := NewForensics(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("forensics run: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Error("forensics worker did not stop in time")
+			}
+			nc.Close()
+		})
+	}
+	t.Cleanup(stop)
+	store, err := f.Store(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &forensicEnv{f: f, store: store, nc: nc, js: j, alerts: alerts, reg: reg, stop: stop}
+}
+
+// waitReport polls until the report of POISON:<seq> is stored.
+func waitReport(t *testing.T, s *ForensicStore, seq uint64, timeout time.Duration) *ForensicReport {
+	t.Helper()
+	var r *ForensicReport
+	eventually(t, timeout, func() bool {
+		var err error
+		r, err = s.Report(context.Background(), PoisonID(seq))
+		if err != nil && !errors.Is(err, ErrForensicNotFound) {
+			t.Logf("report: %v", err)
+		}
+		return err == nil
+	})
+	return r
+}
+
+func fastForensicsConfig() ForensicsConfig {
+	return ForensicsConfig{Concurrency: 2, CPULimit: time.Second, Timeout: 20 * time.Second, BreakerThreshold: 2, BreakerCooldown: 2 * time.Second}
+}
