@@ -83,9 +83,16 @@ hub:
 
 func startHub(t *testing.T, extraArgs ...string) *hubProc {
 	t.Helper()
+	return startHubConfig(t, "", extraArgs...)
+}
+
+// startHubConfig is startHub with more YAML appended to fastConfig (top
+// level sections such as bridge:).
+func startHubConfig(t *testing.T, extraYAML string, extraArgs ...string) *hubProc {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "edihub.yaml")
-	if err := os.WriteFile(cfg, []byte(fastConfig), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(fastConfig+extraYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	port, httpPort := freePort(t), freePort(t)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
@@ -58,6 +60,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	cfg.Hub.SetDefaults()
 	if err := cfg.Hub.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	if cfg.Bridge.Enabled() {
+		if err := cfg.Bridge.Validate(); err != nil {
+			return usageErr("bridge: %s", oneLine(err.Error()))
+		}
 	}
 	return serve(ctx, cfg, log)
 }
@@ -106,7 +113,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		url = srv.ClientURL()
 		log.Info().Str("component", "serve").Str("nats", url).Str("store", filepath.Join(cfg.DataDir, "jetstream")).Msg("embedded NATS with JetStream started")
 	}
-	nc, _, err := ejs.Connect(url, "edihub-serve", nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+	nc, j, err := ejs.Connect(url, "edihub-serve", nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 		if err != nil {
 			log.Warn().Str("component", "serve").Err(err).Msg("disconnected from NATS; reconnecting")
 		}
@@ -145,6 +152,29 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		defer cancel()
 		_ = httpSrv.Shutdown(sctx)
 	}()
+
+	// Side jobs stop with the hub: cancel, then wait, before NATS goes
+	// away (the bridge flushes and commits first).
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	if cfg.Bridge.Enabled() {
+		b, err := bridge.New(&cfg.Bridge, nc, j, log, reg)
+		if err != nil {
+			return usageErr("bridge: %v", err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.Run(ctx); err != nil {
+				log.Error().Str("component", "bridge").Err(err).Msg("bridge stopped")
+			}
+		}()
+		log.Info().Str("component", "serve").Int("inbound", len(cfg.Bridge.Inbound)).Int("outbound", len(cfg.Bridge.Outbound)).Msg("Kafka bridge started")
+	}
 
 	log.Info().Str("component", "serve").Str("http", cfg.HTTP.Listen).Str("nats", url).
 		Msg("starting the pipeline: publish interchanges to edi.ingest.<partner>; Ctrl-C stops")

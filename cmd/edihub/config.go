@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
 )
 
@@ -20,6 +21,9 @@ type fileConfig struct {
 	HTTP    httpConfig `yaml:"http"`
 	Log     logConfig  `yaml:"log"`
 	Hub     hub.Config `yaml:"hub"`
+	// Bridge routes Kafka topics in and out; serve runs it when any route
+	// is configured.
+	Bridge bridge.Config `yaml:"bridge"`
 }
 
 type natsConfig struct {
