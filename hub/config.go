@@ -126,6 +126,7 @@ func (c *Config) setDefaults() {
 	c.DLQ.setDefaults()
 	c.Alerts.setDefaults()
 	c.LeakProbe.setDefaults()
+	c.EDIFACT.setDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 }
 

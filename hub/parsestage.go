@@ -46,6 +46,14 @@ func (c EDIFACTConfig) options(partner string) *edifact.Options {
 	return o
 }
 
+func (c *EDIFACTConfig) setDefaults() {
+	if c.MaxSize == 0 {
+		c.MaxSize = edifact.DefaultMaxSize
+	}
+	setInt(&c.MaxSegmentLen, edifact.DefaultMaxSegmentLen)
+	setInt(&c.MaxElementLen, edifact.DefaultMaxElementLen)
+}
+
 func (c EDIFACTConfig) validate() []error {
 	if err := c.options("").Validate(); err != nil {
 		return []error{fmt.Errorf("edifact: %w", err)}
