@@ -104,7 +104,7 @@ type forensicEnv struct {
 }
 
 // startForensics runs a worker on url until the test ends or stop.
-func startForensics(t *testing.T, url string, cfg ForensicsConfig, mod func(*ForensicsOptions)) *forensicEnv {
+func startForensics(t testing.TB, url string, cfg ForensicsConfig, mod func(*ForensicsOptions)) *forensicEnv {
 	t.Helper()
 	nc, j, err := ejs.Connect(url, "forensics-test")
 	if err != nil {

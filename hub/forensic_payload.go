@@ -14,8 +14,8 @@ import (
 // backslash is doubled, and everything else — control characters, ESC and
 // with it every ANSI/OSC sequence, DEL, and all bytes >= 0x80 (which
 // include C1 controls such as 0x9B CSI and Unicode bidi overrides) — is
-// written as \n, \r, \t or \xHH. With keepNewlines, \n stays a real line
-// break (for stacks and stderr) but is still never followed by raw bytes.
+// written as \n, \r, \t or \xHH. With keepNewlines, \n and \t stay as they
+// are (for stacks and stderr); nothing else does.
 func EscapeTerminal(s string, keepNewlines bool) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -27,8 +27,8 @@ func EscapeTerminal(s string, keepNewlines bool) string {
 			b.WriteString(`\\`)
 		case c >= 0x20 && c < 0x7f:
 			b.WriteByte(c)
-		case c == '\n' && keepNewlines:
-			b.WriteByte('\n')
+		case (c == '\n' || c == '\t') && keepNewlines:
+			b.WriteByte(c) // stacks and stderr: line breaks and indentation are harmless
 		case c == '\n':
 			b.WriteString(`\n`)
 		case c == '\r':

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub"
+)
+
+// poisonShow is `poison show --json`: the report, its ticket and the
+// payload both as display lines and byte for byte (base64 by encoding/json).
+type poisonShow struct {
+	Report  *hub.ForensicReport `json:"report"`
+	Ticket  *hub.Ticket         `json:"ticket,omitempty"`
+	Lines   []hub.PayloadLine   `json:"payload_lines"`
+	Payload []byte              `json:"payload"`
+}
+
+func (p *poisonCmd) show(ctx context.Context, id string, rows int) error {
+	r, err := p.store.Report(ctx, id)
+	if err != nil {
+		return err
+	}
+	payload, err := p.store.Payload(ctx, r)
+	if err != nil {
+		return err
+	}
+	t, _ := p.store.Ticket(ctx, r.Ticket) // a report without a ticket is still worth showing
+	lines := hub.PayloadLines(payload, rows)
+	if p.cf.json {
+		return p.printJSON(poisonShow{Report: r, Ticket: t, Lines: lines, Payload: payload})
+	}
+	printReport(p.e.stdout, r, t)
+	fmt.Fprintf(p.e.stdout, "\npayload: %d bytes, sha256 %s (control characters and escapes shown as \\xHH)\n", len(payload), r.PayloadSHA256)
+	for _, l := range lines {
+		seg := ""
+		if l.Segment > 0 {
+			seg = fmt.Sprintf("#%d", l.Segment)
+		}
+		fmt.Fprintf(p.e.stdout, "  %8d %6s  %s\n", l.Offset, seg, l.Text)
+	}
+	return nil
+}
+
+// printReport writes a report for people. Every string that may come from
+// the payload, the child or a producer is escaped: error texts quote
+// hostile input, and stderr is whatever the child printed.
+func printReport(w io.Writer, r *hub.ForensicReport, t *hub.Ticket) {
+	esc := func(s string) string { return hub.EscapeTerminal(s, false) }
+	sb := r.Sandbox
+	fmt.Fprintf(w, "%s  report %s/report.json  (analysed %d time(s), last %s by %s)\n", r.ID, esc(r.Key), r.Analyses,
+		r.AnalysedAt.Local().Format("2006-01-02 15:04:05"), esc(r.AnalysedBy))
+	fmt.Fprintf(w, "partner %s  stage %s  poison cause %s  quarantined %s\n", esc(r.Partner), esc(r.Stage), esc(r.PoisonCause),
+		r.QuarantinedAt.Local().Format("2006-01-02 15:04:05"))
+	if t != nil {
+		fmt.Fprintf(w, "ticket  %s: %s\n", t.ID, t.State)
+		for _, n := range t.Notes {
+			fmt.Fprintf(w, "          %s %s %s: %s\n", n.At.Local().Format("2006-01-02 15:04:05"), esc(n.Actor), n.Action, esc(n.Text))
+		}
+	}
+	if sb == nil {
+		return
+	}
+	fmt.Fprintf(w, "\noutcome   %s\nsummary   %s\nverdict   %s\n", sb.Outcome, esc(sb.Summary), esc(r.Verdict))
+	if sb.HasProgress {
+		fmt.Fprintf(w, "progress  segment %d, offset %d, stage %s %s\n", sb.Progress.Segment, sb.Progress.Offset, esc(sb.Progress.Stage), esc(sb.Progress.Note))
+	}
+	if sb.Error != "" {
+		fmt.Fprintf(w, "error     %s (class %s, cause %s)\n", esc(sb.Error), esc(sb.ErrorClass), esc(sb.Cause))
+	}
+	if sb.PanicValue != "" {
+		fmt.Fprintf(w, "panic     %s\n", esc(sb.PanicValue))
+	}
+	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit %d %s\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20, sb.ExitCode, sb.Signal)
+	fmt.Fprintf(w, "limits    memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s\n", sb.Limits.MemoryBytes>>20,
+		sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
+	for _, n := range sb.Notes {
+		fmt.Fprintf(w, "note      %s\n", esc(n))
+	}
+	keys := make([]string, 0, len(r.Headers))
+	for k := range r.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	fmt.Fprintln(w, "\nheaders")
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s: %s\n", esc(k), esc(nats.Header(r.Headers).Get(k)))
+	}
+	block(w, "stack", sb.Stack, 60)
+	block(w, "child output (head and tail)", sb.Stderr, 30)
+}
+
+// block prints a multi-line text indented and escaped, at most max lines.
+func block(w io.Writer, title, text string, max int) {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return
+	}
+	lines := strings.Split(hub.EscapeTerminal(text, true), "\n")
+	fmt.Fprintf(w, "\n%s\n", title)
+	for i, l := range lines {
+		if i == max {
+			fmt.Fprintf(w, "  … %d more lines (--json for all)\n", len(lines)-max)
+			break
+		}
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) error {
+	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Hub.EDIFACT,
+		Logger: quietLogger(p.e), Actor: actorName("edihub-poison")})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	r, err := f.Reanalyse(ctx, id)
+	if err != nil {
+		return err
+	}
+	if p.cf.json {
+		return p.printJSON(r)
+	}
+	fmt.Fprintf(p.e.stdout, "%s analysed again (%d times now): %s\n%s\n", r.ID, r.Analyses, r.Sandbox.Outcome, hub.EscapeTerminal(r.Sandbox.Summary, false))
+	return nil
+}
+
+// quietLogger logs only warnings and errors, to stderr: the CLI's stdout
+// is for its result.
+func quietLogger(e *env) zerolog.Logger {
+	return zerolog.New(zerolog.ConsoleWriter{Out: e.stderr, NoColor: true}).Level(zerolog.WarnLevel).With().Timestamp().Logger()
+}

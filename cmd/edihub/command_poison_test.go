@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func runCmd(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := run(context.Background(), e, args)
+	return out.String(), errb.String(), code
+}
+
+// The poison commands against a real server and a real worker whose
+// children are `edihub sandbox exec` (this binary, via TestMain).
+func TestPoisonCommands(t *testing.T) {
+	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	url := srv.ClientURL()
+	nc, j, err := ejs.Connect(url, "poison-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for name, subj := range map[string]string{"POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
+		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}, Storage: js.FileStorage}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, _, code := runCmd(t, "poison", "ls", "--server", url); code != 0 || !strings.Contains(out, "no quarantined messages") {
+		t.Fatalf("empty ls: %d %q", code, out)
+	}
+	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		Registry: prometheus.NewRegistry(), Config: hub.ForensicsConfig{CPULimit: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// A hostile payload: a terminal escape in the middle of a segment.
+	payload := "UNA:+.? 'UNB+UNOC:3+S:ZZZ+R:ZZZ+261130:1200+EVIL1'UNH+1+INVOIC:D:96A:UN'BGM+380+\x1b]0;pwned\x07\x1b[2J+9'UNT+3+1'UNZ+1+EVIL1'"
+	h := nats.Header{}
+	for k, v := range map[string]string{hub.HdrOriginalStream: "INGEST", hub.HdrOriginalSeq: "7", hub.HdrPartnerID: "ACME",
+		hub.HdrStage: "parse", hub.HdrErrorMsg: "bad \x1b[31m", hub.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
+		h.Set(k, v)
+	}
+	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(payload)}); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	eventually(t, 30*time.Second, func() bool {
+		out, _, _ = runCmd(t, "poison", "ls", "--server", url)
+		return strings.Contains(out, "reproduced-error")
+	})
+	if !strings.Contains(out, "POISON:1") || !strings.Contains(out, "T-INGEST-7") || !strings.Contains(out, "open") {
+		t.Fatalf("ls:\n%s", out)
+	}
+
+	out, errOut, code := runCmd(t, "poison", "show", "POISON:1", "--server", url)
+	if code != 0 {
+		t.Fatalf("show: %d %s", code, errOut)
+	}
+	if strings.ContainsAny(out, "\x1b\x07\x00") {
+		t.Fatalf("show printed raw control bytes:\n%q", out)
+	}
+	for _, want := range []string{`BGM+380+\x1b]0;pwned\x07\x1b[2J+9'`, "#2  UNH", "outcome   reproduced-error", `x-error-msg: bad \x1b[31m`, "ticket  T-INGEST-7: open"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runCmd(t, "poison", "show", "POISON:1", "--json", "--server", url)
+	var shown poisonShow
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || string(shown.Payload) != payload || shown.Report.Key != "INGEST/7" {
+		t.Fatalf("show --json: %v %+v", err, shown.Report)
+	}
+
+	if _, errOut, code := runCmd(t, "poison", "ticket", "ack", "POISON:1", "--server", url); code != 2 || !strings.Contains(errOut, "--note") {
+		t.Fatalf("ack without note: %d %s", code, errOut)
+	}
+	out, _, code = runCmd(t, "poison", "ticket", "ack", "POISON:1", "--note", "on it", "--actor", "alice", "--server", url)
+	if code != 0 || !strings.Contains(out, "is acked") {
+		t.Fatalf("ack: %d %s", code, out)
+	}
+	if _, errOut, code := runCmd(t, "poison", "ticket", "ack", "POISON:1", "--note", "again", "--server", url); code != 1 {
+		t.Fatalf("second ack: %d %s", code, errOut)
+	}
+	out, errOut, code = runCmd(t, "poison", "reanalyse", "POISON:1", "--server", url)
+	if code != 0 || !strings.Contains(out, "2 times") {
+		t.Fatalf("reanalyse: %d %s %s", code, out, errOut)
+	}
+	out, _, code = runCmd(t, "poison", "ticket", "close", "T-INGEST-7", "--note", "partner fixed it", "--actor", "bob", "--server", url)
+	if code != 0 || !strings.Contains(out, "closed") {
+		t.Fatalf("close: %d %s", code, out)
+	}
+	if _, _, code := runCmd(t, "poison", "show", "POISON:42", "--server", url); code != 1 {
+		t.Fatalf("unknown ID: exit %d, want 1", code)
+	}
+	if _, _, code := runCmd(t, "poison", "ls", "--server", "nats://127.0.0.1:1"); code != 2 {
+		t.Fatalf("unreachable: exit %d, want 2", code)
+	}
+	if _, _, code := runCmd(t, "poison", "frobnicate"); code != 2 {
+		t.Fatalf("bad usage: exit %d, want 2", code)
+	}
+}
+
+func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub"
+)
+
+// startSandboxChild runs `edihub sandbox --server URL [--config FILE]` as
+// a supervised child of serve: a separate process with its own NATS
+// connection (a bulkhead — the analysis children it forks are its own, and
+// whatever they do cannot touch the hub's memory). If it dies it is
+// started again with backoff (1s doubling to 30s, reset after a minute of
+// life); on ctx it gets SIGTERM, then SIGKILL after 10s. wait blocks until
+// it is gone. With the section disabled it does nothing.
+func startSandboxChild(ctx context.Context, cfg hub.ForensicsConfig, natsURL, configPath string, log zerolog.Logger) (wait func(), err error) {
+	log = log.With().Str("component", "sandbox").Logger()
+	if !cfg.IsEnabled() {
+		log.Info().Msg("forensic sandbox worker disabled (sandbox.enabled: false)")
+		return func() {}, nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox worker: find own executable: %w", err)
+	}
+	args := []string{"sandbox", "--server", natsURL, "--log-level", log.GetLevel().String()}
+	if log.GetLevel() == zerolog.NoLevel || log.GetLevel() == zerolog.Disabled {
+		args = args[:3]
+	}
+	if configPath != "" {
+		args = append(args, "--config", configPath)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		superviseSandbox(ctx, exe, args, log)
+	}()
+	return wg.Wait, nil
+}
+
+func superviseSandbox(ctx context.Context, exe string, args []string, log zerolog.Logger) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		cmd := exec.Command(exe, args...)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // its own log lines, tagged component=forensics
+		// Pdeathsig: if serve is killed hard, the worker goes with it
+		// instead of running on as an orphan.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		started := time.Now()
+		if err := cmd.Start(); err != nil {
+			log.Error().Err(err).Msg("cannot start the sandbox worker")
+		} else {
+			log.Info().Int("pid", cmd.Process.Pid).Msg("sandbox worker started")
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				log.Error().Err(err).Dur("lived", time.Since(started)).Msg("sandbox worker exited; restarting")
+			case <-ctx.Done():
+				_ = cmd.Process.Signal(syscall.SIGTERM)
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					_ = cmd.Process.Kill()
+					<-done
+				}
+				log.Info().Msg("sandbox worker stopped")
+				return
+			}
+		}
+		if time.Since(started) > time.Minute {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
