@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/edihub/edihub/hub"
+)
+
+func init() {
+	register(command{name: "audit", summary: "read the audit trail (ls) and check its hash chain (verify)", run: runAudit})
+}
+
+const auditUsage = `Usage: edihub audit <subcommand> [flags]
+
+  ls [--since 24h] [--limit N]   events, oldest first (actor, action, IDs, reason, payload hashes)
+  verify [--anchor HASH]         check the hash chain from the first event; names the first
+                                 event that was altered or is missing. Exit 1 if broken.
+                                 Note the printed last hash somewhere else (a ticket) and pass
+                                 it as --anchor later: that also catches events cut off at the end.
+`
+
+func runAudit(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stderr, auditUsage)
+		if len(args) == 0 {
+			return &exitError{code: exitUsage, err: errors.New("")}
+		}
+		return errHelp
+	}
+	switch args[0] {
+	case "ls":
+		return auditLs(ctx, e, args[1:])
+	case "verify":
+		return auditVerify(ctx, e, args[1:])
+	}
+	return usageErr("unknown subcommand %q (ls, verify)", hub.EscapeLine(args[0]))
+}
+
+func auditLs(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit ls", "[--since 24h] [--limit N]")
+	var of opsFlags
+	of.register(fs, e)
+	since := fs.String("since", "", "only events of the last 30m, 2h, 7d, …")
+	limit := fs.Int("limit", 200, "at most the newest N events (0: all)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+	}
+	var d time.Duration
+	if *since != "" {
+		if d, err = hub.ParseSince(*since); err != nil {
+			return usageErr("--since: %v", err)
+		}
+	}
+	if *limit < 0 {
+		return usageErr("--limit: want 0 or more")
+	}
+	s, err := of.connect(e, "edihub-audit")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	recs, err := s.ops.AuditList(ctx, d, *limit)
+	if err != nil {
+		return opsErr(err)
+	}
+	if s.json {
+		return s.printJSON(map[string]any{"events": recs})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SEQ\tTIME\tACTOR\tACTION\tIDS\tREASON\tPAYLOAD\tDETAILS")
+	for _, r := range recs {
+		ev := r.Event
+		if r.Error != "" {
+			fmt.Fprintf(tw, "%d\t%s\t-\t(unreadable)\t-\t-\t-\t%s\n", r.Seq, r.Stored.Format("2006-01-02 15:04:05Z"), r.Error)
+			continue
+		}
+		payload := short(ev.PayloadBefore)
+		if ev.PayloadAfter != "" && ev.PayloadAfter != ev.PayloadBefore {
+			payload += "→" + short(ev.PayloadAfter)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, ev.Time.UTC().Format("2006-01-02 15:04:05Z"), cell(ev.Actor),
+			cell(ev.Action), cells(ev.IDs), clip(hub.EscapeLine(nonEmptyStr(ev.Reason, "-")), 50), nonEmptyStr(payload, "-"), details(ev.Details))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "%d event(s)\n", len(recs))
+	return nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+func details(m map[string]string) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = hub.EscapeLine(k) + "=" + hub.EscapeLine(m[k])
+	}
+	return clip(strings.Join(parts, " "), 100)
+}
+
+func auditVerify(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit verify", "[--anchor HASH]")
+	var of opsFlags
+	of.register(fs, e)
+	anchor := fs.String("anchor", "", "a last hash noted earlier: it must still be in the chain")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+	}
+	s, err := of.connect(e, "edihub-audit")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	v, err := s.ops.AuditVerify(ctx, *anchor)
+	if err != nil {
+		return opsErr(err)
+	}
+	if s.json {
+		if err := s.printJSON(v); err != nil {
+			return err
+		}
+	} else if v.OK {
+		fmt.Fprintf(e.stdout, "audit chain intact: %d events, last seq %d, last hash %s\n", v.Events, v.LastSeq, nonEmptyStr(v.LastHash, "-"))
+	}
+	if !v.OK {
+		return failedErr("audit chain broken at event %d (%s): %s", v.Problem.Seq, v.Problem.Kind, v.Problem.Detail)
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+func init() {
+	register(command{name: "dlq", summary: "triage dead letters, parked and poison messages: ls, inspect, show, replay, park, drop, edit", run: runDLQ})
+}
+
+const dlqUsage = `Usage: edihub dlq <subcommand> [flags]
+
+  ls                         counts by kind, stage, cause, partner and age
+  inspect [filter flags]     the matching messages (--group: by error fingerprint)
+  show ID                    headers and payload, escaped, one segment a line (audited)
+  replay ID... | --filter F  publish back to x-original-topic (or --to), paced and capped
+  park ID...                 move to edi.<stage>.parking-lot until someone decides
+  drop ID... --reason TEXT   delete for good (audited with the payload's hash)
+  edit ID [--from-file F]    store an edited version; only it is replayed
+
+IDs are STREAM:SEQ, e.g. DLQ:1234, PARKING:7, POISON:3. Every subcommand takes
+--server, --json, --actor and --config; 'edihub dlq <sub> -h' lists its flags.
+Exit codes: 0 done, 1 something was not done (see the report), 2 bad usage or
+the hub cannot be reached.
+`
+
+func runDLQ(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(e.stderr, dlqUsage)
+		if len(args) == 0 {
+			return &exitError{code: exitUsage, err: errors.New("")}
+		}
+		return errHelp
+	}
+	sub, rest := args[0], args[1:]
+	f, ok := dlqSubcommands[sub]
+	if !ok {
+		return usageErr("unknown subcommand %q (ls, inspect, show, replay, park, drop, edit)", sub)
+	}
+	return f(ctx, e, rest)
+}
+
+var dlqSubcommands = map[string]func(context.Context, *env, []string) error{
+	"ls": dlqLs, "inspect": dlqInspect, "show": dlqShow, "replay": dlqReplay,
+	"park": dlqPark, "drop": dlqDrop, "edit": dlqEdit,
+}
+
+// opsFlags are the flags of every dlq and audit subcommand.
+type opsFlags struct {
+	clientFlags
+	actor  string
+	config string
+}
+
+func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
+	f.clientFlags.register(fs, e)
+	fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
+	fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
+}
+
+// opsClock is the clock of bulk replays; tests replace it to check --rate
+// without sleeping.
+var opsClock = struct {
+	now   func() time.Time
+	sleep func(time.Duration)
+}{time.Now, time.Sleep}
+
+// session is a connection to the hub and the ops acting for one person.
+type session struct {
+	e    *env
+	json bool
+	nc   *nats.Conn
+	ops  *hub.Ops
+}
+
+func (f *opsFlags) connect(e *env, client string) (*session, error) {
+	cfg, err := loadConfig(f.config)
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	cfg.Hub.SetDefaults()
+	nc, j, err := ejs.Connect(f.server, client)
+	if err != nil {
+		return nil, unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+	}
+	actor := f.actor
+	if actor == "" {
+		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), "unknown")
+	}
+	ops, err := hub.NewOps(hub.OpsOptions{
+		JS: j, Streams: cfg.Hub.Streams, Auditor: hub.NewAuditor(j, cfg.Hub.Streams.Audit), Actor: actor,
+		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(),
+	})
+	if err != nil {
+		nc.Close()
+		return nil, failedErr("%v", err)
+	}
+	return &session{e: e, json: f.json, nc: nc, ops: ops}, nil
+}
+
+func (s *session) close() { s.nc.Close() }
+
+func nonEmptyStr(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// opsErr maps an error of hub.Ops to the exit codes scripts rely on.
+func opsErr(err error) error {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ee):
+		return err
+	case errors.Is(err, hub.ErrBadID), errors.Is(err, hub.ErrBadRequest), errors.Is(err, hub.ErrReasonRequired):
+		return usageErr("%s", hub.EscapeLine(err.Error()))
+	case errors.Is(err, js.ErrStreamNotFound):
+		return unreachableErr(fmt.Errorf("%s (is this server running an edihub hub?)", hub.EscapeLine(err.Error())))
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, js.ErrJetStreamNotEnabled):
+		return unreachableErr(errors.New(hub.EscapeLine(err.Error())))
+	}
+	return failedErr("%s", hub.EscapeLine(err.Error()))
+}
+
+func (s *session) printJSON(v any) error {
+	enc := json.NewEncoder(s.e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// parseArgs parses flags wherever they appear (`replay DLQ:1 --force`):
+// the flag package stops at the first argument otherwise.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// filterFlags are inspect's filter flags; --filter takes the same as one
+// key=value list.
+type filterFlags struct {
+	expr, kind, stage, cause, partner, since, class, fingerprint string
+}
+
+func (f *filterFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.expr, "filter", "", "key=value,... with keys kind, stage, cause, partner, error-class, fingerprint, since")
+	fs.StringVar(&f.kind, "kind", "", "dlq, parking or poison (a|b for several)")
+	fs.StringVar(&f.stage, "stage", "", "stage name, e.g. parse")
+	fs.StringVar(&f.cause, "cause", "", "schema, business, partner-rejected, signature-invalid, unknown (or a poison cause)")
+	fs.StringVar(&f.partner, "partner", "", "partner ID")
+	fs.StringVar(&f.since, "since", "", "stored within this long, e.g. 30m, 2h, 7d")
+	fs.StringVar(&f.class, "error-class", "", "error class (x-error-class), e.g. permanent, exhausted, crash")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "error fingerprint (x-error-fingerprint)")
+}
+
+func (f *filterFlags) build() (hub.Filter, error) {
+	flt, err := hub.ParseFilter(f.expr)
+	if err != nil {
+		return flt, usageErr("--filter: %v", err)
+	}
+	for _, kv := range [][2]string{{"kind", f.kind}, {"stage", f.stage}, {"cause", f.cause}, {"partner", f.partner},
+		{"since", f.since}, {"error-class", f.class}, {"fingerprint", f.fingerprint}} {
+		if kv[1] != "" {
+			if err := flt.Set(kv[0], kv[1]); err != nil {
+				return flt, usageErr("--%s: %v", kv[0], err)
+			}
+		}
+	}
+	return flt, nil
+}
+
+func dlqLs(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "dlq ls", "[flags]")
+	var of opsFlags
+	of.register(fs, e)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+	}
+	s, err := of.connect(e, "edihub-dlq")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	sum, err := s.ops.List(ctx)
+	if err != nil {
+		return opsErr(err)
+	}
+	if s.json {
+		return s.printJSON(sum)
+	}
+	now := opsClock.now()
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "KIND\tSTAGE\tCAUSE\tPARTNER\tCOUNT\t%s\tOLDEST\n", strings.Join(hub.AgeBuckets, "\t"))
+	for _, r := range sum.Rows {
+		ages := make([]string, len(hub.AgeBuckets))
+		for i, b := range hub.AgeBuckets {
+			ages[i] = strconv.Itoa(r.Ages[b])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s ago\n", r.Kind, cell(r.Stage), cell(r.Cause), cell(r.Partner), r.Count,
+			strings.Join(ages, "\t"), age(now.Sub(r.Oldest)))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "\ndlq %d, parking %d, poison %d", sum.Totals[hub.KindDLQ], sum.Totals[hub.KindParking], sum.Totals[hub.KindPoison])
+	if sum.Superseded > 0 {
+		fmt.Fprintf(e.stdout, " (+%d edited originals kept as evidence, never replayed)", sum.Superseded)
+	}
+	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+// cell makes an untrusted value safe and short for a table.
+func cell(s string) string { return clip(hub.EscapeLine(nonEmptyStr(s, "-")), 40) }
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-1] + "…"
+}
+
+// age prints a duration the way people read ages: 45s, 12m, 3h, 5d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(max(d, 0)/time.Second)) + "s"
+	case d < time.Hour:
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	case d < 48*time.Hour:
+		return strconv.Itoa(int(d/time.Hour)) + "h"
+	}
+	return strconv.Itoa(int(d/(24*time.Hour))) + "d"
+}
+
+func dlqInspect(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "dlq inspect", "[--kind K] [--stage S] [--cause C] [--partner P] [--since 2h] [--error-class X] [--group]")
+	var of opsFlags
+	of.register(fs, e)
+	var ff filterFlags
+	ff.register(fs)
+	group := fs.Bool("group", false, "group by error fingerprint (one decision per group)")
+	superseded := fs.Bool("superseded", false, "include originals replaced by an edit")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("unexpected argument %q (filters are flags)", hub.EscapeLine(pos[0]))
+	}
+	flt, err := ff.build()
+	if err != nil {
+		return err
+	}
+	flt.Superseded = *superseded
+	s, err := of.connect(e, "edihub-dlq")
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	entries, err := s.ops.Inspect(ctx, flt)
+	if err != nil {
+		return opsErr(err)
+	}
+	now := opsClock.now()
+	if *group {
+		groups := hub.GroupByFingerprint(entries)
+		if s.json {
+			return s.printJSON(map[string]any{"groups": groups})
+		}
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "FINGERPRINT\tCOUNT\tCLASS\tSTAGES\tCAUSES\tPARTNERS\tNEWEST\tSAMPLE ERROR")
+		for _, g := range groups {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s ago\t%s\n", cell(g.Fingerprint), g.Count, cell(g.ErrorClass),
+				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(hub.EscapeLine(g.Sample), 80))
+		}
+		tw.Flush()
+		for _, g := range groups {
+			ids := g.IDs
+			more := ""
+			if len(ids) > 10 {
+				ids, more = ids[:10], fmt.Sprintf(" … and %d more", len(g.IDs)-10)
+			}
+			fmt.Fprintf(e.stdout, "%s: %s%s\n", cell(g.Fingerprint), strings.Join(ids, " "), more)
+		}
+		return nil
+	}
+	if s.json {
+		return s.printJSON(map[string]any{"messages": entries})
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
+	for _, en := range entries {
+		msg := hub.EscapeLine(en.ErrorMsg)
+		if en.Superseded() {
+			msg = "(superseded by " + en.SupersededBy + ") " + msg
+		}
+		if en.EditedFrom != "" {
+			msg = "(edit of " + hub.EscapeLine(en.EditedFrom) + ") " + msg
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", en.ID, age(now.Sub(en.Time)), cell(en.Stage), cell(en.Cause),
+			cell(en.Partner), cell(en.ErrorClass), en.Size, clip(msg, 100))
+	}
+	tw.Flush()
+	fmt.Fprintf(e.stdout, "%d message(s)\n", len(entries))
+	return nil
+}
+
+func cells(list []string) string {
+	out := make([]string, len(list))
+	for i, v := range list {
+		out[i] = hub.EscapeLine(nonEmptyStr(v, "-"))
+	}
+	return clip(strings.Join(out, ","), 40)
+}
+
+// printHeaders writes headers sorted, every key and value escaped.
+func printHeaders(w io.Writer, h map[string][]string) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
+	for _, k := range keys {
+		for _, v := range h[k] {
+			fmt.Fprintf(tw, "  %s:\t%s\n", hub.EscapeLine(k), hub.EscapeLine(v))
+		}
+	}
+	tw.Flush()
+}
