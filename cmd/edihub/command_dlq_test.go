@@ -111,7 +111,9 @@ func (d *dlqHub) cmd(t *testing.T, args ...string) (stdout, stderr string, code 
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-		getenv: func(k string) string { return map[string]string{"USER": "alice", "EDITOR": os.Getenv("TEST_EDITOR")}[k] }}
+		getenv: func(k string) string {
+			return map[string]string{"USER": "alice", "EDITOR": os.Getenv("TEST_EDITOR")}[k]
+		}}
 	code = run(context.Background(), e, append(args, "--server", d.url))
 	return out.String(), errb.String(), code
 }
