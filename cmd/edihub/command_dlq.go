@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os/user"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 	}
 	actor := f.actor
 	if actor == "" {
-		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), "unknown")
+		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
 	ops, err := hub.NewOps(hub.OpsOptions{
 		JS: j, Streams: cfg.Hub.Streams, Auditor: hub.NewAuditor(j, cfg.Hub.Streams.Audit), Actor: actor,
@@ -116,6 +117,14 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 }
 
 func (s *session) close() { s.nc.Close() }
+
+// osUserName is the login name when $USER is unset (containers, cron).
+func osUserName() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
+}
 
 func nonEmptyStr(vals ...string) string {
 	for _, v := range vals {
