@@ -230,6 +230,12 @@ func (a *api) replay(w http.ResponseWriter, r *http.Request, b replayBody) {
 	if !b.DryRun && !a.allowWrite(w, r) {
 		return
 	}
+	if b.DryRun && b.AllowPoison {
+		// A dry-run parses in this process: never run quarantined poison
+		// inside the hub. The sandbox analyses it in a capped child.
+		writeJSONError(w, http.StatusBadRequest, "dry-runs of poison are not run inside the hub; use 'edihub sandbox' or the forensic report")
+		return
+	}
 	req := ReplayRequest{IDs: b.IDs, To: b.To, Max: b.Max, Rate: b.Rate, DryRun: b.DryRun, Force: b.Force, Reason: b.Reason, AllowPoison: b.AllowPoison}
 	if b.Filter != "" {
 		f, err := ParseFilter(b.Filter)
