@@ -45,7 +45,8 @@ type Failure struct {
 	Cause       string    `json:"cause,omitempty"`
 	Fingerprint string    `json:"fingerprint"`
 	Message     string    `json:"message,omitempty"`
-	Delivery    uint64    `json:"delivery"` // JetStream's NumDelivered of that attempt
+	Delivery    uint64    `json:"delivery"`       // JetStream's NumDelivered of that attempt
+	Solo        bool      `json:"solo,omitempty"` // the attempt ran alone (see Record.SoloRuns)
 	At          time.Time `json:"at"`
 }
 
@@ -59,7 +60,19 @@ type Record struct {
 	FirstAt  time.Time `json:"first_at"`
 	LastAt   time.Time `json:"last_at"`
 	Failures []Failure `json:"failures"` // the latest maxKept
+	// SoloRuns counts the runs that started alone, as a suspect after a
+	// crash; SoloExplained those of them that ended with a recorded
+	// failure. A solo run with no outcome ended with the process dying: that
+	// death is this message's, not a neighbour's. Counted here rather than
+	// by JetStream's delivery count, which a killed embedded server may not
+	// have persisted.
+	SoloRuns      int `json:"solo_runs,omitempty"`
+	SoloExplained int `json:"solo_explained,omitempty"`
 }
+
+// Deaths counts the solo runs that recorded no outcome: the process died
+// while this message ran alone.
+func (r Record) Deaths() int { return r.SoloRuns - r.SoloExplained }
 
 // Last returns the most recent failure, or false.
 func (r Record) Last() (Failure, bool) {
@@ -80,6 +93,9 @@ func (r Record) SameFingerprint() bool {
 }
 
 func (r *Record) add(f Failure) {
+	if f.Solo {
+		r.SoloExplained++
+	}
 	if r.Count == 0 {
 		r.FirstAt = f.At
 	}

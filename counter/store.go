@@ -128,6 +128,37 @@ func (s *Store) RecordFailure(k Key, f Failure) (Record, error) {
 	return out, nil
 }
 
+// MarkSolo records that k is about to run alone (a suspect after a crash).
+// It is durable when it returns, so that a death during the run is
+// attributed to k.
+func (s *Store) MarkSolo(k Key) (Record, error) {
+	var out Record
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		var r Record
+		if v := b.Get(k.bytes()); v != nil {
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+		}
+		r.SoloRuns++
+		r.LastAt = s.opts.Now()
+		if r.FirstAt.IsZero() {
+			r.FirstAt = r.LastAt
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		out = r
+		return b.Put(k.bytes(), v)
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
+	}
+	return out, nil
+}
+
 // Delete forgets k (on success or quarantine). Deleting nothing is fine.
 func (s *Store) Delete(k Key) error {
 	err := s.db.Batch(func(tx *bolt.Tx) error {

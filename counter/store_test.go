@@ -131,3 +131,39 @@ func TestConcurrentWritersBatch(t *testing.T) {
 		}
 	}
 }
+
+func TestSoloDeathsAttributed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.db")
+	s, err := Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key{"S", "C", 9}
+	// run 1 alone: the process died; run 2 alone: an explained failure;
+	// run 3 alone: died again
+	if _, err := s.MarkSolo(k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkSolo(k); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RecordFailure(k, Failure{Kind: KindError, Solo: true, Fingerprint: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.MarkSolo(k); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path, nil) // as after the restart that follows a death
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Get(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := r.Deaths(); d != 2 || r.Count != 1 {
+		t.Fatalf("deaths %d count %d, want 2 and 1", d, r.Count)
+	}
+}

@@ -15,8 +15,10 @@ import (
 // verdict is the attempt check's answer before a handler runs.
 type verdict struct {
 	poison      bool
-	attempts    int // finished attempts before this delivery
-	unexplained int // of those, how many ended with no recorded outcome
+	attempts    int  // finished attempts before this delivery
+	unexplained int  // of those, how many ended with no recorded outcome
+	deaths      int  // of those, how many ended with the process dying while this message ran alone
+	solo        bool // this attempt runs alone (set by process)
 	cause       string
 	class       string
 	message     string
@@ -34,7 +36,11 @@ func checkAttempts(delivered uint64, rec counter.Record, threshold int) verdict 
 	if rec.Count > attempts {
 		attempts = rec.Count
 	}
-	v := verdict{attempts: attempts, unexplained: attempts - rec.Count}
+	deaths := rec.Deaths()
+	if rec.Count+deaths > attempts {
+		attempts = rec.Count + deaths
+	}
+	v := verdict{attempts: attempts, unexplained: attempts - rec.Count, deaths: deaths}
 	last, hasLast := rec.Last()
 	if hasLast {
 		v.stage = last.Stage
@@ -43,11 +49,14 @@ func checkAttempts(delivered uint64, rec counter.Record, threshold int) verdict 
 		return v
 	}
 	switch {
-	case v.unexplained > 0:
+	// A death counts against a message only if it ran alone when the
+	// process died (see gate): a crash kills the messages in flight in
+	// every partition, and those neighbours must not be quarantined for it.
+	case deaths > 0 && deaths+rec.Count >= threshold:
 		v.poison = true
 		v.cause = "process-died"
 		v.class = "crash"
-		v.message = fmt.Sprintf("the process died or hung during %d of %d attempts (no outcome was recorded)", v.unexplained, attempts)
+		v.message = fmt.Sprintf("the process died %d times while this message ran alone (%d attempts, %d with no recorded outcome)", deaths, attempts, v.unexplained)
 		if hasLast {
 			v.message += "; last recorded failure: " + last.Message
 		}

@@ -21,9 +21,28 @@ import (
 type AttemptStore interface {
 	Get(k counter.Key) (counter.Record, error)
 	RecordFailure(k counter.Key, f counter.Failure) (counter.Record, error)
+	MarkSolo(k counter.Key) (counter.Record, error)
 	Delete(k counter.Key) error
 	Purge() (int, error)
 	Len() (int, error)
+}
+
+// InFlightTable is what the hub needs of counter.InFlight.
+type InFlightTable interface {
+	Start(slot int, seq uint64)
+	Done(slot int, seq uint64)
+}
+
+type noInFlight struct{}
+
+func (noInFlight) Start(int, uint64) {}
+func (noInFlight) Done(int, uint64)  {}
+
+// Slots is how many in-flight slots a hub with these stages uses: one per
+// partition and one per stage's retry worker.
+func Slots(cfg Config, stages int) int {
+	cfg.setDefaults()
+	return cfg.Partitions + stages
 }
 
 // Options are the hub's dependencies. Conn, Store and Stages are required.
@@ -40,6 +59,14 @@ type Options struct {
 	OnFatal func(reason string)
 	// Actor names the hub in audit events.
 	Actor string
+	// InFlight records the message each worker runs (counter.InFlight, a
+	// memory-mapped table that outlives the process); Suspects are what
+	// the last process left in it: the messages running when it died. They
+	// run alone, and a death during that run is attributed to them. This
+	// does not depend on JetStream's delivery count, which an embedded
+	// server killed with the process may not have persisted. Nil: no table.
+	InFlight InFlightTable
+	Suspects []counter.Suspect
 
 	// testHooks let tests crash the pipeline between two steps.
 	testHooks testHooks
@@ -65,7 +92,10 @@ type Hub struct {
 	actor   string
 	hooks   testHooks
 
-	processed    atomic.Int64 // messages that left a partition, for the leak ratio
+	gate         gate
+	inflight     InFlightTable
+	suspects     map[int]uint64 // slot → stream sequence; read-only after New
+	processed    atomic.Int64   // messages that left a partition, for the leak ratio
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
 	ready        atomic.Bool
@@ -105,7 +135,14 @@ func New(o Options) (*Hub, error) {
 	h := &Hub{
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
-		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks,
+		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
+		suspects: map[int]uint64{},
+	}
+	for _, sp := range o.Suspects {
+		h.suspects[sp.Slot] = sp.Seq
+	}
+	if h.inflight == nil {
+		h.inflight = noInFlight{}
 	}
 	if h.actor == "" {
 		h.actor = "edihub"
@@ -201,8 +238,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		}
 		start(src.name, src.run)
 	}
-	for _, st := range h.stages {
-		src, err := h.retrySource(ctx, st.Name)
+	for i, st := range h.stages {
+		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions+i)
 		if err != nil {
 			return err
 		}

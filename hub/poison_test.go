@@ -204,11 +204,13 @@ func TestCheckAttempts(t *testing.T) {
 		cause       string
 	}{
 		{1, counter.Record{}, false, 0, ""},
-		{6, counter.Record{}, true, 5, "process-died"},            // five silent deaths
-		{5, counter.Record{}, false, 4, ""},                       // four: not yet
+		{6, counter.Record{}, false, 5, ""},                       // five deaths, none attributed: neighbours of a killer
+		{7, counter.Record{SoloRuns: 5}, true, 6, "process-died"}, // died alone five times
+		{6, counter.Record{SoloRuns: 4}, false, 5, ""},            // four: not yet
+		{2, counter.Record{SoloRuns: 5}, true, 5, "process-died"}, // the server lost its count in the crashes; ours did not
 		{1, records(5, counter.KindPanic, "p"), true, 0, "panic"}, // re-created consumer: the record wins
 		{6, records(5, counter.KindTimeout, "t"), true, 0, "timeout"},
-		{6, records(4, counter.KindPanic, "p"), true, 1, "process-died"},
+		{6, withSolo(records(4, counter.KindPanic, "p"), 1), true, 1, "process-died"},
 		{6, recordsClass(5, "transient", "x"), false, 0, ""}, // typed transient: the retry policy decides
 		{6, recordsClass(5, "unclassified", "x"), true, 0, "repeated-failure"},
 		{6, mixed(), false, 0, ""}, // unclassified, varying fingerprints
@@ -254,4 +256,9 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func withSolo(r counter.Record, runs int) counter.Record {
+	r.SoloRuns += runs
+	return r
 }

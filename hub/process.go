@@ -83,6 +83,30 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		return true
 	}
 
+	// A suspect (an earlier attempt ended with no outcome) runs alone, and
+	// says so durably first, so that a death now is attributed to it.
+	solo := v.unexplained > 0 || h.suspects[s.slot] == md.Sequence.Stream
+	v.solo = solo
+	if solo {
+		if marked, err := h.store.MarkSolo(d.key); err != nil {
+			h.met.counterErrors.Inc()
+			h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not mark a solo run; a death now will not be attributed")
+		} else {
+			rec = marked
+			h.met.counterWrites.Inc()
+		}
+		h.log.Info().Str("partner", d.partner).Int("partition", d.partition).Uint64("seq", d.origSeq).
+			Uint64("delivery", md.NumDelivered).Int("deaths", rec.Deaths()-1).Int("explained", rec.Count).
+			Msg("suspect runs alone: an earlier attempt may have ended with the process dying")
+	}
+	leave := h.gate.enter(solo, h.exec.heartbeat, func() { _ = msg.InProgress() })
+	// Leave only when the outcome is recorded: a neighbour that kills the
+	// process between this success and its bookkeeping would otherwise be
+	// charged to this message.
+	defer leave()
+	h.inflight.Start(s.slot, md.Sequence.Stream)
+	defer h.inflight.Done(s.slot, md.Sequence.Stream)
+
 	m := &Message{
 		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
 		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
@@ -90,6 +114,7 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 	}
 	start := time.Now()
 	o, abandoned := h.exec.run(m, func() { _ = msg.InProgress() }, func(to outcome) {
+		leave() // the abandoned handler must not hold the others back
 		h.met.abandoned.Set(float64(h.abandoned.Load()))
 		h.fail(d, to, v)
 		replace()
@@ -126,7 +151,7 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	}
 	h.met.duplicatesSkipped.Inc()
 	h.processed.Add(1)
-	if rec.Count > 0 {
+	if rec.Count > 0 || rec.SoloRuns > 0 {
 		h.forget(d)
 	}
 	h.log.Info().Str("partner", d.partner).Uint64("seq", d.origSeq).Str("interchange", fmt.Sprint(dup.Keys)).
@@ -170,7 +195,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	h.met.okMessages.Inc()
 	h.met.okAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
-	if rec.Count > 0 {
+	if rec.Count > 0 || rec.SoloRuns > 0 {
 		h.forget(d)
 	}
 }
@@ -187,6 +212,7 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict) {
 	rec, err := h.store.RecordFailure(d.key, counter.Failure{
 		Stage: o.stage, Kind: o.kind, Class: string(o.failure.Class), Cause: o.failure.Cause,
 		Fingerprint: o.fingerprint, Message: headerSafe(o.msg), Delivery: d.meta.NumDelivered,
+		Solo: v.solo,
 	})
 	if err != nil {
 		h.met.counterErrors.Inc()

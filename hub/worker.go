@@ -20,6 +20,7 @@ type source struct {
 	cons      js.Consumer
 	partition int    // -1 for retry sources
 	stage     string // retry sources: the stage they retry
+	slot      int    // its row in the in-flight table
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -28,16 +29,16 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: p}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p}, nil
 }
 
-func (h *Hub) retrySource(ctx context.Context, stage string) (*source, error) {
+func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source, error) {
 	cfg := h.retryConsumer(stage)
 	c, err := h.js.CreateOrUpdateConsumer(ctx, h.cfg.Streams.Retry, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage, slot: slot}, nil
 }
 
 // run pulls and processes one message at a time until ctx is done; the

@@ -27,7 +27,7 @@ func TestProcessKillLoop(t *testing.T) {
 			published++
 		}
 	}
-	out, errOut, code := runCLI(t, 3*time.Minute, "drill", "--server", h.url, "--kind", "exit", "--healthy", "3")
+	out, errOut, code := runCLI(t, 90*time.Second, "drill", "--server", h.url, "--kind", "exit", "--healthy", "3")
 	t.Logf("edihub drill --kind exit:\n%s%s", out, errOut)
 	if code != 0 {
 		t.Fatalf("drill exited %d", code)

@@ -101,7 +101,7 @@ func startHubConfig(t *testing.T, extraYAML string, extraArgs ...string) *hubPro
 		dataDir: filepath.Join(dir, "data"), stopped: make(chan struct{}), done: make(chan struct{}),
 	}
 	args := append([]string{"serve", "--config", cfg, "--data", h.dataDir, "--listen", fmt.Sprintf("127.0.0.1:%d", port),
-		"--http", h.httpAddr, "--log-level", "warn"}, extraArgs...)
+		"--http", h.httpAddr, "--log-level", "info"}, extraArgs...)
 	go h.supervise(args)
 	t.Cleanup(h.stop)
 	eventually(t, 20*time.Second, func() bool {

@@ -98,6 +98,16 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return failedErr("data folder: %v", err)
 	}
+	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, nil)}
+	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, len(stages)))
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	defer inflight.Close()
+	if len(suspects) > 0 {
+		log.Warn().Str("component", "serve").Int("suspects", len(suspects)).
+			Msg("the previous hub died while running messages: they run alone first, so that one that kills the process is found")
+	}
 	url := cfg.NATS.URL
 	var srv *server.Server
 	if url == "" {
@@ -132,7 +142,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := hub.New(hub.Options{
-		Config: cfg.Hub, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, nil)},
+		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"),
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
