@@ -23,6 +23,7 @@ import (
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/ledger"
 )
 
 func init() {
@@ -57,14 +58,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cfg.Hub.SetDefaults()
-	if err := cfg.Hub.Validate(); err != nil {
+	if err := cfg.complete(); err != nil {
 		return usageErr("%v", err)
-	}
-	if cfg.Bridge.Enabled() {
-		if err := cfg.Bridge.Validate(); err != nil {
-			return usageErr("bridge: %s", oneLine(err.Error()))
-		}
 	}
 	return serve(ctx, cfg, log)
 }
@@ -98,7 +93,12 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return failedErr("data folder: %v", err)
 	}
-	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, nil)}
+	led, closeLedger, err := openLedger(ctx, cfg, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	defer closeLedger()
+	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
 	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, len(stages)))
 	if err != nil {
 		return failedErr("%v", err)
@@ -153,7 +153,20 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return usageErr("%v", err)
 	}
 
-	httpSrv, err := startHTTP(cfg.HTTP.Listen, reg, h, nc, log)
+	var apiHandler http.Handler
+	tokens, err := cfg.API.Resolve(os.Getenv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if len(tokens) > 0 {
+		ops, err := hub.NewOps(hub.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
+			EDIFACT: cfg.Hub.EDIFACT, Logger: log})
+		if err != nil {
+			return failedErr("%v", err)
+		}
+		apiHandler = hub.NewAPI(ops, tokens)
+	}
+	httpSrv, err := startHTTP(cfg.HTTP.Listen, reg, h, nc, apiHandler, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}
@@ -186,6 +199,13 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		log.Info().Str("component", "serve").Int("inbound", len(cfg.Bridge.Inbound)).Int("outbound", len(cfg.Bridge.Outbound)).Msg("Kafka bridge started")
 	}
 
+	waitSandbox, err := startSandboxChild(ctx, cfg.Sandbox, url, cfg.path, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); <-ctx.Done(); waitSandbox() }()
+
 	log.Info().Str("component", "serve").Str("http", cfg.HTTP.Listen).Str("nats", url).
 		Msg("starting the pipeline: publish interchanges to edi.ingest.<partner>; Ctrl-C stops")
 	if err := h.Run(ctx); err != nil {
@@ -197,8 +217,11 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 
 // startHTTP serves /metrics, /healthz (the process lives) and /readyz (the
 // hub runs and NATS is connected).
-func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, log zerolog.Logger) (*http.Server, error) {
+func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, api http.Handler, log zerolog.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
+	if api != nil {
+		mux.Handle(hub.APIPrefix, api)
+	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -230,4 +253,41 @@ func actorName(def string) string {
 		return u + "@" + def
 	}
 	return def
+}
+
+// openLedger opens the interchange ledger (data/ledger.db) and purges it
+// hourly; nil when disabled.
+func openLedger(ctx context.Context, cfg fileConfig, log zerolog.Logger) (hub.Ledger, func(), error) {
+	if cfg.Ledger.Disabled {
+		return nil, func() {}, nil
+	}
+	ls, err := ledger.Open(filepath.Join(cfg.DataDir, "ledger.db"), &ledger.Options{TTL: cfg.Ledger.TTL})
+	if err != nil {
+		return nil, nil, err
+	}
+	log = log.With().Str("component", "ledger").Logger()
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Hour)
+		defer t.Stop()
+		for {
+			if n, err := ls.Purge(); err != nil {
+				log.Warn().Err(err).Msg("ledger purge failed")
+			} else if n > 0 {
+				log.Info().Int("purged", n).Msg("expired interchanges forgotten")
+			}
+			select {
+			case <-pctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	led := hub.LedgerFuncs{
+		SeenFunc:   func(k hub.LedgerKey) (bool, error) { return ls.Seen(ledger.Key(k)) },
+		RecordFunc: func(k hub.LedgerKey) error { return ls.Record(ledger.Key(k)) },
+	}
+	return led, func() { stop(); <-done; ls.Close() }, nil
 }

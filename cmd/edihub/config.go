@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -24,6 +25,21 @@ type fileConfig struct {
 	// Bridge routes Kafka topics in and out; serve runs it when any route
 	// is configured.
 	Bridge bridge.Config `yaml:"bridge"`
+	// Sandbox is the forensic worker serve starts as a child process.
+	Sandbox sandboxSection `yaml:"sandbox"`
+	// Ledger remembers processed interchanges (idempotent replay).
+	Ledger ledgerConfig `yaml:"ledger"`
+	// API is the JSON API on the HTTP port (no tokens, no API).
+	API hub.APIConfig `yaml:"api"`
+
+	path string // the file this came from, for the sandbox child
+}
+
+type ledgerConfig struct {
+	// TTL is how long a processed interchange is remembered.
+	TTL time.Duration `yaml:"ttl"`
+	// Disabled turns duplicate-interchange detection off.
+	Disabled bool `yaml:"disabled"`
 }
 
 type natsConfig struct {
@@ -52,6 +68,7 @@ func defaultFileConfig() fileConfig {
 	c.HTTP.Listen = "127.0.0.1:8080"
 	c.Log.Level = "info"
 	c.Log.Format = "auto"
+	c.Ledger.TTL = 30 * 24 * time.Hour
 	return c
 }
 
@@ -71,5 +88,37 @@ func loadConfig(path string) (fileConfig, error) {
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
+	c.path = path
 	return c, nil
+}
+
+// complete fills in every default and checks every section, as serve runs.
+func (c *fileConfig) complete() error {
+	c.Hub.SetDefaults()
+	if err := c.Hub.Validate(); err != nil {
+		return err
+	}
+	if c.Bridge.Enabled() {
+		if err := c.Bridge.Validate(); err != nil {
+			return fmt.Errorf("bridge: %s", oneLine(err.Error()))
+		}
+	}
+	if c.Sandbox.PoisonStream == "" {
+		c.Sandbox.PoisonStream = c.Hub.Streams.Poison
+	}
+	if c.Sandbox.AuditStream == "" {
+		c.Sandbox.AuditStream = c.Hub.Streams.Audit
+	}
+	c.Sandbox.SetDefaults()
+	if err := c.Sandbox.Validate(); err != nil {
+		return err
+	}
+	c.API.SetDefaults()
+	if err := c.API.Validate(); err != nil {
+		return err
+	}
+	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {
+		return fmt.Errorf("ledger.ttl %v: must be at least a minute", c.Ledger.TTL)
+	}
+	return nil
 }

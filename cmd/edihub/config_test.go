@@ -17,9 +17,10 @@ func TestExampleConfigIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := defaultFileConfig()
-	got.Hub.SetDefaults()
-	want.Hub.SetDefaults()
-	if err := got.Hub.Validate(); err != nil {
+	if err := got.complete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := want.complete(); err != nil {
 		t.Fatal(err)
 	}
 	g, _ := yaml.Marshal(got)
