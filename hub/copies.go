@@ -42,6 +42,11 @@ func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg
 		out.Set(HdrFirstFailedAt, rec.FirstAt.UTC().Format(time.RFC3339Nano))
 	}
 	set(HdrRetryCount, strconv.Itoa(d.retryCount))
+	if h.cfg.Drill && out.Get(HdrDrill) != "" {
+		out.Set(HdrDrillMode, "on")
+	} else {
+		out.Del(HdrDrillMode) // never trust one a partner sent
+	}
 	return &nats.Msg{Subject: subject, Header: out, Data: d.msg.Data()}
 }
 

@@ -103,7 +103,7 @@ func ForensicAnalyzer(cfg EDIFACTConfig, stages ...Stage) sandbox.Analyzer {
 			opts = cfg.options(p.Partner)
 		}
 		h := nats.Header(p.Headers)
-		if kind := h.Get(HdrDrill); kind != "" {
+		if kind := h.Get(HdrDrill); kind != "" && h.Get(HdrDrillMode) == "on" {
 			progress(sandbox.Progress{Stage: "drill", Note: kind})
 			if err := reproduceDrill(kind); err != nil {
 				return sandbox.Result{}, classified("drill", err)

@@ -49,14 +49,19 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 				t.Errorf("progress %+v, want the UNT (segment 4) with its offset", r.Sandbox.Progress)
 			}
 		}},
-		{"drill panic", "parse", forensicInterchange("PANIC1"), nats.Header{HdrDrill: {DrillPanic}}, sandbox.OutcomePanic, func(t *testing.T, r *ForensicReport) {
+		{"drill panic", "parse", forensicInterchange("PANIC1"), nats.Header{HdrDrill: {DrillPanic}, HdrDrillMode: {"on"}}, sandbox.OutcomePanic, func(t *testing.T, r *ForensicReport) {
 			if r.Sandbox.PanicValue != "drill: panic on purpose" || !strings.Contains(r.Sandbox.Stack, "reproduceDrill") {
 				t.Errorf("panic %q, stack:\n%s", r.Sandbox.PanicValue, r.Sandbox.Stack)
 			}
 		}},
-		{"drill hang", "parse", forensicInterchange("HANG1"), nats.Header{HdrDrill: {DrillHang}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *ForensicReport) {
+		{"drill hang", "parse", forensicInterchange("HANG1"), nats.Header{HdrDrill: {DrillHang}, HdrDrillMode: {"on"}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *ForensicReport) {
 			if !strings.Contains(r.Sandbox.Stack, "reproduceDrill") {
 				t.Errorf("the CPU-cap stack does not show where it spun:\n%.2000s", r.Sandbox.Stack)
+			}
+		}},
+		{"spoofed drill header", "parse", forensicInterchange("SPOOF1"), nats.Header{HdrDrill: {DrillPanic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *ForensicReport) {
+			if r.Sandbox.PanicValue != "" {
+				t.Errorf("a partner's own x-drill header made the sandbox panic: %q", r.Sandbox.PanicValue)
 			}
 		}},
 		{"unbounded allocation", "hog", forensicInterchange("HOG1"), nil, sandbox.OutcomeMemoryCap, func(t *testing.T, r *ForensicReport) {

@@ -22,7 +22,11 @@ const (
 	HdrFingerprint    = "x-error-fingerprint"
 	HdrRetryTier      = "x-retry-tier"
 	HdrDrill          = "x-drill"
-	HdrMsgID          = "Nats-Msg-Id"
+	// HdrDrillMode "on" marks a copy made by a hub running with --drill: only
+	// then does the sandbox reproduce the drill, since a partner could send
+	// an x-drill header of its own.
+	HdrDrillMode = "x-drill-mode"
+	HdrMsgID     = "Nats-Msg-Id"
 )
 
 // maxHeaderValue keeps error texts in headers short and safe.
