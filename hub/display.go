@@ -24,22 +24,33 @@ const hexDigits = "0123456789ABCDEF"
 // ESC can never reach the terminal, so no escape sequence survives; UTF-8
 // is escaped too, because bidi overrides and look-alike characters lie to
 // the reader as well.
-func EscapeForTerminal(b []byte) string { return escape(b, true) }
+func EscapeForTerminal(b []byte) string { return escape(b, breakLines) }
 
 // EscapeLine is EscapeForTerminal for one-line contexts (table cells,
 // header values): LF is shown as \n without a line break.
-func EscapeLine(s string) string { return escape([]byte(s), false) }
+func EscapeLine(s string) string { return escape([]byte(s), oneLine) }
 
-func escape(b []byte, breakLines bool) string {
+// lineMode says what escape does with line breaks.
+type lineMode int
+
+const (
+	oneLine    lineMode = iota // LF shown as \n
+	breakLines                 // LF shown as \n and followed by a real line break
+	rawLines                   // LF and tab kept as they are (stacks, stderr)
+)
+
+func escape(b []byte, mode lineMode) string {
 	var sb strings.Builder
 	sb.Grow(len(b) + len(b)/8)
 	for _, c := range b {
 		switch {
 		case c == '\\':
 			sb.WriteString(`\\`)
+		case (c == '\n' || c == '\t') && mode == rawLines:
+			sb.WriteByte(c)
 		case c == '\n':
 			sb.WriteString(`\n`)
-			if breakLines {
+			if mode == breakLines {
 				sb.WriteByte('\n')
 			}
 		case c == '\r':

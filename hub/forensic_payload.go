@@ -5,43 +5,18 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/edihub/edihub/edifact"
 )
 
-// EscapeTerminal makes hostile bytes safe to print: printable ASCII stays,
-// backslash is doubled, and everything else — control characters, ESC and
-// with it every ANSI/OSC sequence, DEL, and all bytes >= 0x80 (which
-// include C1 controls such as 0x9B CSI and Unicode bidi overrides) — is
-// written as \n, \r, \t or \xHH. With keepNewlines, \n and \t stay as they
-// are (for stacks and stderr); nothing else does.
+// EscapeTerminal makes hostile bytes safe to print (see escape in
+// display.go). With keepNewlines, LF and tab stay as they are (for stacks
+// and stderr); nothing else does.
 func EscapeTerminal(s string, keepNewlines bool) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	const hex = "0123456789abcdef"
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c >= 0x20 && c < 0x7f:
-			b.WriteByte(c)
-		case (c == '\n' || c == '\t') && keepNewlines:
-			b.WriteByte(c) // stacks and stderr: line breaks and indentation are harmless
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		default:
-			b.WriteString(`\x`)
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
+	if keepNewlines {
+		return escape([]byte(s), rawLines)
 	}
-	return b.String()
+	return EscapeLine(s)
 }
 
 // PayloadLine is one line of a payload display: an EDIFACT or X12 segment

@@ -11,7 +11,7 @@ import (
 func TestEscapeTerminalNeverPassesControlBytes(t *testing.T) {
 	in := "A\x1b[31mred\x1b]0;title\x07\r\n\t\\ \x9b2J \xe2\x80\xae é\x00\x7f"
 	got := EscapeTerminal(in, false)
-	want := `A\x1b[31mred\x1b]0;title\x07\r\n\t\\ \x9b2J \xe2\x80\xae \xc3\xa9\x00\x7f`
+	want := `A\x1B[31mred\x1B]0;title\x07\r\n\t\\ \x9B2J \xE2\x80\xAE \xC3\xA9\x00\x7F`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -20,7 +20,7 @@ func TestEscapeTerminalNeverPassesControlBytes(t *testing.T) {
 			t.Fatalf("raw byte %#x at %d", got[i], i)
 		}
 	}
-	if kept := EscapeTerminal("a\nb\x1b", true); kept != "a\nb\\x1b" {
+	if kept := EscapeTerminal("a\nb\x1b", true); kept != "a\nb\\x1B" {
 		t.Fatalf("keepNewlines: %q", kept)
 	}
 }
@@ -33,7 +33,7 @@ func TestPayloadLinesEDIFACTAndFallback(t *testing.T) {
 	// Broken in the middle: segments up to the error, then escaped chunks.
 	bad := "UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'\x1b[2J" + strings.Repeat("x", 100)
 	lines = PayloadLines([]byte(bad), 0)
-	if lines[0].Tag != "UNB" || lines[1].Tag != "UNH" || !strings.HasPrefix(lines[2].Text, `\x1b[2J`) || lines[2].Segment != 0 {
+	if lines[0].Tag != "UNB" || lines[1].Tag != "UNH" || !strings.HasPrefix(lines[2].Text, `\x1B[2J`) || lines[2].Segment != 0 {
 		t.Fatalf("lines %+v", lines)
 	}
 	// Not EDI at all.
