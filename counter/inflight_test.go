@@ -10,7 +10,6 @@ import (
 // The child writes a slot and dies with SIGKILL-like abruptness (os.Exit
 // skips every cleanup); the parent finds the suspect it left behind.
 func TestInFlightSurvivesProcessDeath(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "inflight.map")
 	if os.Getenv("EDIHUB_INFLIGHT_CHILD") != "" {
 		tab, _, err := OpenInFlight(os.Getenv("EDIHUB_INFLIGHT_CHILD"), 4)
 		if err != nil {
@@ -20,8 +19,9 @@ func TestInFlightSurvivesProcessDeath(t *testing.T) {
 		tab.Start(2, 7)
 		tab.Done(2, 7)
 		tab.Done(1, 99) // not its message: slot 1 keeps 42
-		os.Exit(0) // no Close: the process just ends
+		os.Exit(0)      // no Close: the process just ends
 	}
+	path := filepath.Join(t.TempDir(), "inflight.map")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestInFlightSurvivesProcessDeath$")
 	cmd.Env = append(os.Environ(), "EDIHUB_INFLIGHT_CHILD="+path)
 	if out, err := cmd.CombinedOutput(); err != nil {
