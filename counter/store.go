@@ -3,6 +3,7 @@ package counter
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,6 +51,10 @@ func (o *Options) Validate() error {
 type Store struct {
 	db   *bolt.DB
 	opts Options
+	// present mirrors the keys in the file, so that Get of a message with
+	// no record (every healthy message) needs no read transaction. One hub
+	// owns a store file (bbolt locks it), so the mirror is exact.
+	present sync.Map // string(Key.bytes()) → struct{}
 }
 
 // Open opens or creates the store file at path.
@@ -77,7 +82,17 @@ func Open(path string, opts *Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("init counter db %s: %w", path, err)
 	}
-	return &Store{db: db, opts: o}, nil
+	s := &Store{db: db, opts: o}
+	if err := db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucket).ForEach(func(k, _ []byte) error {
+			s.present.Store(string(k), struct{}{})
+			return nil
+		})
+	}); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("load counter db %s: %w", path, err)
+	}
+	return s, nil
 }
 
 // Close closes the file.
@@ -86,8 +101,12 @@ func (s *Store) Close() error { return s.db.Close() }
 // Get returns the record for k; a message with no failures has a zero Record.
 func (s *Store) Get(k Key) (Record, error) {
 	var r Record
+	kb := k.bytes()
+	if _, ok := s.present.Load(string(kb)); !ok {
+		return r, nil
+	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucket).Get(k.bytes())
+		v := tx.Bucket(bucket).Get(kb)
 		if v == nil {
 			return nil
 		}
@@ -125,6 +144,7 @@ func (s *Store) RecordFailure(k Key, f Failure) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
 	}
+	s.present.Store(string(k.bytes()), struct{}{})
 	return out, nil
 }
 
@@ -156,17 +176,22 @@ func (s *Store) MarkSolo(k Key) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
 	}
+	s.present.Store(string(k.bytes()), struct{}{})
 	return out, nil
 }
 
 // Delete forgets k (on success or quarantine). Deleting nothing is fine.
 func (s *Store) Delete(k Key) error {
+	if _, ok := s.present.Load(string(k.bytes())); !ok {
+		return nil // nothing to delete: no transaction, no fsync
+	}
 	err := s.db.Batch(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).Delete(k.bytes())
 	})
 	if err != nil {
 		return fmt.Errorf("delete attempts of %s: %w", k, err)
 	}
+	s.present.Delete(string(k.bytes()))
 	return nil
 }
 
@@ -180,9 +205,11 @@ func (s *Store) Purge() (int, error) {
 		for k, v := c.First(); k != nil; {
 			var r Record
 			if err := json.Unmarshal(v, &r); err != nil || r.LastAt.Before(cutoff) {
+				key := string(k) // copied before Delete changes the page
 				if err := c.Delete(); err != nil {
 					return err
 				}
+				s.present.Delete(key)
 				n++
 				k, v = c.Seek(k) // Delete moves the cursor; re-seek from here
 				continue

@@ -29,7 +29,11 @@ func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg
 			out.Set(k, v)
 		}
 	}
-	set(HdrOriginalTopic, d.origTopic)
+	topic := d.origTopic
+	if topic == "" && d.partner != "" {
+		topic = IngestPublishSubject(d.partner)
+	}
+	set(HdrOriginalTopic, topic)
 	set(HdrOriginalStream, d.origStream)
 	set(HdrOriginalSeq, strconv.FormatUint(d.origSeq, 10))
 	set(HdrPartnerID, d.partner)
@@ -79,7 +83,10 @@ func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, opts ...js.P
 	if kind == "poison" && h.hooks.afterQuarantinePublish != nil {
 		h.hooks.afterQuarantinePublish(d.meta.Sequence.Stream)
 	}
-	if err := d.msg.DoubleAck(ctx); err != nil {
+	// A plain ack: should it be lost, the redelivered original is copied
+	// again under the same id, which the server drops (the duplicate window
+	// is far longer than AckWait), and acked again.
+	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Str("id", id).Msg("ack after copy failed; a redelivery will be deduplicated")
 	}
 	h.forget(d)
@@ -138,13 +145,15 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 
 // deadLetter moves a catalogued failure to edi.<stage>.dlq.<cause>, with a
 // per-message TTL from the cause's retention.
-func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exhausted bool) {
-	rec, _ := h.store.Get(d.key)
+func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exhausted bool, rec counter.Record) {
 	m := h.copyMsg(d, dlqSubject(o.stage, cause), rec)
 	setFailure(m, o)
 	m.Header.Set(HdrErrorCause, cause)
 	m.Header.Set(HdrAttempts, strconv.Itoa(attempts))
 	m.Header.Set(HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	if m.Header.Get(HdrFirstFailedAt) == "" { // failed for the first time just now
+		m.Header.Set(HdrFirstFailedAt, m.Header.Get(HdrDetectedAt))
+	}
 	if exhausted {
 		m.Header.Set(HdrErrorClass, "exhausted")
 	}
@@ -169,8 +178,7 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 // scheduleRetry hands the message to JetStream's scheduler: it waits in
 // the RETRY stream, costs the hub nothing, and appears on the tier's due
 // subject when the tier is up. The partition goes on at once.
-func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int) {
-	rec, _ := h.store.Get(d.key)
+func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record) {
 	delay := h.cfg.Retry.Tiers[tier]
 	id := d.origStream + "-" + strconv.FormatUint(d.origSeq, 10) + "-" + strconv.Itoa(tier+1)
 	m := h.copyMsg(d, retryScheduleSubject(o.stage, delay, id), rec)

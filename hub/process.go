@@ -38,7 +38,6 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 	hdr := msg.Headers()
 	if p, partner, ok := partitionOf(msg.Subject()); ok {
 		d.partition, d.partner = p, partner
-		d.origTopic = IngestPublishSubject(partner)
 	}
 	if s.partition < 0 { // a retry: its identity travels in headers
 		d.partner = hdr.Get(HdrPartnerID)
@@ -99,7 +98,8 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 			Uint64("delivery", md.NumDelivered).Int("deaths", rec.Deaths()-1).Int("explained", rec.Count).
 			Msg("suspect runs alone: an earlier attempt may have ended with the process dying")
 	}
-	leave := h.gate.enter(solo, h.exec.heartbeat, func() { _ = msg.InProgress() })
+	inProgress := func() { _ = msg.InProgress() }
+	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
 	// Leave only when the outcome is recorded: a neighbour that kills the
 	// process between this success and its bookkeeping would otherwise be
 	// charged to this message.
@@ -113,10 +113,10 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		Header: msg.Headers(), Data: msg.Data(),
 	}
 	start := time.Now()
-	o, abandoned := h.exec.run(m, func() { _ = msg.InProgress() }, func(to outcome) {
+	o, abandoned := h.exec.run(m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
 		h.met.abandoned.Set(float64(h.abandoned.Load()))
-		h.fail(d, to, v)
+		h.fail(d, to, v, rec)
 		replace()
 	})
 	if abandoned {
@@ -139,7 +139,7 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		h.skipDuplicate(d, dup, rec)
 		return true
 	}
-	h.fail(d, o, v)
+	h.fail(d, o, v, rec)
 	return true
 }
 
@@ -208,7 +208,31 @@ func (h *Hub) forget(d *delivery) {
 }
 
 // fail records the failure and decides where the message goes next.
-func (h *Hub) fail(d *delivery, o outcome, v verdict) {
+func (h *Hub) fail(d *delivery, o outcome, v verdict, rec counter.Record) {
+	attempts := v.attempts + 1
+	h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
+		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class)).
+		Str("error", headerSafe(o.msg)).Msg("attempt failed")
+	h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: attempts, Class: string(o.failure.Class),
+		Cause: o.failure.Cause, Error: headerSafe(o.msg)})
+
+	// A message that leaves its source now (dead letter, tiered retry)
+	// needs no attempt record: its fate is decided and its hops carry
+	// their history in headers. That saves two fsyncs per such failure.
+	switch {
+	case o.failure.Class == Permanent:
+		h.deadLetter(d, o, o.failure.Cause, attempts, false, rec)
+		return
+	case o.failure.Class == Transient && h.cfg.Retry.modeOf(o.stage) == ModeTiered:
+		if d.retryCount < len(h.cfg.Retry.Tiers) {
+			h.scheduleRetry(d, o, d.retryCount, rec)
+		} else {
+			h.deadLetter(d, o, o.failure.Cause, attempts, true, rec)
+		}
+		return
+	}
+
+	// The message stays and is tried again: the attempt must count.
 	rec, err := h.store.RecordFailure(d.key, counter.Failure{
 		Stage: o.stage, Kind: o.kind, Class: string(o.failure.Class), Cause: o.failure.Cause,
 		Fingerprint: o.fingerprint, Message: headerSafe(o.msg), Delivery: d.meta.NumDelivered,
@@ -220,16 +244,7 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict) {
 	} else {
 		h.met.counterWrites.Inc()
 	}
-	attempts := v.attempts + 1
-	log := h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
-		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class))
-	log.Str("error", headerSafe(o.msg)).Msg("attempt failed")
-	h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: attempts, Class: string(o.failure.Class),
-		Cause: o.failure.Cause, Error: headerSafe(o.msg)})
-
 	switch {
-	case o.failure.Class == Permanent:
-		h.deadLetter(d, o, o.failure.Cause, attempts, false)
 	case o.kind != counter.KindError || o.failure.Class == Unclassified && rec.SameFingerprint():
 		// Panics, timeouts and an unclassified error that keeps repeating
 		// are the poison path: retried in place up to the threshold.
@@ -243,8 +258,10 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict) {
 			return
 		}
 		h.retryInPlace(d, o, attempts)
-	default: // transient, or unclassified with varying errors
-		h.retryTransient(d, o, attempts)
+	case attempts >= h.cfg.Retry.MaxAttempts: // strict transient, or unclassified with varying errors
+		h.deadLetter(d, o, o.failure.Cause, attempts, true, rec)
+	default:
+		h.retryInPlace(d, o, attempts)
 	}
 }
 
@@ -257,21 +274,4 @@ func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
 	}
 	h.met.retries.WithLabelValues(o.stage, "in-place").Inc()
 	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
-}
-
-// retryTransient follows the stage's retry mode.
-func (h *Hub) retryTransient(d *delivery, o outcome, attempts int) {
-	if h.cfg.Retry.modeOf(o.stage) == ModeTiered {
-		if d.retryCount < len(h.cfg.Retry.Tiers) {
-			h.scheduleRetry(d, o, d.retryCount)
-			return
-		}
-		h.deadLetter(d, o, o.failure.Cause, attempts, true)
-		return
-	}
-	if attempts >= h.cfg.Retry.MaxAttempts {
-		h.deadLetter(d, o, o.failure.Cause, attempts, true)
-		return
-	}
-	h.retryInPlace(d, o, attempts)
 }

@@ -41,12 +41,19 @@ func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source,
 	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage, slot: slot}, nil
 }
 
+// pullBatch is the pull request size of every worker (see run).
+const pullBatch = 16
+
 // run pulls and processes one message at a time until ctx is done; the
 // message in hand is finished first. The loop runs on its own goroutine so
 // that a handler that overruns its deadline can be left behind: the
 // timeout path starts a new loop on the same iterator.
 func (s *source) run(ctx context.Context) error {
-	it, err := s.cons.Messages(js.PullMaxMessages(1))
+	// MaxAckPending=1 already keeps one message out at a time; a pull for
+	// more keeps a request waiting at the server, which hands over the next
+	// message as soon as the ack arrives, without a new pull round trip (a
+	// pull of 1 also stalled now and then until the request expired).
+	it, err := s.cons.Messages(js.PullMaxMessages(pullBatch))
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
 	}
@@ -79,15 +86,20 @@ func (s *source) run(ctx context.Context) error {
 }
 
 // partitionOf reads the partition and partner from a stored ingest subject
-// edi.ingest.<partition>.<partner>.
+// edi.ingest.<partition>.<partner> (on the hot path: no allocation).
 func partitionOf(subject string) (int, string, bool) {
-	parts := strings.Split(subject, ".")
-	if len(parts) != 4 || parts[0] != "edi" || parts[1] != "ingest" {
+	const prefix = "edi.ingest."
+	if !strings.HasPrefix(subject, prefix) {
 		return 0, "", false
 	}
-	p, err := strconv.Atoi(parts[2])
+	rest := subject[len(prefix):]
+	dot := strings.IndexByte(rest, '.')
+	if dot <= 0 || strings.IndexByte(rest[dot+1:], '.') >= 0 || dot+1 == len(rest) {
+		return 0, "", false
+	}
+	p, err := strconv.Atoi(rest[:dot])
 	if err != nil {
 		return 0, "", false
 	}
-	return p, parts[3], true
+	return p, rest[dot+1:], true
 }

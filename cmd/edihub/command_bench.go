@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
+	"sort"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -31,6 +33,7 @@ type benchReport struct {
 	PlainMsgsPerSec  []float64 `json:"plain_msgs_per_sec"`
 	HubMsgsPerSec    []float64 `json:"hub_msgs_per_sec"`
 	Ratio            float64   `json:"ratio"`
+	MedianRatio      float64   `json:"median_ratio"`
 	CounterWrites    float64   `json:"counter_writes"`
 	WritesPerMessage float64   `json:"counter_writes_per_healthy_message"`
 	PoisonSeconds    float64   `json:"poison_first_delivery_to_moved_on_seconds"`
@@ -46,9 +49,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[--messages N] [--partitions P] [--rounds R] [--mix] [--json]")
 	n := fs.Int("messages", 20000, "messages per run")
 	parts := fs.Int("partitions", 8, "partitions")
-	rounds := fs.Int("rounds", 2, "alternating rounds of plain and hub (the best of each counts)")
+	rounds := fs.Int("rounds", 3, "alternating rounds of plain and hub (the medians are compared)")
 	mix := fs.Bool("mix", false, "also run tiered mode with 1% transient and 0.5% permanent failures against an all-healthy run")
 	asJSON := fs.Bool("json", false, "print JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the hub rounds to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -70,6 +74,13 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err := b.publish(ctx, *n, nil); err != nil {
 		return failedErr("%v", err)
 	}
+	var profile *os.File
+	if *cpuProfile != "" {
+		if profile, err = os.Create(*cpuProfile); err != nil {
+			return usageErr("--cpuprofile: %v", err)
+		}
+		defer profile.Close()
+	}
 	for r := 1; r <= *rounds; r++ {
 		plain, err := b.runPlain(ctx, r, *n)
 		if err != nil {
@@ -77,7 +88,14 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		}
 		rep.PlainMsgsPerSec = append(rep.PlainMsgsPerSec, plain)
 		say("  round %d  plain JetStream consumer  %9.0f msg/s", r, plain)
+		if profile != nil {
+			_ = pprof.StartCPUProfile(profile)
+		}
 		hubRate, writes, err := b.runHub(ctx, *n, b.config(), nil, nil)
+		if profile != nil {
+			pprof.StopCPUProfile()
+			profile = nil // one round is enough, and the file takes one profile
+		}
 		if err != nil {
 			return failedErr("hub: %v", err)
 		}
@@ -86,8 +104,11 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		say("  round %d  edihub (no-op stage)      %9.0f msg/s", r, hubRate)
 	}
 	rep.Ratio = maxOf(rep.HubMsgsPerSec) / maxOf(rep.PlainMsgsPerSec)
+	rep.MedianRatio = median(rep.HubMsgsPerSec) / median(rep.PlainMsgsPerSec)
 	rep.WritesPerMessage = rep.CounterWrites / float64(*n**rounds)
-	say("  ratio (best hub / best plain): %.3f   target >= 0.9 %s", rep.Ratio, mark(rep.Ratio >= 0.9))
+	// The median of alternating rounds is the figure: best-of is at the
+	// mercy of one lucky round on a shared 2-core machine.
+	say("  ratio (median hub / median plain): %.3f   target >= 0.9 %s   (best / best: %.3f)", rep.MedianRatio, mark(rep.MedianRatio >= 0.9), rep.Ratio)
 	say("  counter-store writes: %.0f for %d healthy messages (%.3f per message)   target 0 %s", rep.CounterWrites, *n**rounds, rep.WritesPerMessage, mark(rep.CounterWrites == 0))
 
 	rep.PoisonSeconds, rep.PoisonAttempts, err = b.poisonLatency(ctx)
@@ -116,6 +137,15 @@ func mark(ok bool) string {
 		return "ok"
 	}
 	return "MISSED"
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 func maxOf(xs []float64) float64 {
@@ -229,7 +259,7 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		it, err := c.Messages(js.PullMaxMessages(1))
+		it, err := c.Messages(js.PullMaxMessages(16)) // as the hub's workers
 		if err != nil {
 			return 0, err
 		}
