@@ -63,6 +63,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return failedErr("%v", err)
 	}
+	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	defer b.close()
 	say := func(format string, a ...any) {
 		if !*asJSON {
@@ -165,6 +166,7 @@ type bench struct {
 	nc         *nats.Conn
 	js         js.JetStream
 	round      int
+	log        zerolog.Logger // warnings of the hubs under test
 }
 
 func newBench(partitions int) (*bench, error) {
@@ -240,7 +242,7 @@ func (b *bench) newHub(cfg hub.Config, stage hub.Handler) (*hub.Hub, *prometheus
 	}
 	reg := prometheus.NewRegistry()
 	h, err := hub.New(hub.Options{Config: cfg, Conn: b.nc, Store: store, Stages: []hub.Stage{{Name: "parse", Handle: stage}},
-		Logger: zerolog.Nop(), Registry: reg})
+		Logger: b.log, Registry: reg})
 	return h, reg, err
 }
 
