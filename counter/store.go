@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -54,7 +55,8 @@ type Store struct {
 	// present mirrors the keys in the file, so that Get of a message with
 	// no record (every healthy message) needs no read transaction. One hub
 	// owns a store file (bbolt locks it), so the mirror is exact.
-	present sync.Map // string(Key.bytes()) → struct{}
+	present sync.Map     // string(Key.bytes()) → struct{}
+	records atomic.Int64 // keys in present: zero on a healthy hub, so Get returns at once
 }
 
 // Open opens or creates the store file at path.
@@ -85,7 +87,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	s := &Store{db: db, opts: o}
 	if err := db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucket).ForEach(func(k, _ []byte) error {
-			s.present.Store(string(k), struct{}{})
+			s.remember(string(k))
 			return nil
 		})
 	}); err != nil {
@@ -95,12 +97,27 @@ func Open(path string, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+func (s *Store) remember(key string) {
+	if _, had := s.present.LoadOrStore(key, struct{}{}); !had {
+		s.records.Add(1)
+	}
+}
+
+func (s *Store) forget(key string) {
+	if _, had := s.present.LoadAndDelete(key); had {
+		s.records.Add(-1)
+	}
+}
+
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
 
 // Get returns the record for k; a message with no failures has a zero Record.
 func (s *Store) Get(k Key) (Record, error) {
 	var r Record
+	if s.records.Load() == 0 {
+		return r, nil
+	}
 	kb := k.bytes()
 	if _, ok := s.present.Load(string(kb)); !ok {
 		return r, nil
@@ -144,7 +161,7 @@ func (s *Store) RecordFailure(k Key, f Failure) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
 	}
-	s.present.Store(string(k.bytes()), struct{}{})
+	s.remember(string(k.bytes()))
 	return out, nil
 }
 
@@ -176,7 +193,7 @@ func (s *Store) MarkSolo(k Key) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
 	}
-	s.present.Store(string(k.bytes()), struct{}{})
+	s.remember(string(k.bytes()))
 	return out, nil
 }
 
@@ -191,7 +208,7 @@ func (s *Store) Delete(k Key) error {
 	if err != nil {
 		return fmt.Errorf("delete attempts of %s: %w", k, err)
 	}
-	s.present.Delete(string(k.bytes()))
+	s.forget(string(k.bytes()))
 	return nil
 }
 
@@ -209,7 +226,7 @@ func (s *Store) Purge() (int, error) {
 				if err := c.Delete(); err != nil {
 					return err
 				}
-				s.present.Delete(key)
+				s.forget(key)
 				n++
 				k, v = c.Seek(k) // Delete moves the cursor; re-seek from here
 				continue
