@@ -41,8 +41,13 @@ func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source,
 	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage, slot: slot}, nil
 }
 
-// pullBatch is the pull request size of every worker (see run).
-const pullBatch = 16
+// pullBatch is the pull request size of every worker (see run); pullExpiry
+// bounds how long a pull request that went unanswered holds a partition up
+// before the client notices the missing heartbeats and pulls again.
+const (
+	pullBatch  = 16
+	pullExpiry = 5 * time.Second
+)
 
 // run pulls and processes one message at a time until ctx is done; the
 // message in hand is finished first. The loop runs on its own goroutine so
@@ -53,7 +58,7 @@ func (s *source) run(ctx context.Context) error {
 	// more keeps a request waiting at the server, which hands over the next
 	// message as soon as the ack arrives, without a new pull round trip (a
 	// pull of 1 also stalled now and then until the request expired).
-	it, err := s.cons.Messages(js.PullMaxMessages(pullBatch))
+	it, err := s.cons.Messages(js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
 	}

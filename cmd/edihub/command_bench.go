@@ -261,7 +261,7 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		it, err := c.Messages(js.PullMaxMessages(16)) // as the hub's workers
+		it, err := c.Messages(js.PullMaxMessages(16), js.PullExpiry(5*time.Second)) // as the hub's workers
 		if err != nil {
 			return 0, err
 		}
