@@ -122,25 +122,7 @@ func startForensics(t testing.TB, url string, cfg ForensicsConfig, mod func(*For
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- f.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("forensics run: %v", err)
-				}
-			case <-time.After(30 * time.Second):
-				t.Error("forensics worker did not stop in time")
-			}
-			nc.Close()
-		})
-	}
-	t.Cleanup(stop)
+	stop := runUntilStopped(t, "forensics worker", 30*time.Second, f.Run, nc.Close)
 	store, err := f.Store(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -76,26 +76,10 @@ func startHub(t *testing.T, url string, storePath string, cfg Config, stages []S
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- h.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("hub run: %v", err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Error("hub did not stop in time")
-			}
-			nc.Close()
-			store.Close()
-		})
-	}
-	t.Cleanup(stop)
+	stop := runUntilStopped(t, "hub", 10*time.Second, h.Run, func() {
+		nc.Close()
+		store.Close()
+	})
 	eventually(t, 10*time.Second, h.Ready)
 	return &testEnv{t: t, url: url, nc: nc, js: j, store: store, hub: h, reg: reg, stop: stop}
 }
@@ -195,4 +179,29 @@ func testCounter(t *testing.T, env *testEnv, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// runUntilStopped runs run in the background until the returned stop (also
+// called at cleanup) cancels it and waits up to grace; then after runs.
+func runUntilStopped(t testing.TB, name string, grace time.Duration, run func(context.Context) error, after func()) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("%s run: %v", name, err)
+				}
+			case <-time.After(grace):
+				t.Errorf("%s did not stop in time", name)
+			}
+			after()
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
