@@ -65,8 +65,10 @@ func setFailure(m *nats.Msg, o outcome) {
 // publishThenAck is the one way a message leaves its source for another
 // stream: publish with a dedupe id, wait for the server's ack, and only
 // then ack the original. A crash between the two redelivers the original,
-// whose re-publish the server drops as a duplicate.
-func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, opts ...js.PublishOpt) bool {
+// whose re-publish the server drops as a duplicate. beforeAck (may be nil)
+// runs between the two: what it writes (the audit event of a quarantine)
+// exists before the original is gone.
+func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck func(), opts ...js.PublishOpt) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	id := ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
@@ -82,6 +84,9 @@ func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, opts ...js.P
 	}
 	if kind == "poison" && h.hooks.afterQuarantinePublish != nil {
 		h.hooks.afterQuarantinePublish(d.meta.Sequence.Stream)
+	}
+	if beforeAck != nil {
+		beforeAck()
 	}
 	// A plain ack: should it be lost, the redelivered original is copied
 	// again under the same id, which the server drops (the duplicate window
@@ -111,7 +116,20 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 		m.Header.Set(HdrFingerprint, last.Fingerprint)
 		m.Header.Set(HdrErrorCause, last.Cause)
 	}
-	if !h.publishThenAck(d, m, "poison") {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	audit := func() {
+		_, err := h.audit.Append(ctx, AuditEvent{
+			Actor: h.actor, Action: "quarantine", IDs: []string{"POISON:" + d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)},
+			Reason: v.cause, PayloadBefore: PayloadHash(d.msg.Data()),
+			Details: map[string]string{"stage": v.stage, "partner": d.partner, "partition": strconv.Itoa(d.partition),
+				"attempts": strconv.Itoa(v.attempts), "error": headerSafe(v.message)},
+		}, ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-quarantine"))
+		if err != nil {
+			h.log.Error().Err(err).Msg("audit event for quarantine not written")
+		}
+	}
+	if !h.publishThenAck(d, m, "poison", audit) {
 		return
 	}
 	h.emit(d, Event{Kind: EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
@@ -123,18 +141,6 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	h.log.Warn().Str("stage", v.stage).Str("partner", d.partner).Int("partition", d.partition).
 		Uint64("seq", d.origSeq).Str("cause", v.cause).Int("attempts", v.attempts).Str("error", headerSafe(v.message)).
 		Msg("poison message quarantined; the partition moves on")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := h.audit.Append(ctx, AuditEvent{
-		Actor: h.actor, Action: "quarantine", IDs: []string{"POISON:" + d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)},
-		Reason: v.cause, PayloadBefore: PayloadHash(d.msg.Data()),
-		Details: map[string]string{"stage": v.stage, "partner": d.partner, "partition": strconv.Itoa(d.partition),
-			"attempts": strconv.Itoa(v.attempts), "error": headerSafe(v.message)},
-	}, ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-quarantine"))
-	if err != nil {
-		h.log.Error().Err(err).Msg("audit event for quarantine not written")
-	}
 	h.alerter.Fire(ctx, Alert{
 		Name: "PoisonMessageDetected", Severity: "critical", Partner: d.partner,
 		Summary: "poison message quarantined in stage " + v.stage + ": " + v.cause,
@@ -161,7 +167,7 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 	if ttl := h.cfg.DLQ.Retention[cause]; ttl > 0 {
 		opts = append(opts, js.WithMsgTTL(ttl))
 	}
-	if !h.publishThenAck(d, m, "dlq", opts...) {
+	if !h.publishThenAck(d, m, "dlq", nil, opts...) {
 		return
 	}
 	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: m.Header.Get(HdrErrorClass),
@@ -189,7 +195,7 @@ func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record
 		m.Header.Set(HdrFirstFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
 	}
 	opts := []js.PublishOpt{js.WithScheduleAt(dueAt(time.Now(), delay)), js.WithScheduleTarget(retryDueSubject(o.stage, delay))}
-	if !h.publishThenAck(d, m, "retry", opts...) {
+	if !h.publishThenAck(d, m, "retry", nil, opts...) {
 		return
 	}
 	h.emit(d, Event{Kind: EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),

@@ -146,6 +146,18 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 // skipDuplicate acks an interchange the ledger has seen, without outputs,
 // and says so in a metric and the audit trail.
 func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record) {
+	// Audit first (deduplicated by id, like a quarantine), then ack: a
+	// crash between the two leaves the duplicate to be seen again and the
+	// audit event written once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ids := []string{d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)}
+	if _, err := h.audit.Append(ctx, AuditEvent{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
+		Reason: "interchange already processed", PayloadBefore: PayloadHash(d.msg.Data()),
+		Details: map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)},
+	}, d.meta.Stream+":"+strconv.FormatUint(d.meta.Sequence.Stream, 10)+":audit-duplicate"); err != nil {
+		h.log.Error().Err(err).Msg("audit event for a duplicate not written")
+	}
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
 	}
@@ -156,15 +168,6 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	}
 	h.log.Info().Str("partner", d.partner).Uint64("seq", d.origSeq).Str("interchange", fmt.Sprint(dup.Keys)).
 		Msg("duplicate interchange acked without processing (x-replay-force: true overrides)")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ids := []string{d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)}
-	if _, err := h.audit.Append(ctx, AuditEvent{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
-		Reason: "interchange already processed", PayloadBefore: PayloadHash(d.msg.Data()),
-		Details: map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)},
-	}, d.meta.Stream+":"+strconv.FormatUint(d.meta.Sequence.Stream, 10)+":audit-duplicate"); err != nil {
-		h.log.Error().Err(err).Msg("audit event for a duplicate not written")
-	}
 }
 
 // succeed publishes the outputs, each with a dedupe id derived from the
