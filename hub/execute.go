@@ -38,37 +38,59 @@ type executor struct {
 	onLeak    func(n int64)
 }
 
-// watch is the timer side of one attempt.
-type watch struct {
-	mu       sync.Mutex
-	finished bool
-	timedOut bool
-	timer    *time.Timer
-	start    time.Time
-	stage    atomic.Int32 // index of the running stage
-	cancel   context.CancelFunc
+// watchdog is the timer side of a worker loop's attempts. One per loop,
+// reused for every message: a timer per message would cost a runtime timer
+// insertion and deletion on the happy path. Its context is cancelled only
+// when an attempt overruns; the loop is then abandoned with it and its
+// replacement gets a new watchdog.
+type watchdog struct {
+	e      *executor
+	ctx    context.Context
+	cancel context.CancelFunc
+	timer  *time.Timer
+	stage  atomic.Int32 // index of the running stage
+
+	mu         sync.Mutex
+	active     bool
+	timedOut   bool
+	start      time.Time
+	inProgress func()
+	onTimeout  func(outcome)
+}
+
+func (e *executor) newWatchdog() *watchdog {
+	w := &watchdog{e: e}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.timer = time.AfterFunc(time.Hour, w.tick)
+	w.timer.Stop()
+	return w
+}
+
+// close releases the timer of a loop that ended normally.
+func (w *watchdog) close() {
+	w.timer.Stop()
+	w.cancel()
 }
 
 // run executes the stages inline on the caller's goroutine: the happy path
 // has no goroutine hand-off, which matters when every message is a round
-// trip (MaxAckPending=1). A timer sends progress so the server does not
-// redeliver a long but healthy attempt, and watches the deadline. If the
-// handler overruns, the timer cancels its context and calls onTimeout with
-// the timeout outcome on the timer's goroutine; when the handler finally
-// returns, run reports abandoned and its result is discarded, because
-// onTimeout already decided the message's fate.
-func (e *executor) run(m *Message, inProgress func(), onTimeout func(outcome)) (o outcome, abandoned bool) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := &watch{start: time.Now(), cancel: cancel}
+// trip (MaxAckPending=1). The watchdog sends progress so the server does
+// not redeliver a long but healthy attempt, and watches the deadline. If
+// the handler overruns, the watchdog cancels its context and calls
+// onTimeout with the timeout outcome on the timer's goroutine; when the
+// handler finally returns, run reports abandoned and its result is
+// discarded, because onTimeout already decided the message's fate.
+func (e *executor) run(w *watchdog, m *Message, inProgress func(), onTimeout func(outcome)) (o outcome, abandoned bool) {
 	w.mu.Lock()
-	w.timer = time.AfterFunc(min(e.heartbeat, e.deadline), func() { e.tick(w, inProgress, onTimeout) })
+	w.active, w.timedOut, w.start = true, false, time.Now()
+	w.inProgress, w.onTimeout = inProgress, onTimeout
+	w.timer.Reset(min(e.heartbeat, e.deadline))
 	w.mu.Unlock()
 
-	o = e.runStages(ctx, m, w)
+	o = e.runStages(w.ctx, m, w)
 
 	w.mu.Lock()
-	w.finished = true
+	w.active = false
 	w.timer.Stop()
 	timedOut := w.timedOut
 	w.mu.Unlock()
@@ -79,26 +101,27 @@ func (e *executor) run(m *Message, inProgress func(), onTimeout func(outcome)) (
 	return o, false
 }
 
-func (e *executor) tick(w *watch, inProgress func(), onTimeout func(outcome)) {
+func (w *watchdog) tick() {
 	w.mu.Lock()
-	if w.finished {
+	if !w.active {
 		w.mu.Unlock()
 		return
 	}
-	if left := e.deadline - time.Since(w.start); left > 0 {
-		inProgress()
-		w.timer.Reset(min(e.heartbeat, left))
+	if left := w.e.deadline - time.Since(w.start); left > 0 {
+		w.inProgress()
+		w.timer.Reset(min(w.e.heartbeat, left))
 		w.mu.Unlock()
 		return
 	}
-	w.timedOut = true
+	w.timedOut, w.active = true, false
+	onTimeout := w.onTimeout
 	w.mu.Unlock()
 	w.cancel()
-	onTimeout(e.timeoutOutcome(e.stages[w.stage.Load()].Name))
+	onTimeout(w.e.timeoutOutcome(w.e.stages[w.stage.Load()].Name))
 }
 
 // runStages runs the stages in order and turns a panic into an outcome.
-func (e *executor) runStages(ctx context.Context, m *Message, w *watch) (o outcome) {
+func (e *executor) runStages(ctx context.Context, m *Message, w *watchdog) (o outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			o = panicOutcome(e.stages[w.stage.Load()].Name, r)

@@ -56,7 +56,7 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 // its handler overran the deadline: the timeout path then handled the
 // message and started a replacement loop (via replace), and the calling
 // loop, which the handler held up, must end.
-func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
+func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
@@ -113,7 +113,7 @@ func (h *Hub) process(s *source, msg js.Msg, replace func()) bool {
 		Header: msg.Headers(), Data: msg.Data(),
 	}
 	start := time.Now()
-	o, abandoned := h.exec.run(m, inProgress, func(to outcome) {
+	o, abandoned := h.exec.run(w, m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
 		h.met.abandoned.Set(float64(h.abandoned.Load()))
 		h.fail(d, to, v, rec)

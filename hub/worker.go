@@ -69,10 +69,12 @@ func (s *source) run(ctx context.Context) error {
 	finished := make(chan struct{})
 	var loop func()
 	loop = func() {
+		w := s.h.exec.newWatchdog()
 		for {
 			msg, err := it.Next()
 			if err != nil {
 				if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) || ctx.Err() != nil {
+					w.close()
 					close(finished)
 					return
 				}
@@ -80,7 +82,7 @@ func (s *source) run(ctx context.Context) error {
 				time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
 				continue
 			}
-			if !s.h.process(s, msg, func() { go loop() }) {
+			if !s.h.process(s, w, msg, func() { go loop() }) {
 				return // a replacement loop has taken over
 			}
 		}
