@@ -141,59 +141,55 @@ func (s *Store) RecordFailure(k Key, f Failure) (Record, error) {
 	if f.At.IsZero() {
 		f.At = s.opts.Now()
 	}
-	var out Record
-	err := s.db.Batch(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
-		var r Record
-		if v := b.Get(k.bytes()); v != nil {
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-		}
-		r.add(f)
-		v, err := json.Marshal(r)
-		if err != nil {
-			return err
-		}
-		out = r
-		return b.Put(k.bytes(), v)
-	})
+	r, err := s.update(k, func(r *Record) { r.add(f) })
 	if err != nil {
 		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
 	}
-	s.remember(string(k.bytes()))
-	return out, nil
+	return r, nil
 }
 
 // MarkSolo records that k is about to run alone (a suspect after a crash).
 // It is durable when it returns, so that a death during the run is
 // attributed to k.
 func (s *Store) MarkSolo(k Key) (Record, error) {
-	var out Record
-	err := s.db.Batch(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
-		var r Record
-		if v := b.Get(k.bytes()); v != nil {
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-		}
+	r, err := s.update(k, func(r *Record) {
 		r.SoloRuns++
 		r.LastAt = s.opts.Now()
 		if r.FirstAt.IsZero() {
 			r.FirstAt = r.LastAt
 		}
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
+	}
+	return r, nil
+}
+
+// update reads k's record, applies change and writes it back in one
+// batched, fsynced transaction.
+func (s *Store) update(k Key, change func(*Record)) (Record, error) {
+	kb := k.bytes()
+	var out Record
+	err := s.db.Batch(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		var r Record
+		if v := b.Get(kb); v != nil {
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+		}
+		change(&r)
 		v, err := json.Marshal(r)
 		if err != nil {
 			return err
 		}
 		out = r
-		return b.Put(k.bytes(), v)
+		return b.Put(kb, v)
 	})
 	if err != nil {
-		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
+		return Record{}, err
 	}
-	s.remember(string(k.bytes()))
+	s.remember(string(kb))
 	return out, nil
 }
 
@@ -228,7 +224,7 @@ func (s *Store) Purge() (int, error) {
 				}
 				s.forget(key)
 				n++
-				k, v = c.Seek(k) // Delete moves the cursor; re-seek from here
+				k, v = c.Seek([]byte(key)) // Delete moves the cursor; re-seek from here
 				continue
 			}
 			k, v = c.Next()
@@ -241,12 +237,6 @@ func (s *Store) Purge() (int, error) {
 	return n, nil
 }
 
-// Len returns how many messages have records (for the metrics gauge).
-func (s *Store) Len() (int, error) {
-	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucket).Stats().KeyN
-		return nil
-	})
-	return n, err
-}
+// Len returns how many messages have records (for the metrics gauge),
+// from the in-memory mirror of the keys.
+func (s *Store) Len() (int, error) { return int(s.records.Load()), nil }

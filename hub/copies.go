@@ -72,10 +72,9 @@ func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck fu
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	id := ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
-	ack, err := h.js.PublishMsg(ctx, m, append(opts, js.WithMsgID(id))...)
+	ack, err := ejs.Publish(ctx, h.js, m, id, opts...)
 	if err != nil {
-		h.log.Error().Err(err).Str("subject", m.Subject).Str("id", id).
-			Msg("could not store the copy; the message stays in its source and is redelivered")
+		h.log.Error().Err(err).Msg("could not store the copy; the message stays in its source and is redelivered")
 		_ = d.msg.NakWithDelay(5 * time.Second)
 		return false
 	}

@@ -43,13 +43,22 @@ func Drill(log zerolog.Logger) Middleware {
 				time.Sleep(wait) // ignores ctx on purpose, like a stuck parser
 				return nil
 			case DrillExit:
-				_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-				time.Sleep(time.Minute) // SIGKILL is not instant; never return
-				return nil
+				killSelf()
 			case DrillError:
-				return PermanentError(CauseBusiness, errors.New("drill: permanent error on purpose"))
+				return drillError()
 			}
 			return next(ctx, m)
 		}
 	}
+}
+
+// killSelf ends the process the way the OOM killer or a supervisor does:
+// no deferred function, no clean-up, no outcome recorded.
+func killSelf() {
+	_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	time.Sleep(time.Minute) // SIGKILL is not instant; never return
+}
+
+func drillError() error {
+	return PermanentError(CauseBusiness, errors.New("drill: permanent error on purpose"))
 }

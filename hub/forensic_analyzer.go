@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -229,11 +227,9 @@ func reproduceDrill(kind string) error {
 		}
 		return fmt.Errorf("drill: hang ended after %d spins", n)
 	case DrillExit:
-		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		time.Sleep(time.Minute) // SIGKILL is not instant; never return
-		return nil
+		killSelf()
 	case DrillError:
-		return PermanentError(CauseBusiness, errors.New("drill: permanent error on purpose"))
+		return drillError()
 	}
 	return nil
 }

@@ -57,6 +57,14 @@ const (
 	DefaultForensicsDurable = "forensics"
 )
 
+// UseStreams takes the hub's POISON and AUDIT stream names where the
+// sandbox section names none, so that renaming a stream in hub.streams is
+// enough.
+func (c *ForensicsConfig) UseStreams(s StreamNames) {
+	setStr(&c.PoisonStream, s.Poison)
+	setStr(&c.AuditStream, s.Audit)
+}
+
 // SetDefaults fills every unset field.
 func (c *ForensicsConfig) SetDefaults() {
 	if c.Enabled == nil {

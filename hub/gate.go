@@ -27,15 +27,16 @@ func (g *gate) enter(solo bool, heartbeat time.Duration, inProgress func()) (lea
 		try, unlock = g.mu.TryLock, g.mu.Unlock
 	}
 	if !try() {
-		t := time.NewTicker(heartbeat)
+		poll := time.NewTicker(2 * time.Millisecond)
+		last := time.Now()
 		for !try() {
-			select {
-			case <-t.C:
+			<-poll.C
+			if time.Since(last) >= heartbeat {
 				inProgress()
-			case <-time.After(2 * time.Millisecond):
+				last = time.Now()
 			}
 		}
-		t.Stop()
+		poll.Stop()
 	}
 	var once sync.Once
 	return func() { once.Do(unlock) }

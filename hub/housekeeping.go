@@ -43,14 +43,11 @@ func (h *Hub) refreshGauges(ctx context.Context) {
 		h.met.counterRecords.Set(float64(n))
 	}
 	for p := 0; p < h.cfg.Partitions; p++ {
+		// Consumer fetches the consumer's info; one request is enough.
 		c, err := h.js.Consumer(ctx, h.cfg.Streams.Ingest, h.partitionConsumer(p).Durable)
 		if err != nil {
 			continue
 		}
-		info, err := c.Info(ctx)
-		if err != nil {
-			continue
-		}
-		h.met.lag.WithLabelValues(strconv.Itoa(p)).Set(float64(info.NumPending))
+		h.met.lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
 	}
 }

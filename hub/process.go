@@ -10,6 +10,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // delivery is one message in hand with what the hub knows of it.
@@ -163,9 +164,7 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	}
 	h.met.duplicatesSkipped.Inc()
 	h.processed.Add(1)
-	if rec.Count > 0 || rec.SoloRuns > 0 {
-		h.forget(d)
-	}
+	h.forget(d)
 	h.log.Info().Str("partner", d.partner).Uint64("seq", d.origSeq).Str("interchange", fmt.Sprint(dup.Keys)).
 		Msg("duplicate interchange acked without processing (x-replay-force: true overrides)")
 }
@@ -177,11 +176,11 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	defer cancel()
 	for i, out := range m.outputs {
 		id := d.origStream + ":" + strconv.FormatUint(d.origSeq, 10) + ":out:" + strconv.Itoa(i)
-		ack, err := h.js.PublishMsg(ctx, &nats.Msg{Subject: out.Subject, Header: out.Header, Data: out.Data}, js.WithMsgID(id))
+		ack, err := ejs.Publish(ctx, h.js, &nats.Msg{Subject: out.Subject, Header: out.Header, Data: out.Data}, id)
 		if err != nil {
 			// Not the message's fault: leave it for redelivery, which
 			// republishes; the dedupe ids drop what was already stored.
-			h.log.Error().Err(err).Str("subject", out.Subject).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+			h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
 			_ = d.msg.NakWithDelay(time.Second)
 			return
 		}
@@ -198,9 +197,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	h.met.okMessages.Inc()
 	h.met.okAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
-	if rec.Count > 0 || rec.SoloRuns > 0 {
-		h.forget(d)
-	}
+	h.forget(d) // costs nothing when the message has no record
 }
 
 func (h *Hub) forget(d *delivery) {

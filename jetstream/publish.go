@@ -15,13 +15,14 @@ func MsgID(stream string, seq uint64, kind string) string {
 	return fmt.Sprintf("%s:%d:%s", stream, seq, kind)
 }
 
-// Publish sends msg with the given dedupe id and waits for the server's ack.
-// Duplicate reports whether the server had already stored that id.
-func Publish(ctx context.Context, j js.JetStream, msg *nats.Msg, id string) (ack *js.PubAck, err error) {
+// Publish sends msg with the given dedupe id (and any further options,
+// such as a TTL or a schedule) and waits for the server's ack; the ack's
+// Duplicate says whether the server had already stored that id.
+func Publish(ctx context.Context, j js.JetStream, msg *nats.Msg, id string, opts ...js.PublishOpt) (ack *js.PubAck, err error) {
 	if msg.Header == nil {
 		msg.Header = nats.Header{}
 	}
-	ack, err = j.PublishMsg(ctx, msg, js.WithMsgID(id))
+	ack, err = j.PublishMsg(ctx, msg, append(opts, js.WithMsgID(id))...)
 	if err != nil {
 		return nil, fmt.Errorf("publish %s (id %s): %w", msg.Subject, id, err)
 	}

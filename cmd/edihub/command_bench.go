@@ -167,6 +167,7 @@ type bench struct {
 	js         js.JetStream
 	round      int
 	log        zerolog.Logger // warnings of the hubs under test
+	stores     []*counter.Store
 }
 
 func newBench(partitions int) (*bench, error) {
@@ -187,6 +188,9 @@ func newBench(partitions int) (*bench, error) {
 }
 
 func (b *bench) close() {
+	for _, s := range b.stores {
+		s.Close()
+	}
 	b.nc.Close()
 	b.srv.Shutdown()
 	os.RemoveAll(b.dir)
@@ -237,6 +241,7 @@ func (b *bench) newHub(cfg hub.Config, stage hub.Handler) (*hub.Hub, *prometheus
 		return nil, nil, err
 	}
 	b.round++
+	b.stores = append(b.stores, store)
 	if stage == nil {
 		stage = func(context.Context, *hub.Message) error { return nil }
 	}

@@ -50,12 +50,7 @@ func loadSandboxConfig(path string) (sandboxFile, error) {
 		}
 	}
 	c.Hub.SetDefaults()
-	if c.Sandbox.PoisonStream == "" {
-		c.Sandbox.PoisonStream = c.Hub.Streams.Poison
-	}
-	if c.Sandbox.AuditStream == "" {
-		c.Sandbox.AuditStream = c.Hub.Streams.Audit
-	}
+	c.Sandbox.UseStreams(c.Hub.Streams)
 	c.Sandbox.SetDefaults()
 	if err := c.Sandbox.Validate(); err != nil {
 		return c, err

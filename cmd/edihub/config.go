@@ -103,12 +103,7 @@ func (c *fileConfig) complete() error {
 			return fmt.Errorf("bridge: %s", oneLine(err.Error()))
 		}
 	}
-	if c.Sandbox.PoisonStream == "" {
-		c.Sandbox.PoisonStream = c.Hub.Streams.Poison
-	}
-	if c.Sandbox.AuditStream == "" {
-		c.Sandbox.AuditStream = c.Hub.Streams.Audit
-	}
+	c.Sandbox.UseStreams(c.Hub.Streams)
 	c.Sandbox.SetDefaults()
 	if err := c.Sandbox.Validate(); err != nil {
 		return err
