@@ -195,6 +195,9 @@ func (s *Store) update(k Key, change func(*Record)) (Record, error) {
 
 // Delete forgets k (on success or quarantine). Deleting nothing is fine.
 func (s *Store) Delete(k Key) error {
+	if s.records.Load() == 0 {
+		return nil
+	}
 	if _, ok := s.present.Load(string(k.bytes())); !ok {
 		return nil // nothing to delete: no transaction, no fsync
 	}
