@@ -87,7 +87,16 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	// says so durably first, so that a death now is attributed to it.
 	solo := v.unexplained > 0 || h.suspects[s.slot] == md.Sequence.Stream
 	v.solo = solo
+	inProgress := func() { _ = msg.InProgress() }
+	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
+	// Leave only when the outcome is recorded: a neighbour that kills the
+	// process between this success and its bookkeeping would otherwise be
+	// charged to this message.
+	defer leave()
 	if solo {
+		// Marked only once the gate is ours: a suspect still waiting when
+		// another one kills the process did not run, and must not be
+		// charged with that death.
 		if marked, err := h.store.MarkSolo(d.key); err != nil {
 			h.met.counterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not mark a solo run; a death now will not be attributed")
@@ -99,12 +108,6 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 			Uint64("delivery", md.NumDelivered).Int("deaths", rec.Deaths()-1).Int("explained", rec.Count).
 			Msg("suspect runs alone: an earlier attempt may have ended with the process dying")
 	}
-	inProgress := func() { _ = msg.InProgress() }
-	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
-	// Leave only when the outcome is recorded: a neighbour that kills the
-	// process between this success and its bookkeeping would otherwise be
-	// charged to this message.
-	defer leave()
 	h.inflight.Start(s.slot, md.Sequence.Stream)
 	defer h.inflight.Done(s.slot, md.Sequence.Stream)
 
