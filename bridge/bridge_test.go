@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -56,8 +57,8 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 
 	produceN(0, 50)
 	publishN(0, 50)
-	eventually(t, 15*time.Second, func() bool { return h.count(t, "INGEST") == 50 }, "50 records in INGEST")
-	eventually(t, 15*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return h.count(t, "INGEST") == 50 }, "50 records in INGEST")
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
 		v, _ := metricValue(t, reg, "edihub_bridge_records_total", "direction", "out")
 		return v == 50
 	}, "50 records produced")
@@ -67,11 +68,11 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 	// Both routes notice: the inbound one fails to fetch, the outbound one
 	// holds the 50 new messages unacked (kgo cannot fail a produce that was
 	// on the wire without breaking idempotence, so it waits for the broker).
-	eventually(t, 15*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
 		v, _ := metricValue(t, reg, "edihub_bridge_errors_total", "direction", "in", "op", "fetch")
 		return v > 0
 	}, "the inbound route saw the broker go")
-	eventually(t, 15*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
 		v, _ := metricValue(t, reg, "edihub_bridge_lag_records", "route", "out-edi-parsed-all")
 		return v == 50
 	}, "the outbound route holds 50 messages")
@@ -82,9 +83,9 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 	}
 	t.Cleanup(c2.Close)
 	produceN(50, 100)
-	eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 100 }, "100 records in INGEST")
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 100 }, "100 records in INGEST")
 	tr := readTopic(t, brokers, "edi.parsed")
-	eventually(t, 20*time.Second, func() bool { return tr.len() >= 100 }, "100 records in Kafka")
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return tr.len() >= 100 }, "100 records in Kafka")
 	r.stop(t)
 
 	seen := map[string]int{}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/edihub/edihub/wire"
 )
 
 // Config is the `bridge:` section of the hub's YAML config. The zero value
@@ -125,7 +127,7 @@ func (c *Config) setDefaults() {
 	setDur(&c.LagInterval, 5*time.Second)
 	setDur(&c.LagLogInterval, time.Minute)
 	if c.PoisonSubject == "" {
-		c.PoisonSubject = "edi.poison.bridge"
+		c.PoisonSubject = wire.PoisonSubject("bridge")
 	}
 	for i := range c.Inbound {
 		r := &c.Inbound[i]
@@ -133,7 +135,7 @@ func (c *Config) setDefaults() {
 			r.Name = "in-" + tokenName(r.Topic)
 		}
 		if r.Subject == "" {
-			r.Subject = "edi.ingest.{{partner}}"
+			r.Subject = wire.IngestSubject("{{partner}}")
 		}
 		if r.PartnerFrom == "" {
 			r.PartnerFrom = "key"

@@ -10,24 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
-)
-
-// Headers the bridge itself reads or writes on the NATS side.
-const (
-	hdrKafkaKey       = "x-kafka-key"
-	hdrKafkaKeyEnc    = "x-kafka-key-encoding" // "base64" when the key is not text
-	hdrKafkaTopic     = "x-kafka-topic"
-	hdrKafkaPartition = "x-kafka-partition"
-	hdrKafkaOffset    = "x-kafka-offset"
-	hdrKafkaTimestamp = "x-kafka-timestamp" // Unix milliseconds, as Kafka keeps it
-	hdrPartnerID      = "x-partner-id"
-	hdrOriginalTopic  = "x-original-topic"
-	hdrOriginalSeq    = "x-original-seq"
-	hdrErrorClass     = "x-error-class"
-	hdrErrorCause     = "x-error-cause"
-	hdrErrorMsg       = "x-error-msg"
 )
 
 // Spring Kafka's dead-letter headers (KafkaHeaders.DLT_*, prefix "kafka_").
@@ -105,22 +90,22 @@ func kafkaToNATS(rec *kgo.Record, h nats.Header) error {
 	}
 	if rec.Key != nil {
 		if validHeaderValue(rec.Key) {
-			h.Set(hdrKafkaKey, string(rec.Key))
+			h.Set(wire.HdrKafkaKey, string(rec.Key))
 		} else {
-			h.Set(hdrKafkaKey, base64.StdEncoding.EncodeToString(rec.Key))
-			h.Set(hdrKafkaKeyEnc, "base64")
+			h.Set(wire.HdrKafkaKey, base64.StdEncoding.EncodeToString(rec.Key))
+			h.Set(wire.HdrKafkaKeyEnc, "base64")
 		}
 	}
-	h.Set(hdrKafkaTopic, rec.Topic)
-	h.Set(hdrKafkaPartition, strconv.FormatInt(int64(rec.Partition), 10))
-	h.Set(hdrKafkaOffset, strconv.FormatInt(rec.Offset, 10))
-	h.Set(hdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
+	h.Set(wire.HdrKafkaTopic, rec.Topic)
+	h.Set(wire.HdrKafkaPartition, strconv.FormatInt(int64(rec.Partition), 10))
+	h.Set(wire.HdrKafkaOffset, strconv.FormatInt(rec.Offset, 10))
+	h.Set(wire.HdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
 	return nil
 }
 
 func isProvenance(k string) bool {
 	switch strings.ToLower(k) {
-	case hdrKafkaKey, hdrKafkaKeyEnc, hdrKafkaTopic, hdrKafkaPartition, hdrKafkaOffset, hdrKafkaTimestamp:
+	case wire.HdrKafkaKey, wire.HdrKafkaKeyEnc, wire.HdrKafkaTopic, wire.HdrKafkaPartition, wire.HdrKafkaOffset, wire.HdrKafkaTimestamp:
 		return true
 	}
 	return false
@@ -129,18 +114,18 @@ func isProvenance(k string) bool {
 // natsToKafka returns the Kafka key and headers for a NATS message: every
 // x-* header except the key itself, which becomes the record key.
 func natsToKafka(h nats.Header) (key []byte, hs []kgo.RecordHeader, err error) {
-	if vs, ok := h[hdrKafkaKey]; ok && len(vs) > 0 {
+	if vs, ok := h[wire.HdrKafkaKey]; ok && len(vs) > 0 {
 		key = []byte(vs[0])
-		if h.Get(hdrKafkaKeyEnc) == "base64" {
+		if h.Get(wire.HdrKafkaKeyEnc) == "base64" {
 			if key, err = base64.StdEncoding.DecodeString(vs[0]); err != nil {
-				return nil, nil, &headerError{hdrKafkaKey, "not base64 although x-kafka-key-encoding says so"}
+				return nil, nil, &headerError{wire.HdrKafkaKey, "not base64 although x-kafka-key-encoding says so"}
 			}
 		}
 	}
 	// Sorted so that the same message always gives the same record.
 	keys := make([]string, 0, len(h))
 	for k := range h {
-		if isXHeader(k) && k != hdrKafkaKey && k != hdrKafkaKeyEnc {
+		if isXHeader(k) && k != wire.HdrKafkaKey && k != wire.HdrKafkaKeyEnc {
 			keys = append(keys, k)
 		}
 	}
@@ -170,12 +155,12 @@ type dltSource struct {
 // stored the dead letter.
 func springDLTHeaders(h nats.Header, src dltSource) []kgo.RecordHeader {
 	topic, partition, offset, ts := natsOrigin(h, src)
-	if t := h.Get(hdrKafkaTopic); t != "" {
-		p, perr := strconv.ParseInt(h.Get(hdrKafkaPartition), 10, 32)
-		o, oerr := strconv.ParseInt(h.Get(hdrKafkaOffset), 10, 64)
+	if t := h.Get(wire.HdrKafkaTopic); t != "" {
+		p, perr := strconv.ParseInt(h.Get(wire.HdrKafkaPartition), 10, 32)
+		o, oerr := strconv.ParseInt(h.Get(wire.HdrKafkaOffset), 10, 64)
 		if perr == nil && oerr == nil {
 			topic, partition, offset = t, int32(p), o
-			if ms, err := strconv.ParseInt(h.Get(hdrKafkaTimestamp), 10, 64); err == nil {
+			if ms, err := strconv.ParseInt(h.Get(wire.HdrKafkaTimestamp), 10, 64); err == nil {
 				ts = ms
 			}
 		}
@@ -193,12 +178,12 @@ func springDLTHeaders(h nats.Header, src dltSource) []kgo.RecordHeader {
 		{Key: springOrigTimestamp, Value: tsb},
 		{Key: springOrigTSType, Value: []byte("CreateTime")},
 		{Key: springExcFQCN, Value: []byte(exceptionFQCN(h, src.subject))},
-		{Key: springExcMessage, Value: []byte(h.Get(hdrErrorMsg))},
+		{Key: springExcMessage, Value: []byte(h.Get(wire.HdrErrorMsg))},
 	}
 }
 
 func natsOrigin(h nats.Header, src dltSource) (topic string, partition int32, offset, ts int64) {
-	topic = h.Get(hdrOriginalTopic)
+	topic = h.Get(wire.HdrOriginalTopic)
 	if topic == "" {
 		topic = src.subject
 	}
@@ -209,7 +194,7 @@ func natsOrigin(h nats.Header, src dltSource) (topic string, partition int32, of
 		}
 	}
 	offset = int64(src.streamSeq)
-	if s, err := strconv.ParseUint(h.Get(hdrOriginalSeq), 10, 63); err == nil {
+	if s, err := strconv.ParseUint(h.Get(wire.HdrOriginalSeq), 10, 63); err == nil {
 		offset = int64(s)
 	}
 	return topic, partition, offset, src.stored.UnixMilli()
@@ -218,11 +203,11 @@ func natsOrigin(h nats.Header, src dltSource) (topic string, partition int32, of
 // exceptionFQCN names the failure the way Spring tooling expects a class
 // name: edihub.<error class>.<cause>, e.g. edihub.permanent.schema.
 func exceptionFQCN(h nats.Header, subject string) string {
-	class := h.Get(hdrErrorClass)
+	class := h.Get(wire.HdrErrorClass)
 	if class == "" {
 		class = "error"
 	}
-	cause := h.Get(hdrErrorCause)
+	cause := h.Get(wire.HdrErrorCause)
 	if cause == "" {
 		if toks := strings.Split(subject, "."); len(toks) >= 4 && toks[2] == "dlq" {
 			cause = toks[3]

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -25,7 +26,7 @@ func TestKafkaToNATSAndBack(t *testing.T) {
 	if h.Get("x-kafka-offset") != "9" || h.Get("x-kafka-partition") != "2" || h.Get("x-kafka-timestamp") != "1700000000123" {
 		t.Fatalf("provenance: %v", h)
 	}
-	if h.Get("other") != "" || h.Get(hdrKafkaKeyEnc) != "base64" {
+	if h.Get("other") != "" || h.Get(wire.HdrKafkaKeyEnc) != "base64" {
 		t.Fatalf("headers: %v", h)
 	}
 	key, hs, err := natsToKafka(h)
@@ -33,7 +34,7 @@ func TestKafkaToNATSAndBack(t *testing.T) {
 		t.Fatalf("key %x, %v", key, err)
 	}
 	for _, kh := range hs {
-		if kh.Key == hdrKafkaKey || kh.Key == hdrKafkaKeyEnc {
+		if kh.Key == wire.HdrKafkaKey || kh.Key == wire.HdrKafkaKeyEnc {
 			t.Fatalf("%s sent as a header", kh.Key)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,18 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// eventually polls cond every 20ms until it holds or timeout passes.
-func eventually(t testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: "+what, append([]any{timeout}, args...)...)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // hubNATS is a real embedded nats-server with the hub's streams.
 type hubNATS struct {
@@ -41,11 +30,7 @@ type hubNATS struct {
 // creates INGEST (with the partition transform), PARSED, DLQ and POISON.
 func startNATS(t testing.TB, maxPayload int32) *hubNATS {
 	t.Helper()
-	s, err := jetstream.StartServer(&jetstream.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", MaxPayload: maxPayload})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir(), MaxPayload: maxPayload})
 	nc, j, err := jetstream.Connect(s.ClientURL(), "bridge-test")
 	if err != nil {
 		t.Fatal(err)

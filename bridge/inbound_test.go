@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -41,14 +42,14 @@ func TestInboundExactlyOnceThroughRestart(t *testing.T) {
 	})
 
 	a := startBridge(t, h, cfg, reg)
-	eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") >= 200 }, "first bridge moved 200 records")
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") >= 200 }, "first bridge moved 200 records")
 	a.stop(t)
 	stoppedAt := h.count(t, "INGEST")
 	b := startBridge(t, h, cfg, reg)
 	wg.Wait()
-	eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") >= total }, "all %d records in INGEST", total)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") >= total }, "all %d records in INGEST", total)
 	// The lag gauge reaches zero once the group committed everything.
-	eventually(t, 10*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
 		v, ok := metricValue(t, reg, "edihub_bridge_lag_records", "route", "in-partners-in")
 		return ok && v == 0
 	}, "lag gauge at 0")
@@ -116,7 +117,7 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 	produce(t, kafkaClient(t, brokers, kgo.RecordPartitioner(kgo.ManualPartitioner())), recs...)
 
 	r := startBridge(t, h, cfg, nil)
-	eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 2 && h.count(t, "POISON") == 4 }, "2 in INGEST, 4 in POISON")
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 2 && h.count(t, "POISON") == 4 }, "2 in INGEST, 4 in POISON")
 
 	ingest := h.streamMsgs(t, "INGEST")
 	if string(ingest[0].Data) != "good-1" || string(ingest[1].Data) != "good-2" {
@@ -154,7 +155,7 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 
 	// Everything, poison included, is committed: a restart re-reads nothing.
 	adm := kadm.NewClient(kafkaClient(t, brokers))
-	eventually(t, 10*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
 		offs, err := adm.FetchOffsets(context.Background(), "g-poison")
 		if err != nil {
 			return false

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -288,25 +290,19 @@ func (o *outbound) quarantine(ctx context.Context, it *outItem) error {
 // being worked on, so a long broker outage does not make the server
 // redeliver them behind the bridge's back (out of order, and twice).
 func (o *outbound) keepAlive(items []*outItem) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(max(o.r.AckWait/3, 100*time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				for _, it := range items {
-					if !it.done.Load() {
-						_ = it.msg.InProgress()
-					}
-				}
-			}
+	return jetstream.KeepAlive(heldItems(items), max(o.r.AckWait/3, 100*time.Millisecond))
+}
+
+// heldItems sends progress for the items not yet done.
+type heldItems []*outItem
+
+func (h heldItems) InProgress() error {
+	for _, it := range h {
+		if !it.done.Load() {
+			_ = it.msg.InProgress()
 		}
-	})
-	return func() { close(done); wg.Wait() }
+	}
+	return nil
 }
 
 // ack acks what was moved, in stream order, and naks the rest (only left
@@ -368,7 +364,7 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 // records share a Kafka partition: x-partner-id, else the partner token of
 // the subject. No key at all leaves partitioning to Kafka.
 func (o *outbound) partitionKey(h nats.Header, subject string) []byte {
-	if p := h.Get(hdrPartnerID); p != "" {
+	if p := h.Get(wire.HdrPartnerID); p != "" {
 		return []byte(p)
 	}
 	if o.r.KeyToken > 0 {

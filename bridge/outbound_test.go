@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -45,13 +46,13 @@ func TestOutboundExactlyOnceThroughRestart(t *testing.T) {
 		}
 	})
 	a := startBridge(t, h, cfg, reg)
-	eventually(t, 20*time.Second, func() bool { return tr.len() >= 200 }, "first bridge produced 200 records")
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return tr.len() >= 200 }, "first bridge produced 200 records")
 	a.stop(t)
 	stoppedAt := tr.len()
 	b := startBridge(t, h, cfg, reg)
 	wg.Wait()
-	eventually(t, 20*time.Second, func() bool { return tr.len() >= total }, "all %d records in Kafka", total)
-	eventually(t, 10*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return tr.len() >= total }, "all %d records in Kafka", total)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
 		v, ok := metricValue(t, reg, "edihub_bridge_lag_records", "route", "out-edi-parsed-all")
 		return ok && v == 0
 	}, "lag gauge at 0")
@@ -122,7 +123,7 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 	m2.Header.Set("x-kafka-timestamp", "1700000000000")
 	publish(t, h, m2)
 
-	eventually(t, 15*time.Second, func() bool { return tr.len() == 2 }, "2 dead letters in Kafka")
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return tr.len() == 2 }, "2 dead letters in Kafka")
 	r.stop(t)
 	recs := tr.records()
 	if string(recs[0].Value) != string(m1.Data) {
@@ -216,7 +217,7 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 		{Topic: "rt.in", Value: []byte("no key"), Headers: []kgo.RecordHeader{{Key: "x-partner-id", Value: []byte("INITECH")}}},
 	}
 	produce(t, kafkaClient(t, brokers), in...)
-	eventually(t, 15*time.Second, func() bool { return tr.len() == len(in) }, "%d records round-tripped", len(in))
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return tr.len() == len(in) }, "%d records round-tripped", len(in))
 	r.stop(t)
 
 	out := map[string]*kgo.Record{}
@@ -313,7 +314,7 @@ func TestOutboundQuarantinesUnmappable(t *testing.T) {
 	publish(t, h, &nats.Msg{Subject: "edi.parsed.ACME.INVOIC", Data: make([]byte, 100<<10)})
 	publish(t, h, &nats.Msg{Subject: "edi.parsed.ACME.INVOIC", Data: []byte("good-2")})
 
-	eventually(t, 15*time.Second, func() bool { return tr.len() == 2 && h.count(t, "POISON") == 2 }, "2 in Kafka, 2 in POISON")
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return tr.len() == 2 && h.count(t, "POISON") == 2 }, "2 in Kafka, 2 in POISON")
 	r.stop(t)
 	recs := tr.records()
 	if string(recs[0].Value) != "good-1" || string(recs[1].Value) != "good-2" {

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -22,16 +22,8 @@ const (
 	causeBadTopic   = "bad-topic"   // the topic template gave an illegal Kafka topic name
 )
 
-// Headers of a poison copy, as DESIGN.md names them.
-const (
-	hdrPoisonCause     = "x-poison-cause"
-	hdrDetectedAt      = "x-detected-at"
-	hdrOriginalStream  = "x-original-stream"
-	hdrBridgeRoute     = "x-bridge-route"
-	hdrPayloadSize     = "x-payload-size"
-	hdrPayloadTrimmed  = "x-payload-truncated"
-	poisonHeaderMargin = 512 // room for Nats-Msg-Id and the protocol line
-)
+// poisonHeaderMargin is room for Nats-Msg-Id and the protocol line.
+const poisonHeaderMargin = 512
 
 // unmappable is why a record cannot cross the bridge.
 type unmappable struct {
@@ -64,21 +56,21 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 	}
 	if rec.Key != nil {
 		if validHeaderValue(rec.Key) {
-			h.Set(hdrKafkaKey, string(rec.Key))
+			h.Set(wire.HdrKafkaKey, string(rec.Key))
 		} else {
-			h.Set(hdrKafkaKey, base64.StdEncoding.EncodeToString(rec.Key))
-			h.Set(hdrKafkaKeyEnc, "base64")
+			h.Set(wire.HdrKafkaKey, base64.StdEncoding.EncodeToString(rec.Key))
+			h.Set(wire.HdrKafkaKeyEnc, "base64")
 		}
 	}
-	h.Set(hdrPoisonCause, why.cause)
-	h.Set(hdrErrorMsg, oneLine(why.msg))
-	h.Set(hdrOriginalTopic, rec.Topic)
-	h.Set(hdrKafkaTopic, rec.Topic)
-	h.Set(hdrKafkaPartition, strconv.FormatInt(int64(rec.Partition), 10))
-	h.Set(hdrKafkaOffset, strconv.FormatInt(rec.Offset, 10))
-	h.Set(hdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
-	h.Set(hdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
-	h.Set(hdrBridgeRoute, route)
+	h.Set(wire.HdrPoisonCause, why.cause)
+	h.Set(wire.HdrErrorMsg, oneLine(why.msg))
+	h.Set(wire.HdrOriginalTopic, rec.Topic)
+	h.Set(wire.HdrKafkaTopic, rec.Topic)
+	h.Set(wire.HdrKafkaPartition, strconv.FormatInt(int64(rec.Partition), 10))
+	h.Set(wire.HdrKafkaOffset, strconv.FormatInt(rec.Offset, 10))
+	h.Set(wire.HdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
+	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
+	h.Set(wire.HdrBridgeRoute, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, rec.Value, maxPayload)}
 }
 
@@ -86,7 +78,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 // position; the kind differs from the hub's own ":poison" so the two never
 // deduplicate each other.
 func outboundPoisonID(stream string, seq uint64) string {
-	return jetstream.MsgID(stream, seq, "bridge-poison")
+	return wire.MsgID(stream, seq, "bridge-poison")
 }
 
 // outboundPoison builds the quarantine copy of a NATS message that Kafka
@@ -98,14 +90,14 @@ func outboundPoison(subject, route string, src *nats.Msg, stream string, seq uin
 			h[k] = append([]string(nil), vs...)
 		}
 	}
-	h.Set(hdrPoisonCause, why.cause)
-	h.Set(hdrErrorMsg, oneLine(why.msg))
-	h.Set(hdrOriginalTopic, src.Subject)
-	h.Set(hdrOriginalStream, stream)
-	h.Set(hdrOriginalSeq, strconv.FormatUint(seq, 10))
-	h.Set("x-kafka-target-topic", topic)
-	h.Set(hdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
-	h.Set(hdrBridgeRoute, route)
+	h.Set(wire.HdrPoisonCause, why.cause)
+	h.Set(wire.HdrErrorMsg, oneLine(why.msg))
+	h.Set(wire.HdrOriginalTopic, src.Subject)
+	h.Set(wire.HdrOriginalStream, stream)
+	h.Set(wire.HdrOriginalSeq, strconv.FormatUint(seq, 10))
+	h.Set(wire.HdrKafkaTargetTopic, topic)
+	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
+	h.Set(wire.HdrBridgeRoute, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, src.Data, maxPayload)}
 }
 
@@ -119,8 +111,8 @@ func fitPayload(h nats.Header, data []byte, maxPayload int) []byte {
 	if room < 0 {
 		room = 0
 	}
-	h.Set(hdrPayloadSize, strconv.Itoa(len(data)))
-	h.Set(hdrPayloadTrimmed, "true")
+	h.Set(wire.HdrPayloadSize, strconv.Itoa(len(data)))
+	h.Set(wire.HdrPayloadTruncated, "true")
 	return data[:room]
 }
 

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -38,11 +39,11 @@ func TestFitPayloadTruncatesAndSays(t *testing.T) {
 	h.Set("x-a", "b")
 	data := make([]byte, 5000)
 	out := fitPayload(h, data, 2048)
-	if len(out) >= 2048 || h.Get(hdrPayloadTrimmed) != "true" || h.Get(hdrPayloadSize) != "5000" {
+	if len(out) >= 2048 || h.Get(wire.HdrPayloadTruncated) != "true" || h.Get(wire.HdrPayloadSize) != "5000" {
 		t.Fatalf("len %d, headers %v", len(out), h)
 	}
 	h2 := nats.Header{}
-	if out := fitPayload(h2, data[:10], 2048); len(out) != 10 || h2.Get(hdrPayloadTrimmed) != "" {
+	if out := fitPayload(h2, data[:10], 2048); len(out) != 10 || h2.Get(wire.HdrPayloadTruncated) != "" {
 		t.Fatal("a small payload was changed")
 	}
 	if s := oneLine("a\r\nb\x00c"); s != "a  b c" {

@@ -82,6 +82,14 @@ func (r Record) Last() (Failure, bool) {
 	return r.Failures[len(r.Failures)-1], true
 }
 
+// With returns r with f added, as the store would record it: the hub
+// decides on the record it would have had when a write fails.
+func (r Record) With(f Failure) Record {
+	r.Failures = append([]Failure(nil), r.Failures...)
+	r.add(f)
+	return r
+}
+
 // SameFingerprint reports whether every kept failure has one fingerprint.
 func (r Record) SameFingerprint() bool {
 	for _, f := range r.Failures {

@@ -11,6 +11,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 // maxDeliveriesAdvisory is the part of JetStream's MAX_DELIVERIES advisory
@@ -66,30 +67,32 @@ func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisor
 	if err != nil {
 		return err
 	}
-	hdr := nats.Header{}
-	for k, v := range raw.Header {
-		hdr[k] = v
+	hdr := ejs.CopyHeaders(raw.Header)
+	hdr.Set(wire.HdrOriginalTopic, raw.Subject)
+	hdr.Set(wire.HdrOriginalStream, a.Stream)
+	hdr.Set(wire.HdrOriginalSeq, strconv.FormatUint(a.StreamSeq, 10))
+	m := &nats.Msg{Subject: wire.PoisonSubject(backstopStage), Header: hdr, Data: raw.Data}
+	msg := "consumer " + a.Consumer + " gave up after " + strconv.FormatUint(a.Deliveries, 10) + " deliveries (MaxDeliver)"
+	setPoison(m, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
+	// The partner comes from the stored subject (INGEST's), never from a
+	// header, and the consumer is a label, not a partner.
+	q := poisonCopy{msg: m, stream: a.Stream, seq: a.StreamSeq, origStream: a.Stream, origSeq: a.StreamSeq,
+		partition: -1, stage: backstopStage, cause: "max-deliveries", attempts: int(a.Deliveries), message: msg,
+		labels: map[string]string{"stream": a.Stream, "consumer": a.Consumer}}
+	if p, partner, ok := wire.ParseIngestSubject(raw.Subject); ok {
+		q.partner, q.partition = partner, p
+		hdr.Set(wire.HdrPartnerID, partner)
+		hdr.Set(wire.HdrPartition, strconv.Itoa(p))
 	}
-	hdr.Del(HdrMsgID)
-	hdr.Set(HdrOriginalTopic, raw.Subject)
-	hdr.Set(HdrOriginalStream, a.Stream)
-	hdr.Set(HdrOriginalSeq, strconv.FormatUint(a.StreamSeq, 10))
-	hdr.Set(HdrPoisonCause, "max-deliveries")
-	hdr.Set(HdrAttempts, strconv.FormatUint(a.Deliveries, 10))
-	hdr.Set(HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	hdr.Set(HdrErrorClass, "max-deliveries")
-	hdr.Set(HdrErrorMsg, "consumer "+a.Consumer+" gave up after "+strconv.FormatUint(a.Deliveries, 10)+" deliveries (MaxDeliver)")
-	_, err = ejs.Publish(ctx, h.js, &nats.Msg{Subject: poisonSubject("backstop"), Header: hdr, Data: raw.Data},
-		ejs.MsgID(a.Stream, a.StreamSeq, "poison"))
-	if err != nil {
+	if _, err := ejs.Publish(ctx, h.js, m, wire.MsgID(a.Stream, a.StreamSeq, "poison")); err != nil {
 		return err
 	}
+	// Nothing to ack: the server has already given up on the original.
+	h.auditQuarantine(ctx, q)
 	h.met.maxDeliveries.Inc()
-	h.met.poison.WithLabelValues("backstop", "max-deliveries").Inc()
-	h.alerter.Fire(ctx, Alert{
-		Name: "PoisonMessageDetected", Severity: "critical", Partner: a.Consumer,
-		Summary: "consumer " + a.Consumer + " on " + a.Stream + " reached MaxDeliver; copied to quarantine",
-		Labels:  map[string]string{"stage": "backstop", "stream": a.Stream, "sequence": strconv.FormatUint(a.StreamSeq, 10), "cause": "max-deliveries"},
-	})
+	h.quarantined(ctx, q)
 	return nil
 }
+
+// backstopStage names the quarantine subject of max-delivered messages.
+const backstopStage = "backstop"

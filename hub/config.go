@@ -3,8 +3,10 @@ package hub
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/wire"
 )
 
 // Config is the hub's configuration. Every field is documented, with its
@@ -14,7 +16,7 @@ type Config struct {
 	// Partitions is the number of INGEST partitions (one worker each).
 	Partitions int `yaml:"partitions"`
 	// Streams names the JetStream streams.
-	Streams StreamNames `yaml:"streams"`
+	Streams wire.StreamNames `yaml:"streams"`
 	// Attempts tunes attempt counting and poison detection.
 	Attempts AttemptConfig `yaml:"attempts"`
 	// Retry says how each stage retries transient failures.
@@ -22,7 +24,7 @@ type Config struct {
 	// DLQ holds retention per cause.
 	DLQ DLQConfig `yaml:"dlq"`
 	// Alerts configures the rate-limited alerter and its sinks.
-	Alerts AlertConfig `yaml:"alerts"`
+	Alerts alert.Config `yaml:"alerts"`
 	// EDIFACT tunes the built-in parse stage.
 	EDIFACT EDIFACTConfig `yaml:"edifact"`
 	// LeakProbe watches the dead-letter queues.
@@ -33,17 +35,6 @@ type Config struct {
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 	// Drill enables the drill stage (x-drill: panic|hang|exit|error).
 	Drill bool `yaml:"drill"`
-}
-
-// StreamNames are the JetStream stream names.
-type StreamNames struct {
-	Ingest  string `yaml:"ingest"`
-	Parsed  string `yaml:"parsed"`
-	Retry   string `yaml:"retry"`
-	DLQ     string `yaml:"dlq"`
-	Parking string `yaml:"parking"`
-	Poison  string `yaml:"poison"`
-	Audit   string `yaml:"audit"`
 }
 
 // AttemptConfig tunes the attempt counter and poison detection.
@@ -70,50 +61,11 @@ type AttemptConfig struct {
 	CounterTTL time.Duration `yaml:"counter_ttl"`
 }
 
-// Causes of permanent failures; each has its DLQ subject.
-const (
-	CauseSchema           = "schema"
-	CauseBusiness         = "business"
-	CausePartnerRejected  = "partner-rejected"
-	CauseSignatureInvalid = "signature-invalid"
-	CauseUnknown          = "unknown"
-)
-
-// Causes lists the dead-letter causes in display order.
-var Causes = []string{CauseSchema, CauseBusiness, CausePartnerRejected, CauseSignatureInvalid, CauseUnknown}
-
-func validCause(c string) bool {
-	for _, x := range Causes {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-// reservedStages cannot be stage names: their subjects belong to streams.
-var reservedStages = map[string]bool{"ingest": true, "parsed": true, "poison": true, "audit": true, "alerts": true, "forensic": true}
-
-// DefaultConfig returns the defaults (what `edihub serve` runs with when
-// given no config).
-func DefaultConfig() Config {
-	var c Config
-	c.setDefaults()
-	return c
-}
-
 func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
-	s := &c.Streams
-	setStr(&s.Ingest, "INGEST")
-	setStr(&s.Parsed, "PARSED")
-	setStr(&s.Retry, "RETRY")
-	setStr(&s.DLQ, "DLQ")
-	setStr(&s.Parking, "PARKING")
-	setStr(&s.Poison, "POISON")
-	setStr(&s.Audit, "AUDIT")
+	c.Streams.SetDefaults()
 	a := &c.Attempts
 	setInt(&a.Threshold, 5)
 	setDur(&a.Deadline, 30*time.Second)
@@ -124,7 +76,7 @@ func (c *Config) setDefaults() {
 	setDur(&a.CounterTTL, 7*24*time.Hour)
 	c.Retry.setDefaults()
 	c.DLQ.setDefaults()
-	c.Alerts.setDefaults()
+	c.Alerts.SetDefaults()
 	c.LeakProbe.setDefaults()
 	c.EDIFACT.setDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
@@ -157,17 +109,10 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
-	errs = append(errs, c.Alerts.validate()...)
+	errs = append(errs, c.Alerts.Validate()...)
 	errs = append(errs, c.EDIFACT.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %w", errors.Join(errs...))
-	}
-	return nil
-}
-
-func validStageName(n string) error {
-	if n == "" || strings.ContainsAny(n, ".*> \t") || reservedStages[n] {
-		return fmt.Errorf("stage name %q: must be one subject token and not one of ingest, parsed, poison, audit, alerts, forensic", n)
 	}
 	return nil
 }

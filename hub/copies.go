@@ -1,29 +1,27 @@
 package hub
 
 import (
+	"cmp"
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 // copyMsg is a byte-for-byte copy of the delivery's payload for subject,
 // with the producer's headers (minus the server's Nats-* ones) and the
 // x-* headers that say where it came from.
 func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg {
-	out := nats.Header{}
-	for k, vs := range d.msg.Headers() {
-		if strings.HasPrefix(k, "Nats-") {
-			continue
-		}
-		out[k] = append([]string(nil), vs...)
-	}
+	out := ejs.CopyHeaders(d.msg.Headers())
 	set := func(k, v string) {
 		if v != "" {
 			out.Set(k, v)
@@ -31,35 +29,35 @@ func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg
 	}
 	topic := d.origTopic
 	if topic == "" && d.partner != "" {
-		topic = IngestPublishSubject(d.partner)
+		topic = wire.IngestSubject(d.partner)
 	}
-	set(HdrOriginalTopic, topic)
-	set(HdrOriginalStream, d.origStream)
-	set(HdrOriginalSeq, strconv.FormatUint(d.origSeq, 10))
-	set(HdrPartnerID, d.partner)
-	set(HdrPartition, strconv.Itoa(d.partition))
-	set(HdrMessageID, d.messageID)
-	if out.Get(HdrCorrelationID) == "" {
-		out.Set(HdrCorrelationID, d.origStream+"-"+strconv.FormatUint(d.origSeq, 10))
+	set(wire.HdrOriginalTopic, topic)
+	set(wire.HdrOriginalStream, d.origStream)
+	set(wire.HdrOriginalSeq, strconv.FormatUint(d.origSeq, 10))
+	set(wire.HdrPartnerID, d.partner)
+	set(wire.HdrPartition, strconv.Itoa(d.partition))
+	set(wire.HdrMessageID, d.messageID)
+	if out.Get(wire.HdrCorrelationID) == "" {
+		out.Set(wire.HdrCorrelationID, d.origStream+"-"+strconv.FormatUint(d.origSeq, 10))
 	}
-	if out.Get(HdrFirstFailedAt) == "" && !rec.FirstAt.IsZero() {
-		out.Set(HdrFirstFailedAt, rec.FirstAt.UTC().Format(time.RFC3339Nano))
+	if out.Get(wire.HdrFirstFailedAt) == "" && !rec.FirstAt.IsZero() {
+		out.Set(wire.HdrFirstFailedAt, rec.FirstAt.UTC().Format(time.RFC3339Nano))
 	}
-	set(HdrRetryCount, strconv.Itoa(d.retryCount))
-	if h.cfg.Drill && out.Get(HdrDrill) != "" {
-		out.Set(HdrDrillMode, "on")
+	set(wire.HdrRetryCount, strconv.Itoa(d.retryCount))
+	if h.cfg.Drill && out.Get(wire.HdrDrill) != "" {
+		out.Set(wire.HdrDrillMode, "on")
 	} else {
-		out.Del(HdrDrillMode) // never trust one a partner sent
+		out.Del(wire.HdrDrillMode) // never trust one a partner sent
 	}
 	return &nats.Msg{Subject: subject, Header: out, Data: d.msg.Data()}
 }
 
 func setFailure(m *nats.Msg, o outcome) {
-	m.Header.Set(HdrErrorClass, string(o.failure.Class))
-	m.Header.Set(HdrErrorCause, o.failure.Cause)
-	m.Header.Set(HdrErrorMsg, headerSafe(o.msg))
-	m.Header.Set(HdrFingerprint, o.fingerprint)
-	m.Header.Set(HdrStage, o.stage)
+	m.Header.Set(wire.HdrErrorClass, string(o.failure.Class))
+	m.Header.Set(wire.HdrErrorCause, o.failure.Cause)
+	m.Header.Set(wire.HdrErrorMsg, escape.Header(o.msg))
+	m.Header.Set(wire.HdrFingerprint, o.fingerprint)
+	m.Header.Set(wire.HdrStage, o.stage)
 }
 
 // publishThenAck is the one way a message leaves its source for another
@@ -71,7 +69,7 @@ func setFailure(m *nats.Msg, o outcome) {
 func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck func(), opts ...js.PublishOpt) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	id := ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
+	id := wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
 	ack, err := ejs.Publish(ctx, h.js, m, id, opts...)
 	if err != nil {
 		h.log.Error().Err(err).Msg("could not store the copy; the message stays in its source and is redelivered")
@@ -103,64 +101,98 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	if d.messageID == "" {
 		d.messageID = peekControlRef(d.msg.Data())
 	}
-	m := h.copyMsg(d, poisonSubject(v.stage), rec)
-	now := time.Now().UTC()
-	m.Header.Set(HdrPoisonCause, v.cause)
-	m.Header.Set(HdrAttempts, strconv.Itoa(v.attempts))
-	m.Header.Set(HdrDetectedAt, now.Format(time.RFC3339Nano))
-	m.Header.Set(HdrErrorClass, nonEmpty(v.class, "crash"))
-	m.Header.Set(HdrErrorMsg, headerSafe(v.message))
-	m.Header.Set(HdrStage, v.stage)
+	m := h.copyMsg(d, wire.PoisonSubject(v.stage), rec)
+	setPoison(m, v.cause, v.class, v.message, v.stage, v.attempts)
 	if last, ok := rec.Last(); ok {
-		m.Header.Set(HdrFingerprint, last.Fingerprint)
-		m.Header.Set(HdrErrorCause, last.Cause)
+		m.Header.Set(wire.HdrFingerprint, last.Fingerprint)
+		m.Header.Set(wire.HdrErrorCause, last.Cause)
 	}
+	q := poisonCopy{msg: m, stream: d.meta.Stream, seq: d.meta.Sequence.Stream, origStream: d.origStream, origSeq: d.origSeq,
+		partner: d.partner, partition: d.partition, stage: v.stage, cause: v.cause, attempts: v.attempts, message: v.message}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	audit := func() {
-		_, err := h.audit.Append(ctx, AuditEvent{
-			Actor: h.actor, Action: "quarantine", IDs: []string{"POISON:" + d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)},
-			Reason: v.cause, PayloadBefore: PayloadHash(d.msg.Data()),
-			Details: map[string]string{"stage": v.stage, "partner": d.partner, "partition": strconv.Itoa(d.partition),
-				"attempts": strconv.Itoa(v.attempts), "error": headerSafe(v.message)},
-		}, ejs.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-quarantine"))
-		if err != nil {
-			h.log.Error().Err(err).Msg("audit event for quarantine not written")
-		}
-	}
-	if !h.publishThenAck(d, m, "poison", audit) {
+	if !h.publishThenAck(d, m, "poison", func() { h.auditQuarantine(ctx, q) }) {
 		return
 	}
 	h.emit(d, Event{Kind: EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
-		Error: headerSafe(v.message), Subject: m.Subject})
-	h.met.poison.WithLabelValues(v.stage, v.cause).Inc()
+		Error: escape.Header(v.message), Subject: m.Subject})
 	h.met.messages.WithLabelValues(v.stage, "poison").Inc()
 	h.met.attempts.WithLabelValues("poison").Observe(float64(v.attempts))
 	h.processed.Add(1)
-	h.log.Warn().Str("stage", v.stage).Str("partner", d.partner).Int("partition", d.partition).
-		Uint64("seq", d.origSeq).Str("cause", v.cause).Int("attempts", v.attempts).Str("error", headerSafe(v.message)).
+	h.quarantined(ctx, q)
+}
+
+// poisonCopy is what every path into POISON knows of the message: the
+// pipeline's own quarantine and the MAX_DELIVERIES backstop share the
+// audit event, the metric, the log line and the alert.
+type poisonCopy struct {
+	msg          *nats.Msg
+	stream       string // where the copied message is stored
+	seq          uint64
+	origStream   string // the interchange's identity across hops
+	origSeq      uint64
+	partner      string // from the stored subject; "" when unknown
+	partition    int
+	stage, cause string
+	attempts     int
+	message      string
+	labels       map[string]string // extra alert labels
+}
+
+func setPoison(m *nats.Msg, cause, class, message, stage string, attempts int) {
+	m.Header.Set(wire.HdrPoisonCause, cause)
+	m.Header.Set(wire.HdrAttempts, strconv.Itoa(attempts))
+	m.Header.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	m.Header.Set(wire.HdrErrorClass, cmp.Or(class, "crash"))
+	m.Header.Set(wire.HdrErrorMsg, escape.Header(message))
+	m.Header.Set(wire.HdrStage, stage)
+}
+
+// auditQuarantine appends the quarantine event (deduplicated by the copied
+// message's identity, so a crash and a second copy write it once).
+func (h *Hub) auditQuarantine(ctx context.Context, q poisonCopy) {
+	_, err := h.audit.Append(ctx, audit.Event{
+		Actor: h.actor, Action: "quarantine", IDs: []string{wire.DefaultPoisonStream + ":" + wire.MsgRef{Stream: q.origStream, Seq: q.origSeq}.String()},
+		Reason: q.cause, PayloadBefore: audit.PayloadHash(q.msg.Data),
+		Details: map[string]string{"stage": q.stage, "partner": q.partner, "partition": strconv.Itoa(q.partition),
+			"attempts": strconv.Itoa(q.attempts), "error": escape.Header(q.message)},
+	}, wire.MsgID(q.stream, q.seq, "audit-quarantine"))
+	if err != nil {
+		h.log.Error().Err(err).Msg("audit event for quarantine not written")
+	}
+}
+
+// quarantined counts, logs and alerts a stored poison copy.
+func (h *Hub) quarantined(ctx context.Context, q poisonCopy) {
+	h.met.poison.WithLabelValues(q.stage, q.cause).Inc()
+	h.log.Warn().Str("stage", q.stage).Str("partner", escape.Line(q.partner)).Int("partition", q.partition).
+		Uint64("seq", q.origSeq).Str("cause", q.cause).Int("attempts", q.attempts).Str("error", escape.Header(q.message)).
 		Msg("poison message quarantined; the partition moves on")
-	h.alerter.Fire(ctx, Alert{
-		Name: "PoisonMessageDetected", Severity: "critical", Partner: d.partner,
-		Summary: "poison message quarantined in stage " + v.stage + ": " + v.cause,
-		Labels: map[string]string{"stage": v.stage, "partition": strconv.Itoa(d.partition),
-			"sequence": strconv.FormatUint(d.origSeq, 10), "cause": v.cause},
+	labels := map[string]string{"stage": q.stage, "partition": strconv.Itoa(q.partition),
+		"sequence": strconv.FormatUint(q.origSeq, 10), "cause": q.cause}
+	for k, v := range q.labels {
+		labels[k] = v
+	}
+	h.alerter.Fire(ctx, alert.Alert{
+		Name: "PoisonMessageDetected", Severity: "critical", Partner: q.partner,
+		Summary: "poison message quarantined in stage " + q.stage + ": " + q.cause,
+		Labels:  labels,
 	})
 }
 
 // deadLetter moves a catalogued failure to edi.<stage>.dlq.<cause>, with a
 // per-message TTL from the cause's retention.
 func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exhausted bool, rec counter.Record) {
-	m := h.copyMsg(d, dlqSubject(o.stage, cause), rec)
+	m := h.copyMsg(d, wire.DLQSubject(o.stage, cause), rec)
 	setFailure(m, o)
-	m.Header.Set(HdrErrorCause, cause)
-	m.Header.Set(HdrAttempts, strconv.Itoa(attempts))
-	m.Header.Set(HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	if m.Header.Get(HdrFirstFailedAt) == "" { // failed for the first time just now
-		m.Header.Set(HdrFirstFailedAt, m.Header.Get(HdrDetectedAt))
+	m.Header.Set(wire.HdrErrorCause, cause)
+	m.Header.Set(wire.HdrAttempts, strconv.Itoa(attempts))
+	m.Header.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	if m.Header.Get(wire.HdrFirstFailedAt) == "" { // failed for the first time just now
+		m.Header.Set(wire.HdrFirstFailedAt, m.Header.Get(wire.HdrDetectedAt))
 	}
 	if exhausted {
-		m.Header.Set(HdrErrorClass, "exhausted")
+		m.Header.Set(wire.HdrErrorClass, "exhausted")
 	}
 	var opts []js.PublishOpt
 	if ttl := h.cfg.DLQ.Retention[cause]; ttl > 0 {
@@ -169,15 +201,15 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 	if !h.publishThenAck(d, m, "dlq", nil, opts...) {
 		return
 	}
-	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: m.Header.Get(HdrErrorClass),
-		Cause: cause, Error: headerSafe(o.msg), Subject: m.Subject})
+	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: m.Header.Get(wire.HdrErrorClass),
+		Cause: cause, Error: escape.Header(o.msg), Subject: m.Subject})
 	h.met.deadLetters.WithLabelValues(o.stage, cause).Inc()
 	h.deadLettered.Add(1)
 	h.met.messages.WithLabelValues(o.stage, "dead-letter").Inc()
 	h.met.attempts.WithLabelValues("dead-letter").Observe(float64(attempts))
 	h.processed.Add(1)
 	h.log.Info().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).Str("cause", cause).
-		Bool("exhausted", exhausted).Str("error", headerSafe(o.msg)).Msg("dead-lettered")
+		Bool("exhausted", exhausted).Str("error", escape.Header(o.msg)).Msg("dead-lettered")
 }
 
 // scheduleRetry hands the message to JetStream's scheduler: it waits in
@@ -186,26 +218,19 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record) {
 	delay := h.cfg.Retry.Tiers[tier]
 	id := d.origStream + "-" + strconv.FormatUint(d.origSeq, 10) + "-" + strconv.Itoa(tier+1)
-	m := h.copyMsg(d, retryScheduleSubject(o.stage, delay, id), rec)
+	m := h.copyMsg(d, wire.RetryScheduleSubject(o.stage, delay, id), rec)
 	setFailure(m, o)
-	m.Header.Set(HdrRetryCount, strconv.Itoa(tier+1))
-	m.Header.Set(HdrRetryTier, tierName(delay))
-	if m.Header.Get(HdrFirstFailedAt) == "" {
-		m.Header.Set(HdrFirstFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	m.Header.Set(wire.HdrRetryCount, strconv.Itoa(tier+1))
+	m.Header.Set(wire.HdrRetryTier, wire.TierName(delay))
+	if m.Header.Get(wire.HdrFirstFailedAt) == "" {
+		m.Header.Set(wire.HdrFirstFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
 	}
-	opts := []js.PublishOpt{js.WithScheduleAt(dueAt(time.Now(), delay)), js.WithScheduleTarget(retryDueSubject(o.stage, delay))}
+	opts := []js.PublishOpt{js.WithScheduleAt(dueAt(time.Now(), delay)), js.WithScheduleTarget(wire.RetryDueSubject(o.stage, delay))}
 	if !h.publishThenAck(d, m, "retry", nil, opts...) {
 		return
 	}
 	h.emit(d, Event{Kind: EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),
-		Cause: o.failure.Cause, Error: headerSafe(o.msg), Subject: retryDueSubject(o.stage, delay)})
-	h.met.retries.WithLabelValues(o.stage, tierName(delay)).Inc()
+		Cause: o.failure.Cause, Error: escape.Header(o.msg), Subject: wire.RetryDueSubject(o.stage, delay)})
+	h.met.retries.WithLabelValues(o.stage, wire.TierName(delay)).Inc()
 	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
-}
-
-func nonEmpty(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

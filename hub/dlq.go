@@ -3,6 +3,8 @@ package hub
 import (
 	"fmt"
 	"time"
+
+	"github.com/edihub/edihub/wire"
 )
 
 // DLQConfig sets retention of dead letters per cause, and the size bounds of
@@ -28,11 +30,11 @@ type DLQConfig struct {
 // defaultRetention per cause: 30 days to triage, longer where the
 // content is evidence (business documents and signature failures).
 var defaultRetention = map[string]time.Duration{
-	CauseSchema:           30 * 24 * time.Hour,
-	CauseBusiness:         3650 * 24 * time.Hour,
-	CausePartnerRejected:  90 * 24 * time.Hour,
-	CauseSignatureInvalid: 365 * 24 * time.Hour,
-	CauseUnknown:          30 * 24 * time.Hour,
+	wire.CauseSchema:           30 * 24 * time.Hour,
+	wire.CauseBusiness:         3650 * 24 * time.Hour,
+	wire.CausePartnerRejected:  90 * 24 * time.Hour,
+	wire.CauseSignatureInvalid: 365 * 24 * time.Hour,
+	wire.CauseUnknown:          30 * 24 * time.Hour,
 }
 
 func (c *DLQConfig) setDefaults() {
@@ -58,7 +60,7 @@ func (c *DLQConfig) setDefaults() {
 func (c *DLQConfig) validate() []error {
 	var errs []error
 	for k, v := range c.Retention {
-		if !validCause(k) {
+		if !wire.ValidCause(k) {
 			errs = append(errs, fmt.Errorf("dlq.retention: unknown cause %q", k))
 		}
 		if v < time.Second {
@@ -78,7 +80,3 @@ func (c *DLQConfig) maxRetention() time.Duration {
 	}
 	return m
 }
-
-func dlqSubject(stage, cause string) string { return "edi." + stage + ".dlq." + cause }
-func parkingSubject(stage string) string    { return "edi." + stage + ".parking-lot" }
-func poisonSubject(stage string) string     { return "edi.poison." + stage }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -22,18 +24,18 @@ func TestEachCauseLandsInItsDLQ(t *testing.T) {
 		mu.Unlock()
 		return PermanentError(string(m.Data), fmt.Errorf("bad %s at segment 3", m.Data))
 	}}
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{stage}, nil)
-	for _, c := range Causes {
-		publish(t, env.js, "ACME", c, nil)
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{stage}, nil)
+	for _, c := range wire.Causes {
+		jetstreamtest.PublishIngest(t, env.js, "ACME", c, nil)
 	}
-	eventually(t, 10*time.Second, func() bool { return countMsgs(t, env.js, "DLQ") == len(Causes) })
-	for _, m := range streamMsgs(t, env.js, "DLQ") {
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == len(wire.Causes) })
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "DLQ") {
 		cause := string(m.Data)
 		if m.Subject != "edi.parse.dlq."+cause {
 			t.Errorf("%s landed in %s", cause, m.Subject)
 		}
-		for k, v := range map[string]string{HdrErrorCause: cause, HdrErrorClass: "permanent", HdrAttempts: "1",
-			HdrOriginalTopic: "edi.ingest.ACME", HdrPartnerID: "ACME", HdrErrorMsg: "bad " + cause + " at segment 3", HdrStage: "parse"} {
+		for k, v := range map[string]string{wire.HdrErrorCause: cause, wire.HdrErrorClass: "permanent", wire.HdrAttempts: "1",
+			wire.HdrOriginalTopic: "edi.ingest.ACME", wire.HdrPartnerID: "ACME", wire.HdrErrorMsg: "bad " + cause + " at segment 3", wire.HdrStage: "parse"} {
 			if got := m.Header.Get(k); got != v {
 				t.Errorf("%s: header %s = %q, want %q", cause, k, got, v)
 			}
@@ -45,7 +47,7 @@ func TestEachCauseLandsInItsDLQ(t *testing.T) {
 			t.Errorf("%s: handler ran %d times, want 1 (no retries for permanent causes)", cause, calls[cause])
 		}
 	}
-	if n := countMsgs(t, env.js, "POISON"); n != 0 {
+	if n := jetstreamtest.CountMsgs(t, env.js, "POISON"); n != 0 {
 		t.Fatalf("catalogued failures leaked into POISON: %d", n)
 	}
 }
@@ -70,17 +72,17 @@ func TestTieredRetryHealsAtTier2(t *testing.T) {
 	cfg := fastConfig()
 	cfg.Retry.Mode = ModeTiered
 	cfg.Retry.Tiers = []time.Duration{time.Second, 2 * time.Second, 3 * time.Second}
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
-	publish(t, env.js, "ACME", "flaky", nil)
-	publish(t, env.js, "ACME", "behind", nil)
-	eventually(t, 3*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 1 })
-	if m := streamMsgs(t, env.js, "PARSED")[0]; string(m.Data) != "behind" {
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "flaky", nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "behind", nil)
+	jetstreamtest.Eventually(t, 3*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1 })
+	if m := jetstreamtest.StreamMsgs(t, env.js, "PARSED")[0]; string(m.Data) != "behind" {
 		t.Fatalf("the partition did not move on: %q", m.Data)
 	}
-	eventually(t, 15*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 2 })
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
 	time.Sleep(500 * time.Millisecond) // a duplicate would show up now
 	var flaky int
-	for _, m := range streamMsgs(t, env.js, "PARSED") {
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
 		if string(m.Data) == "flaky" {
 			flaky++
 		}
@@ -99,7 +101,7 @@ func TestTieredRetryHealsAtTier2(t *testing.T) {
 	if d := attemptsAt[2].Sub(attemptsAt[1]); d < cfg.Retry.Tiers[1] {
 		t.Fatalf("tier 2 came after %v, before its %v", d, cfg.Retry.Tiers[1])
 	}
-	if n := countMsgs(t, env.js, "RETRY"); n != 0 {
+	if n := jetstreamtest.CountMsgs(t, env.js, "RETRY"); n != 0 {
 		t.Fatalf("RETRY still holds %d messages", n)
 	}
 }
@@ -115,25 +117,25 @@ func TestTieredExhaustionGoesToLastCause(t *testing.T) {
 		if n < 3 {
 			return TransientError("", errors.New("timeout talking to partner"))
 		}
-		return TransientError(CausePartnerRejected, errors.New("partner said 503 again"))
+		return TransientError(wire.CausePartnerRejected, errors.New("partner said 503 again"))
 	}}
 	cfg := fastConfig()
 	cfg.Retry.Mode = ModeTiered
 	cfg.Retry.Tiers = []time.Duration{time.Second, time.Second}
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
-	publish(t, env.js, "ACME", "doomed", nil)
-	eventually(t, 15*time.Second, func() bool { return countMsgs(t, env.js, "DLQ") == 1 })
-	m := streamMsgs(t, env.js, "DLQ")[0]
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "doomed", nil)
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
+	m := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]
 	if m.Subject != "edi.parse.dlq.partner-rejected" || string(m.Data) != "doomed" {
 		t.Fatalf("exhausted into %s", m.Subject)
 	}
-	for k, v := range map[string]string{HdrErrorClass: "exhausted", HdrRetryCount: "2", HdrOriginalStream: "INGEST",
-		HdrOriginalSeq: "1", HdrOriginalTopic: "edi.ingest.ACME", HdrErrorMsg: "partner said 503 again"} {
+	for k, v := range map[string]string{wire.HdrErrorClass: "exhausted", wire.HdrRetryCount: "2", wire.HdrOriginalStream: "INGEST",
+		wire.HdrOriginalSeq: "1", wire.HdrOriginalTopic: "edi.ingest.ACME", wire.HdrErrorMsg: "partner said 503 again"} {
 		if got := m.Header.Get(k); got != v {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
-	if m.Header.Get(HdrFirstFailedAt) == "" {
+	if m.Header.Get(wire.HdrFirstFailedAt) == "" {
 		t.Error("x-first-failed-at lost across hops")
 	}
 	mu.Lock()
@@ -153,32 +155,34 @@ func TestStrictTransientExhaustion(t *testing.T) {
 		seen = append(seen, string(m.Data))
 		mu.Unlock()
 		if string(m.Data) == "down" {
-			return TransientError(CauseBusiness, errors.New("ERP down"))
+			return TransientError(wire.CauseBusiness, errors.New("ERP down"))
 		}
 		return nil
 	})
 	cfg := fastConfig()
 	cfg.Retry.MaxAttempts = 4
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
-	publish(t, env.js, "ACME", "down", nil)
-	publish(t, env.js, "ACME", "after", nil)
-	eventually(t, 10*time.Second, func() bool { return countMsgs(t, env.js, "DLQ") == 1 && countMsgs(t, env.js, "PARSED") == 1 })
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "down", nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "after", nil)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	want := []string{"down", "down", "down", "down", "after"}
 	if !equal(seen, want) {
 		t.Fatalf("order %v, want %v", seen, want)
 	}
-	if m := streamMsgs(t, env.js, "DLQ")[0]; m.Subject != "edi.parse.dlq.business" || m.Header.Get(HdrAttempts) != "4" {
-		t.Fatalf("%s attempts %s", m.Subject, m.Header.Get(HdrAttempts))
+	if m := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]; m.Subject != "edi.parse.dlq.business" || m.Header.Get(wire.HdrAttempts) != "4" {
+		t.Fatalf("%s attempts %s", m.Subject, m.Header.Get(wire.HdrAttempts))
 	}
 }
 
 // Retention settings are applied to the streams, and changed on restart.
 func TestRetentionAppliedToStreams(t *testing.T) {
-	url := runServer(t)
+	url := jetstreamtest.StartServer(t, nil).URL
 	cfg := fastConfig()
-	cfg.DLQ.Retention = map[string]time.Duration{CauseBusiness: 10 * 365 * 24 * time.Hour, CauseSchema: 48 * time.Hour}
+	cfg.DLQ.Retention = map[string]time.Duration{wire.CauseBusiness: 10 * 365 * 24 * time.Hour, wire.CauseSchema: 48 * time.Hour}
 	cfg.DLQ.MaxBytes = 64 << 20
 	env := startHub(t, url, "", cfg, []Stage{echoStage("parse", nil)}, nil)
 	info := streamInfo(t, env.js, "DLQ")
@@ -199,13 +203,13 @@ func TestRetentionAppliedToStreams(t *testing.T) {
 	}
 	// the schema retention reaches the message as its TTL
 	stage := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
-		return PermanentError(CauseSchema, errors.New("x"))
+		return PermanentError(wire.CauseSchema, errors.New("x"))
 	}}
 	env2.stop()
 	env3 := startHub(t, url, "", cfg, []Stage{stage}, nil)
-	publish(t, env3.js, "ACME", "x", nil)
-	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env3.js, "DLQ") == 1 })
-	if ttl := streamMsgs(t, env3.js, "DLQ")[0].Header.Get("Nats-TTL"); ttl != (48 * time.Hour).String() {
+	jetstreamtest.PublishIngest(t, env3.js, "ACME", "x", nil)
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env3.js, "DLQ") == 1 })
+	if ttl := jetstreamtest.StreamMsgs(t, env3.js, "DLQ")[0].Header.Get("Nats-TTL"); ttl != (48 * time.Hour).String() {
 		t.Fatalf("Nats-TTL %q, want %s", ttl, 48*time.Hour)
 	}
 }

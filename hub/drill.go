@@ -3,10 +3,12 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/rs/zerolog"
 )
 
@@ -26,7 +28,7 @@ var DrillKinds = []string{DrillPanic, DrillHang, DrillExit, DrillError}
 func Drill(log zerolog.Logger) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, m *Message) error {
-			kind := m.Header.Get(HdrDrill)
+			kind := m.Header.Get(wire.HdrDrill)
 			if kind == "" {
 				return next(ctx, m)
 			}
@@ -60,5 +62,27 @@ func killSelf() {
 }
 
 func drillError() error {
-	return PermanentError(CauseBusiness, errors.New("drill: permanent error on purpose"))
+	return PermanentError(wire.CauseBusiness, errors.New("drill: permanent error on purpose"))
+}
+
+// ReproduceDrill does in the child what the drill did in the hub, in the
+// form that the sandbox's caps catch: a hang spins (CPU cap) rather than
+// sleeps, so the report shows where it spun.
+func ReproduceDrill(kind string) error {
+	switch kind {
+	case DrillPanic:
+		panic("drill: panic on purpose")
+	case DrillHang:
+		n := 0
+		deadline := time.Now().Add(time.Hour)
+		for time.Now().Before(deadline) { // spin until RLIMIT_CPU fires
+			n++
+		}
+		return fmt.Errorf("drill: hang ended after %d spins", n)
+	case DrillExit:
+		killSelf()
+	case DrillError:
+		return drillError()
+	}
+	return nil
 }

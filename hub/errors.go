@@ -3,6 +3,8 @@ package hub
 import (
 	"errors"
 	"fmt"
+
+	"github.com/edihub/edihub/wire"
 )
 
 // Class says what kind of failure an error is.
@@ -22,7 +24,7 @@ const (
 // Failure is the typed error a handler returns to say what went wrong.
 type Failure struct {
 	Class Class
-	Cause string // one of Causes
+	Cause string // one of wire.Causes
 	Err   error
 }
 
@@ -37,8 +39,8 @@ func (f *Failure) Unwrap() error { return f.Err }
 
 // PermanentError marks err as permanent with a DLQ cause.
 func PermanentError(cause string, err error) error {
-	if !validCause(cause) {
-		cause = CauseUnknown
+	if !wire.ValidCause(cause) {
+		cause = wire.CauseUnknown
 	}
 	return &Failure{Class: Permanent, Cause: cause, Err: err}
 }
@@ -46,8 +48,8 @@ func PermanentError(cause string, err error) error {
 // TransientError marks err as transient. If retries are exhausted the
 // message goes to the DLQ of cause (unknown when empty).
 func TransientError(cause string, err error) error {
-	if cause == "" || !validCause(cause) {
-		cause = CauseUnknown
+	if cause == "" || !wire.ValidCause(cause) {
+		cause = wire.CauseUnknown
 	}
 	return &Failure{Class: Transient, Cause: cause, Err: err}
 }
@@ -56,25 +58,25 @@ func TransientError(cause string, err error) error {
 // cause (the edifact package's errors say "schema"); they are permanent.
 type Causer interface{ Cause() string }
 
-// classify turns any error into a Failure. classMap maps an error-class
+// Classify turns any error into a Failure. classMap maps an error-class
 // name (the %T of the innermost typed error, or a Failure's cause) to a
 // cause from the config.
-func classify(err error, classMap map[string]string) *Failure {
+func Classify(err error, classMap map[string]string) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
 		return f
 	}
 	var c Causer
-	if errors.As(err, &c) && validCause(c.Cause()) {
+	if errors.As(err, &c) && wire.ValidCause(c.Cause()) {
 		return &Failure{Class: Permanent, Cause: c.Cause(), Err: err}
 	}
 	if cause, ok := classMap[errorType(err)]; ok {
 		if cause == string(Transient) {
-			return &Failure{Class: Transient, Cause: CauseUnknown, Err: err}
+			return &Failure{Class: Transient, Cause: wire.CauseUnknown, Err: err}
 		}
 		return &Failure{Class: Permanent, Cause: cause, Err: err}
 	}
-	return &Failure{Class: Unclassified, Cause: CauseUnknown, Err: err}
+	return &Failure{Class: Unclassified, Cause: wire.CauseUnknown, Err: err}
 }
 
 // errorType names the innermost error of a wrap chain, like "*fs.PathError".

@@ -3,13 +3,9 @@ package hub
 import (
 	"encoding/json"
 	"time"
-)
 
-// EventSubjectPrefix is where the hub announces what happens to failing
-// messages, on core NATS (not stored): `nats sub 'edi.events.>'` shows it
-// live, and `edihub drill` follows a drill with it. Healthy messages
-// publish nothing here.
-const EventSubjectPrefix = "edi.events."
+	"github.com/edihub/edihub/wire"
+)
 
 // Event kinds.
 const (
@@ -44,5 +40,5 @@ func (h *Hub) emit(d *delivery, ev Event) {
 	if err != nil {
 		return
 	}
-	_ = h.nc.Publish(EventSubjectPrefix+ev.Kind, b) // best effort: the streams are the record
+	_ = h.nc.Publish(wire.EventSubject(ev.Kind), b) // best effort: the streams are the record
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/wire"
 )
 
 // outcome is how one attempt of the pipeline ended.
@@ -149,13 +150,13 @@ func (e *executor) timeoutOutcome(stage string) outcome {
 	msg := fmt.Sprintf("stage %s overran its deadline of %v", stage, e.deadline)
 	return outcome{
 		stage: stage, kind: counter.KindTimeout, errType: "timeout", msg: msg,
-		failure:     &Failure{Class: Unclassified, Cause: CauseUnknown, Err: fmt.Errorf("%s", msg)},
+		failure:     &Failure{Class: Unclassified, Cause: wire.CauseUnknown, Err: fmt.Errorf("%s", msg)},
 		fingerprint: fingerprint(counter.KindTimeout, "timeout", stage, nil),
 	}
 }
 
 func (e *executor) errorOutcome(stage string, err error) outcome {
-	f := classify(err, e.classMap)
+	f := Classify(err, e.classMap)
 	t := errorType(err)
 	return outcome{
 		stage: stage, kind: counter.KindError, failure: f, errType: t, msg: err.Error(),
@@ -169,7 +170,7 @@ func panicOutcome(stage string, r any) outcome {
 	msg := fmt.Sprintf("panic in stage %s: %v", stage, r)
 	return outcome{
 		stage: stage, kind: counter.KindPanic, errType: fmt.Sprintf("panic(%T)", r), msg: msg, stack: stack,
-		failure:     &Failure{Class: Unclassified, Cause: CauseUnknown, Err: fmt.Errorf("%s", msg)},
+		failure:     &Failure{Class: Unclassified, Cause: wire.CauseUnknown, Err: fmt.Errorf("%s", msg)},
 		fingerprint: fingerprint(counter.KindPanic, fmt.Sprintf("%T", r), fmt.Sprint(r), frames),
 	}
 }

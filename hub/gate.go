@@ -3,6 +3,8 @@ package hub
 import (
 	"sync"
 	"time"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // gate lets healthy messages run side by side and a suspect run alone.
@@ -27,16 +29,15 @@ func (g *gate) enter(solo bool, heartbeat time.Duration, inProgress func()) (lea
 		try, unlock = g.mu.TryLock, g.mu.Unlock
 	}
 	if !try() {
+		// RWMutex has no timed lock: poll it, with the one heartbeat loop
+		// sending progress meanwhile.
+		stop := ejs.KeepAlive(ejs.ProgressFunc(inProgress), heartbeat)
 		poll := time.NewTicker(2 * time.Millisecond)
-		last := time.Now()
 		for !try() {
 			<-poll.C
-			if time.Since(last) >= heartbeat {
-				inProgress()
-				last = time.Now()
-			}
 		}
 		poll.Stop()
+		stop()
 	}
 	var once sync.Once
 	return func() { once.Do(unlock) }

@@ -14,6 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/wire"
 )
 
 // AttemptStore is what the hub needs of the counter package; a replicated
@@ -85,8 +88,8 @@ type Hub struct {
 	stages  []Stage
 	log     zerolog.Logger
 	met     *metrics
-	alerter *Alerter
-	audit   *Auditor
+	alerter *alert.Alerter
+	audit   *audit.Auditor
 	exec    *executor
 	onFatal func(string)
 	actor   string
@@ -116,7 +119,7 @@ func New(o Options) (*Hub, error) {
 	}
 	seen := map[string]bool{}
 	for _, st := range o.Stages {
-		if err := validStageName(st.Name); err != nil {
+		if err := wire.ValidStageName(st.Name); err != nil {
 			return nil, err
 		}
 		if seen[st.Name] {
@@ -158,16 +161,16 @@ func New(o Options) (*Hub, error) {
 		classMap: cfg.Retry.ErrorClasses, abandoned: &h.abandoned, limit: int64(cfg.Attempts.MaxAbandoned),
 		onLeak: h.leak,
 	}
-	h.alerter = NewAlerter(cfg.Alerts.Interval, buildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
+	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
-	h.alerter.onSent = func(a Alert, sink string, err error) {
+	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
 		res := "ok"
 		if err != nil {
 			res = "error"
 		}
 		h.met.alerts.WithLabelValues(a.Name, sink, res).Inc()
 	}
-	h.audit = NewAuditor(j, cfg.Streams.Audit)
+	h.audit = audit.New(j, cfg.Streams.Audit)
 	return h, nil
 }
 
@@ -183,12 +186,8 @@ func heartbeatEvery(a AttemptConfig) time.Duration {
 // Config returns the effective configuration (defaults filled in).
 func (h *Hub) Config() Config { return h.cfg }
 
-// Alerter returns the hub's alerter, for other parts (sandbox, bridge) to
-// send through the same rate limit.
-func (h *Hub) Alerter() *Alerter { return h.alerter }
-
 // Auditor returns the hub's audit appender.
-func (h *Hub) Auditor() *Auditor { return h.audit }
+func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 
 // Ready reports whether streams are provisioned and workers run.
 func (h *Hub) Ready() bool { return h.ready.Load() }

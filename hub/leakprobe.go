@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edihub/edihub/hub/alert"
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -30,7 +31,7 @@ func newLeakProbe(cfg LeakProbeConfig) *leakProbe {
 }
 
 // observe adds a sample and returns the alerts that start firing now.
-func (p *leakProbe) observe(s leakSample) []Alert {
+func (p *leakProbe) observe(s leakSample) []alert.Alert {
 	p.samples = append(p.samples, s)
 	keep := p.cfg.GrowthWindow
 	if p.cfg.RatioWindow > keep {
@@ -39,7 +40,7 @@ func (p *leakProbe) observe(s leakSample) []Alert {
 	for len(p.samples) > 1 && s.at.Sub(p.samples[0].at) > keep {
 		p.samples = p.samples[1:]
 	}
-	var out []Alert
+	var out []alert.Alert
 	growthBase := p.oldestWithin(s.at, p.cfg.GrowthWindow)
 	for subj, n := range s.depth {
 		before := growthBase.depth[subj] // 0 when the subject is new
@@ -49,7 +50,7 @@ func (p *leakProbe) observe(s leakSample) []Alert {
 			if !p.firing[key] {
 				p.firing[key] = true
 				stage, cause := dlqParts(subj)
-				out = append(out, Alert{
+				out = append(out, alert.Alert{
 					Name: "DeadLetterQueueGrowing", Severity: "warning", Partner: subj,
 					Summary: fmt.Sprintf("%s grew by %d messages in %v (threshold %d)", subj, grew, s.at.Sub(growthBase.at).Round(time.Second), p.cfg.GrowthThreshold),
 					Labels:  map[string]string{"subject": subj, "stage": stage, "cause": cause},
@@ -64,7 +65,7 @@ func (p *leakProbe) observe(s leakSample) []Alert {
 	if processed >= int64(p.cfg.RatioMinProcessed) && processed > 0 && float64(dead)/float64(processed) > p.cfg.RatioThreshold {
 		if !p.firing["ratio"] {
 			p.firing["ratio"] = true
-			out = append(out, Alert{
+			out = append(out, alert.Alert{
 				Name: "DeadLetterRatioHigh", Severity: "warning",
 				Summary: fmt.Sprintf("%d dead letters for %d processed messages (%.3f%%) in the last %v; threshold %.3f%%",
 					dead, processed, 100*float64(dead)/float64(processed), s.at.Sub(ratioBase.at).Round(time.Second), 100*p.cfg.RatioThreshold),

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -66,16 +68,16 @@ func TestLeakProbeEndToEnd(t *testing.T) {
 	cfg := fastConfig()
 	cfg.LeakProbe.GrowthThreshold = 10
 	stage := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
-		return PermanentError(CauseSchema, errors.New("broken"))
+		return PermanentError(wire.CauseSchema, errors.New("broken"))
 	}}
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, nil)
 	alerts := make(chan *nats.Msg, 100)
 	sub, _ := env.nc.ChanSubscribe("edi.alerts.DeadLetterQueueGrowing", alerts)
 	defer sub.Unsubscribe()
 	for i := 0; i < 100; i++ {
-		publish(t, env.js, "ACME", "x", nil)
+		jetstreamtest.PublishIngest(t, env.js, "ACME", "x", nil)
 	}
-	eventually(t, 20*time.Second, func() bool { return countMsgs(t, env.js, "DLQ") == 100 })
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 100 })
 	time.Sleep(5 * cfg.LeakProbe.Interval)
 	plain := 0
 	for len(alerts) > 0 {

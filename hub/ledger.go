@@ -25,10 +25,6 @@ type Ledger interface {
 	Record(k LedgerKey) error
 }
 
-// HdrReplayForce set to "true" makes the parse stage process an
-// interchange the ledger has seen (`edihub dlq replay --force --reason`).
-const HdrReplayForce = "x-replay-force"
-
 // DuplicateError says an interchange was processed before. The worker
 // acks it without outputs, counts and audits it.
 type DuplicateError struct{ Keys []LedgerKey }

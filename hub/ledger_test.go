@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 )
 
@@ -33,28 +35,28 @@ func (l *mapLedger) Record(k LedgerKey) error {
 // counted and audited; x-replay-force overrides.
 func TestDuplicateInterchangeNotProcessedTwice(t *testing.T) {
 	l := &mapLedger{seen: map[LedgerKey]bool{}}
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, l)}, nil)
-	publish(t, env.js, "ACME", twoInvoices, nil)
-	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 2 })
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, l)}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nil)
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
 	// the ledger is written after the ack, once the outputs are stored
-	eventually(t, 5*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool {
 		ok, _ := l.Seen(LedgerKey{Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "REF0001"})
 		return ok
 	})
-	publish(t, env.js, "ACME", twoInvoices, nil) // the partner sends it again
-	eventually(t, 5*time.Second, func() bool { return testCounter(t, env, "edihub_pipeline_duplicate_interchanges_total") == 1 })
-	if n := countMsgs(t, env.js, "PARSED"); n != 2 {
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nil) // the partner sends it again
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return testCounter(t, env, "edihub_pipeline_duplicate_interchanges_total") == 1 })
+	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 2 {
 		t.Fatalf("duplicate was processed: PARSED has %d", n)
 	}
 	var dupAudited bool
-	for _, m := range streamMsgs(t, env.js, "AUDIT") {
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "AUDIT") {
 		dupAudited = dupAudited || contains(string(m.Data), `"action":"duplicate-skipped"`)
 	}
 	if !dupAudited {
 		t.Fatal("duplicate not audited")
 	}
-	publish(t, env.js, "ACME", twoInvoices, nats.Header{HdrReplayForce: {"true"}})
-	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 4 })
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nats.Header{wire.HdrReplayForce: {"true"}})
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 4 })
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }

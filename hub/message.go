@@ -33,6 +33,9 @@ type Output struct {
 	Data    []byte
 }
 
+// Outputs are the outputs queued so far.
+func (m *Message) Outputs() []Output { return m.outputs }
+
 // Emit queues an output. Outputs of a failed attempt are discarded.
 func (m *Message) Emit(subject string, h nats.Header, data []byte) {
 	m.outputs = append(m.outputs, Output{Subject: subject, Header: h, Data: data})

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/wire"
 )
 
 // EDIFACTConfig tunes the built-in parse stage.
@@ -32,8 +33,8 @@ type PartnerEDIFACT struct {
 	Lenient *bool `yaml:"lenient"`
 }
 
-// options returns the edifact options for a partner.
-func (c EDIFACTConfig) options(partner string) *edifact.Options {
+// Options returns the edifact options for a partner.
+func (c EDIFACTConfig) Options(partner string) *edifact.Options {
 	o := &edifact.Options{MaxSize: c.MaxSize, MaxSegmentLen: c.MaxSegmentLen, MaxElementLen: c.MaxElementLen, Lenient: c.Lenient}
 	if p, ok := c.Partners[partner]; ok {
 		if p.MaxSize > 0 {
@@ -55,18 +56,11 @@ func (c *EDIFACTConfig) setDefaults() {
 }
 
 func (c EDIFACTConfig) validate() []error {
-	if err := c.options("").Validate(); err != nil {
+	if err := c.Options("").Validate(); err != nil {
 		return []error{fmt.Errorf("edifact: %w", err)}
 	}
 	return nil
 }
-
-// Header names the parse stage sets on its outputs.
-const (
-	HdrMessageType = "x-message-type"
-	HdrMessageRef  = "x-message-ref"
-	HdrStandard    = "x-standard"
-)
 
 // ParseStage is the built-in stage: guard, parse and envelope checks, then
 // one JSON view per message (UNH..UNT or ST..SE) on
@@ -79,20 +73,20 @@ const (
 // the message carries x-replay-force: true.
 func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
-		opts := cfg.options(m.Partner)
+		opts := cfg.Options(m.Partner)
 		// Two passes of Walk: the first validates every envelope (all or
 		// nothing), the second renders one message at a time, so memory is
 		// bounded by the largest message rather than ten times the input.
 		doc, err := edifact.Walk(m.Data, opts, nil)
 		if err != nil {
-			return PermanentError(CauseSchema, err)
+			return PermanentError(wire.CauseSchema, err)
 		}
 		if len(doc.Messages()) == 0 {
-			return PermanentError(CauseSchema, fmt.Errorf("the interchange holds no message"))
+			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
 		}
 		if ledger != nil {
-			keys := ledgerKeys(doc)
-			if m.Header.Get(HdrReplayForce) != "true" {
+			keys := LedgerKeys(doc)
+			if m.Header.Get(wire.HdrReplayForce) != "true" {
 				dup, err := allSeen(ledger, keys)
 				if err != nil {
 					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
@@ -107,7 +101,7 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 				}
 			})
 		}
-		corr := m.Header.Get(HdrCorrelationID)
+		corr := m.Header.Get(wire.HdrCorrelationID)
 		if corr == "" {
 			corr = m.Stream + "-" + strconv.FormatUint(m.Seq, 10)
 		}
@@ -119,21 +113,21 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 			i++
 			body, err := edifact.MessageJSON(em)
 			if err != nil {
-				return PermanentError(CauseSchema, fmt.Errorf("message %d (%s): %w", i, em.Ref, err))
+				return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", i, em.Ref, err))
 			}
 			ich := em.Interchange
 			if i == 1 {
 				m.MessageID = ich.ControlRef
 			}
 			h := nats.Header{}
-			h.Set(HdrPartnerID, m.Partner)
-			h.Set(HdrMessageID, ich.ControlRef)
-			h.Set(HdrMessageRef, em.Ref)
-			h.Set(HdrMessageType, em.Type)
-			h.Set(HdrStandard, ich.Standard)
-			h.Set(HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
-			h.Set(HdrCorrelationID, corr)
-			m.Emit(ParsedSubject(m.Partner, subjectToken(em.Type)), h, body)
+			h.Set(wire.HdrPartnerID, m.Partner)
+			h.Set(wire.HdrMessageID, ich.ControlRef)
+			h.Set(wire.HdrMessageRef, em.Ref)
+			h.Set(wire.HdrMessageType, em.Type)
+			h.Set(wire.HdrStandard, ich.Standard)
+			h.Set(wire.HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
+			h.Set(wire.HdrCorrelationID, corr)
+			m.Emit(wire.ParsedSubject(m.Partner, wire.SubjectToken(em.Type)), h, body)
 			return nil
 		})
 		if err != nil {
@@ -141,25 +135,10 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 			if errors.As(err, &f) || ctx.Err() != nil {
 				return err
 			}
-			return PermanentError(CauseSchema, err)
+			return PermanentError(wire.CauseSchema, err)
 		}
 		return nil
 	}}
-}
-
-// subjectToken keeps a message type usable as one subject token, since a
-// hostile interchange chooses it.
-func subjectToken(s string) string {
-	if s == "" {
-		return "UNKNOWN"
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }
 
 // peekControlRef reads only the interchange header of a payload to name
@@ -184,7 +163,7 @@ func peekControlRef(data []byte) string {
 	return ""
 }
 
-func ledgerKeys(doc *edifact.Document) []LedgerKey {
+func LedgerKeys(doc *edifact.Document) []LedgerKey {
 	keys := make([]LedgerKey, 0, len(doc.Interchanges))
 	for _, ich := range doc.Interchanges {
 		keys = append(keys, LedgerKey{Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})

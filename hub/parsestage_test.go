@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 )
 
 // twoInvoices is an interchange of our own with two INVOIC messages.
@@ -16,14 +19,14 @@ const twoInvoices = "UNA:+.? '" +
 	"UNZ+2+REF0001'"
 
 func TestParseStageOneOutputPerMessage(t *testing.T) {
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
-	publish(t, env.js, "ACME", twoInvoices, map[string][]string{HdrCorrelationID: {"corr-42"}})
-	eventually(t, 5*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 2 })
-	for i, m := range streamMsgs(t, env.js, "PARSED") {
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, map[string][]string{wire.HdrCorrelationID: {"corr-42"}})
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
+	for i, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
 		if m.Subject != "edi.parsed.ACME.INVOIC" {
 			t.Fatalf("subject %s", m.Subject)
 		}
-		for k, v := range map[string]string{HdrMessageID: "REF0001", HdrCorrelationID: "corr-42", HdrPartnerID: "ACME", HdrMessageType: "INVOIC"} {
+		for k, v := range map[string]string{wire.HdrMessageID: "REF0001", wire.HdrCorrelationID: "corr-42", wire.HdrPartnerID: "ACME", wire.HdrMessageType: "INVOIC"} {
 			if got := m.Header.Get(k); got != v {
 				t.Errorf("message %d header %s = %q, want %q", i, k, got, v)
 			}
@@ -50,15 +53,15 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 		"empty":        {},
 		"release-run":  append([]byte("UNA:+.? 'UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+X:D:96A:UN'FTX+"), bytes.Repeat([]byte("?"), 1<<20)...),
 	}
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
 	for name, data := range hostile {
-		publish(t, env.js, "ACME", string(data), map[string][]string{"x-case": {name}})
+		jetstreamtest.PublishIngest(t, env.js, "ACME", string(data), map[string][]string{"x-case": {name}})
 	}
-	publish(t, env.js, "ACME", twoInvoices, nil)
-	eventually(t, 30*time.Second, func() bool {
-		return countMsgs(t, env.js, "DLQ") == len(hostile) && countMsgs(t, env.js, "PARSED") == 2
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nil)
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "DLQ") == len(hostile) && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2
 	})
-	for _, m := range streamMsgs(t, env.js, "DLQ") {
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "DLQ") {
 		name := m.Header.Get("x-case")
 		if m.Subject != "edi.parse.dlq.schema" {
 			t.Errorf("%s: %s", name, m.Subject)
@@ -66,7 +69,7 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 		if !bytes.Equal(m.Data, hostile[name]) {
 			t.Errorf("%s: payload not byte for byte (%d vs %d bytes)", name, len(m.Data), len(hostile[name]))
 		}
-		msg := m.Header.Get(HdrErrorMsg)
+		msg := m.Header.Get(wire.HdrErrorMsg)
 		if msg == "" {
 			t.Errorf("%s: no x-error-msg", name)
 		}

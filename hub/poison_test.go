@@ -10,20 +10,22 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 )
 
 func TestPartitionOfMatchesServerTransform(t *testing.T) {
-	env := startHub(t, runServer(t), "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
 	for _, p := range []string{"ACME", "GLOBEX", "initech", "X", "UMBRELLA-CORP"} {
-		seq := publish(t, env.js, p, "x", nil)
+		seq := jetstreamtest.PublishIngest(t, env.js, p, "x", nil)
 		s, _ := env.js.Stream(context.Background(), "INGEST")
 		m, err := s.GetMsg(context.Background(), seq)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := "edi.ingest." + strconv.Itoa(PartitionOf(p, 4)) + "." + p
+		want := "edi.ingest." + strconv.Itoa(wire.PartitionOf(p, 4)) + "." + p
 		if m.Subject != want {
-			t.Fatalf("partner %s stored as %s, PartitionOf says %s", p, m.Subject, want)
+			t.Fatalf("partner %s stored as %s, wire.PartitionOf says %s", p, m.Subject, want)
 		}
 	}
 }
@@ -52,26 +54,28 @@ func TestPoisonQuarantinedAfterThresholdOrderKept(t *testing.T) {
 	cfg := fastConfig()
 	cfg.Attempts.BackoffBase = 100 * time.Millisecond
 	cfg.Attempts.BackoffMax = 200 * time.Millisecond
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, nil)
-	ps := partnersInDistinctPartitions(2, cfg.Partitions)
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, nil)
+	ps := jetstreamtest.PartnersInDistinctPartitions(2, cfg.Partitions)
 	a, b := ps[0], ps[1]
 	for _, d := range []string{"a1", "poison", "a2", "a3"} {
-		publish(t, env.js, a, d, nil)
+		jetstreamtest.PublishIngest(t, env.js, a, d, nil)
 	}
 	for i := 1; i <= 5; i++ {
-		publish(t, env.js, b, "b"+strconv.Itoa(i), nil)
+		jetstreamtest.PublishIngest(t, env.js, b, "b"+strconv.Itoa(i), nil)
 	}
-	eventually(t, 15*time.Second, func() bool { return countMsgs(t, env.js, "PARSED") == 8 && countMsgs(t, env.js, "POISON") == 1 })
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 8 && jetstreamtest.CountMsgs(t, env.js, "POISON") == 1
+	})
 
 	if n := poisonCalls.Load(); n != int32(cfg.Attempts.Threshold) {
 		t.Fatalf("poison handler ran %d times, want exactly the threshold %d", n, cfg.Attempts.Threshold)
 	}
 	var gotA, gotB []string
-	for _, m := range streamMsgs(t, env.js, "PARSED") {
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
 		switch m.Subject {
-		case ParsedSubject(a, "TEST"):
+		case wire.ParsedSubject(a, "TEST"):
 			gotA = append(gotA, string(m.Data))
-		case ParsedSubject(b, "TEST"):
+		case wire.ParsedSubject(b, "TEST"):
 			gotB = append(gotB, string(m.Data))
 		}
 	}
@@ -87,21 +91,21 @@ func TestPoisonQuarantinedAfterThresholdOrderKept(t *testing.T) {
 	}
 	mu.Unlock()
 
-	p := streamMsgs(t, env.js, "POISON")[0]
+	p := jetstreamtest.StreamMsgs(t, env.js, "POISON")[0]
 	if p.Subject != "edi.poison.parse" || string(p.Data) != "poison" {
 		t.Fatalf("poison copy: %s %q", p.Subject, p.Data)
 	}
 	want := map[string]string{
-		HdrPoisonCause: "panic", HdrAttempts: "3", HdrOriginalTopic: "edi.ingest." + a, HdrOriginalStream: "INGEST",
-		HdrOriginalSeq: "2", HdrPartnerID: a, HdrErrorClass: "unclassified", HdrStage: "parse",
-		HdrMsgID: "INGEST:2:poison",
+		wire.HdrPoisonCause: "panic", wire.HdrAttempts: "3", wire.HdrOriginalTopic: "edi.ingest." + a, wire.HdrOriginalStream: "INGEST",
+		wire.HdrOriginalSeq: "2", wire.HdrPartnerID: a, wire.HdrErrorClass: "unclassified", wire.HdrStage: "parse",
+		wire.HdrMsgID: "INGEST:2:poison",
 	}
 	for k, v := range want {
 		if got := p.Header.Get(k); got != v {
 			t.Errorf("header %s = %q, want %q", k, got, v)
 		}
 	}
-	for _, k := range []string{HdrDetectedAt, HdrErrorMsg, HdrCorrelationID, HdrFirstFailedAt, HdrFingerprint} {
+	for _, k := range []string{wire.HdrDetectedAt, wire.HdrErrorMsg, wire.HdrCorrelationID, wire.HdrFirstFailedAt, wire.HdrFingerprint} {
 		if p.Header.Get(k) == "" {
 			t.Errorf("header %s missing", k)
 		}
@@ -110,17 +114,17 @@ func TestPoisonQuarantinedAfterThresholdOrderKept(t *testing.T) {
 		t.Fatalf("%d attempt records left after quarantine", n)
 	}
 	// the quarantine is audited, and the chain verifies
-	events := streamMsgs(t, env.js, "AUDIT")
+	events := jetstreamtest.StreamMsgs(t, env.js, "AUDIT")
 	if len(events) != 1 {
 		t.Fatalf("%d audit events, want 1", len(events))
 	}
 }
 
-// Test 3: a crash between the quarantine publish and the ack of the
+// Test 3: a crash between the quarantine jetstreamtest.PublishIngest and the ack of the
 // original: the restarted hub publishes again and the server drops the
 // duplicate.
 func TestCrashBetweenQuarantinePublishAndAck(t *testing.T) {
-	url := runServer(t)
+	url := jetstreamtest.StartServer(t, nil).URL
 	store := t.TempDir() + "/counter.db"
 	cfg := fastConfig()
 	cfg.Attempts.Threshold = 2
@@ -133,32 +137,32 @@ func TestCrashBetweenQuarantinePublishAndAck(t *testing.T) {
 			o.Conn.Close() // the process "dies": its ack never reaches the server
 		}
 	})
-	publish(t, first.js, "ACME", "poison", nil)
-	eventually(t, 10*time.Second, crashed.Load)
+	jetstreamtest.PublishIngest(t, first.js, "ACME", "poison", nil)
+	jetstreamtest.Eventually(t, 10*time.Second, crashed.Load)
 	first.stop()
 
 	second := startHub(t, url, store, cfg, []Stage{boom}, nil)
 	// the original is redelivered after AckWait and quarantined again
-	eventually(t, 15*time.Second, func() bool {
-		c, err := second.js.Consumer(context.Background(), "INGEST", "ingest-p"+strconv.Itoa(PartitionOf("ACME", cfg.Partitions)))
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
+		c, err := second.js.Consumer(context.Background(), "INGEST", "ingest-p"+strconv.Itoa(wire.PartitionOf("ACME", cfg.Partitions)))
 		if err != nil {
 			return false
 		}
 		info, err := c.Info(context.Background())
 		return err == nil && info.NumAckPending == 0 && info.NumPending == 0 && info.AckFloor.Stream == 1
 	})
-	if n := countMsgs(t, second.js, "POISON"); n != 1 {
+	if n := jetstreamtest.CountMsgs(t, second.js, "POISON"); n != 1 {
 		t.Fatalf("POISON holds %d copies, want 1", n)
 	}
 	if got := testCounter(t, second, "edihub_publish_duplicates_total"); got < 1 {
-		t.Fatalf("the re-publish was not recognised as a duplicate (duplicates metric %v)", got)
+		t.Fatalf("the re-jetstreamtest.PublishIngest was not recognised as a duplicate (duplicates metric %v)", got)
 	}
 }
 
 // Test 4 (hub side): a re-created consumer starts counting deliveries at
 // 1 again, but the attempt records survive in the store and still count.
 func TestRecordsOutliveRestartAndRecreatedConsumer(t *testing.T) {
-	url := runServer(t)
+	url := jetstreamtest.StartServer(t, nil).URL
 	store := t.TempDir() + "/counter.db"
 	cfg := fastConfig()
 	cfg.Attempts.Threshold = 4
@@ -170,10 +174,10 @@ func TestRecordsOutliveRestartAndRecreatedConsumer(t *testing.T) {
 		panic("same panic")
 	}}
 	env := startHub(t, url, store, cfg, []Stage{boom}, nil)
-	publish(t, env.js, "ACME", "poison", nil)
-	eventually(t, 10*time.Second, func() bool { n, _ := env.store.Len(); return n == 1 && calls.Load() == 2 })
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "poison", nil)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { n, _ := env.store.Len(); return n == 1 && calls.Load() == 2 })
 	env.stop()
-	consumer := "ingest-p" + strconv.Itoa(PartitionOf("ACME", cfg.Partitions))
+	consumer := "ingest-p" + strconv.Itoa(wire.PartitionOf("ACME", cfg.Partitions))
 	nc, j, err := ejs.Connect(url, "admin")
 	if err != nil {
 		t.Fatal(err)
@@ -186,11 +190,11 @@ func TestRecordsOutliveRestartAndRecreatedConsumer(t *testing.T) {
 	cfg.Attempts.BackoffBase, cfg.Attempts.BackoffMax = 10*time.Millisecond, 20*time.Millisecond
 	calls.Store(0)
 	env2 := startHub(t, url, store, cfg, []Stage{boom}, nil)
-	eventually(t, 10*time.Second, func() bool { return countMsgs(t, env2.js, "POISON") == 1 })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env2.js, "POISON") == 1 })
 	if n := calls.Load(); n != 2 {
 		t.Fatalf("after restart the handler ran %d times, want 2 (threshold 4 minus the 2 recorded)", n)
 	}
-	if got := streamMsgs(t, env2.js, "POISON")[0].Header.Get(HdrAttempts); got != "4" {
+	if got := jetstreamtest.StreamMsgs(t, env2.js, "POISON")[0].Header.Get(wire.HdrAttempts); got != "4" {
 		t.Fatalf("x-attempts = %s, want 4", got)
 	}
 }

@@ -10,7 +10,10 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 // delivery is one message in hand with what the hub knows of it.
@@ -37,18 +40,18 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 		origStream: md.Stream, origSeq: md.Sequence.Stream, partition: s.partition,
 	}
 	hdr := msg.Headers()
-	if p, partner, ok := partitionOf(msg.Subject()); ok {
+	if p, partner, ok := wire.ParseIngestSubject(msg.Subject()); ok {
 		d.partition, d.partner = p, partner
 	}
 	if s.partition < 0 { // a retry: its identity travels in headers
-		d.partner = hdr.Get(HdrPartnerID)
-		d.origTopic = hdr.Get(HdrOriginalTopic)
-		d.origStream = hdr.Get(HdrOriginalStream)
-		d.origSeq, _ = strconv.ParseUint(hdr.Get(HdrOriginalSeq), 10, 64)
-		d.retryCount, _ = strconv.Atoi(hdr.Get(HdrRetryCount))
-		d.partition, _ = strconv.Atoi(hdr.Get(HdrPartition))
+		d.partner = hdr.Get(wire.HdrPartnerID)
+		d.origTopic = hdr.Get(wire.HdrOriginalTopic)
+		d.origStream = hdr.Get(wire.HdrOriginalStream)
+		d.origSeq, _ = strconv.ParseUint(hdr.Get(wire.HdrOriginalSeq), 10, 64)
+		d.retryCount, _ = strconv.Atoi(hdr.Get(wire.HdrRetryCount))
+		d.partition, _ = strconv.Atoi(hdr.Get(wire.HdrPartition))
 	}
-	d.messageID = hdr.Get(HdrMessageID)
+	d.messageID = hdr.Get(wire.HdrMessageID)
 	return d
 }
 
@@ -156,8 +159,8 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ids := []string{d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)}
-	if _, err := h.audit.Append(ctx, AuditEvent{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
-		Reason: "interchange already processed", PayloadBefore: PayloadHash(d.msg.Data()),
+	if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
+		Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()),
 		Details: map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)},
 	}, d.meta.Stream+":"+strconv.FormatUint(d.meta.Sequence.Stream, 10)+":audit-duplicate"); err != nil {
 		h.log.Error().Err(err).Msg("audit event for a duplicate not written")
@@ -215,9 +218,9 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict, rec counter.Record) {
 	attempts := v.attempts + 1
 	h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
 		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class)).
-		Str("error", headerSafe(o.msg)).Msg("attempt failed")
+		Str("error", escape.Header(o.msg)).Msg("attempt failed")
 	h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: attempts, Class: string(o.failure.Class),
-		Cause: o.failure.Cause, Error: headerSafe(o.msg)})
+		Cause: o.failure.Cause, Error: escape.Header(o.msg)})
 
 	// A message that leaves its source now (dead letter, tiered retry)
 	// needs no attempt record: its fate is decided and its hops carry
@@ -236,33 +239,32 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict, rec counter.Record) {
 	}
 
 	// The message stays and is tried again: the attempt must count.
-	rec, err := h.store.RecordFailure(d.key, counter.Failure{
+	f := counter.Failure{
 		Stage: o.stage, Kind: o.kind, Class: string(o.failure.Class), Cause: o.failure.Cause,
-		Fingerprint: o.fingerprint, Message: headerSafe(o.msg), Delivery: d.meta.NumDelivered,
+		Fingerprint: o.fingerprint, Message: escape.Header(o.msg), Delivery: d.meta.NumDelivered,
 		Solo: v.solo,
-	})
+	}
+	recorded, err := h.store.RecordFailure(d.key, f)
 	if err != nil {
 		h.met.counterErrors.Inc()
-		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; it will count as unexplained")
+		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
+		recorded = rec.With(f)
 	} else {
 		h.met.counterWrites.Inc()
 	}
 	switch {
-	case o.kind != counter.KindError || o.failure.Class == Unclassified && rec.SameFingerprint():
+	case o.kind != counter.KindError || o.failure.Class == Unclassified && recorded.SameFingerprint():
 		// Panics, timeouts and an unclassified error that keeps repeating
-		// are the poison path: retried in place up to the threshold.
-		if attempts >= h.cfg.Attempts.Threshold {
-			after := checkAttempts(d.meta.NumDelivered+1, rec, h.cfg.Attempts.Threshold)
+		// are the poison path: retried in place until checkAttempts, the
+		// one place that decides poison, says so.
+		if after := checkAttempts(d.meta.NumDelivered+1, recorded, h.cfg.Attempts.Threshold); after.poison {
 			after.stage = o.stage
-			if !after.poison { // the record could not be written: say so
-				after = verdict{poison: true, attempts: attempts, cause: poisonCause(counter.Failure{Kind: o.kind}), class: string(o.failure.Class), message: o.msg, stage: o.stage}
-			}
-			h.quarantine(d, after, rec)
+			h.quarantine(d, after, recorded)
 			return
 		}
 		h.retryInPlace(d, o, attempts)
 	case attempts >= h.cfg.Retry.MaxAttempts: // strict transient, or unclassified with varying errors
-		h.deadLetter(d, o, o.failure.Cause, attempts, true, rec)
+		h.deadLetter(d, o, o.failure.Cause, attempts, true, recorded)
 	default:
 		h.retryInPlace(d, o, attempts)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/edihub/edihub/wire"
 )
 
 // Retry modes.
@@ -60,8 +62,8 @@ func (c *RetryConfig) validate() []error {
 		errs = append(errs, fmt.Errorf("retry.max_attempts: %d, want >= 1", c.MaxAttempts))
 	}
 	for k, v := range c.ErrorClasses {
-		if v != string(Transient) && !validCause(v) {
-			errs = append(errs, fmt.Errorf("retry.error_classes[%s]: %q is neither transient nor one of %s", k, v, strings.Join(Causes, ", ")))
+		if v != string(Transient) && !wire.ValidCause(v) {
+			errs = append(errs, fmt.Errorf("retry.error_classes[%s]: %q is neither transient nor one of %s", k, v, strings.Join(wire.Causes, ", ")))
 		}
 	}
 	return errs
@@ -73,31 +75,6 @@ func (c *RetryConfig) modeOf(stage string) string {
 	}
 	return c.Mode
 }
-
-// tierName is the subject token of a tier delay: 5s, 30s, 5m, 2h.
-func tierName(d time.Duration) string {
-	switch {
-	case d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	default:
-		return fmt.Sprintf("%ds", (d+time.Second-1)/time.Second)
-	}
-}
-
-// Retry subjects: a schedule waits on edi.<stage>.retry.<tier>.sched.<id>
-// and fires a copy to edi.<stage>.retry.<tier>.due, where the stage's retry
-// worker picks it up.
-func retryScheduleSubject(stage string, tier time.Duration, id string) string {
-	return fmt.Sprintf("edi.%s.retry.%s.sched.%s", stage, tierName(tier), id)
-}
-
-func retryDueSubject(stage string, tier time.Duration) string {
-	return fmt.Sprintf("edi.%s.retry.%s.due", stage, tierName(tier))
-}
-
-func retryDueFilter(stage string) string { return "edi." + stage + ".retry.*.due" }
 
 // dueAt rounds up to the next whole second: schedules fire on seconds, and
 // a tier must never be shorter than configured.

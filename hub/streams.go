@@ -3,29 +3,13 @@ package hub
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
-
-// Subjects: partners publish to edi.ingest.<partner>; INGEST stores them as
-// edi.ingest.<partition>.<partner> through a deterministic transform, so one
-// partner always lands in one partition.
-const (
-	IngestSubject = "edi.ingest.*"
-	AuditSubject  = "edi.audit.events"
-)
-
-// IngestPublishSubject is where a partner's interchanges are published.
-func IngestPublishSubject(partner string) string { return "edi.ingest." + partner }
-
-// ParsedSubject is where parsed messages of one type go.
-func ParsedSubject(partner, msgType string) string { return "edi.parsed." + partner + "." + msgType }
-
-func partitionFilter(p int) string { return "edi.ingest." + strconv.Itoa(p) + ".*" }
 
 // streamConfigs are the hub's streams for the given stages. Stage subjects
 // are listed per stage (edi.parse.retry.>, not edi.*.retry.>) because
@@ -35,20 +19,20 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 	c := h.cfg
 	var retry, dlq, parking []string
 	for _, st := range h.stageNames() {
-		retry = append(retry, "edi."+st+".retry.>")
-		dlq = append(dlq, "edi."+st+".dlq.>")
-		parking = append(parking, parkingSubject(st))
+		retry = append(retry, wire.RetryFilter(st))
+		dlq = append(dlq, wire.DLQFilter(st))
+		parking = append(parking, wire.ParkingSubject(st))
 	}
 	return []js.StreamConfig{
 		{
-			Name: c.Streams.Ingest, Subjects: []string{IngestSubject}, Storage: js.FileStorage,
+			Name: c.Streams.Ingest, Subjects: []string{wire.IngestWildcard}, Storage: js.FileStorage,
 			SubjectTransform: &js.SubjectTransformConfig{
-				Source:      IngestSubject,
-				Destination: fmt.Sprintf("edi.ingest.{{partition(%d,1)}}.{{wildcard(1)}}", c.Partitions),
+				Source:      wire.IngestWildcard,
+				Destination: wire.IngestTransform(c.Partitions),
 			},
 			Duplicates: c.DuplicateWindow,
 		},
-		{Name: c.Streams.Parsed, Subjects: []string{"edi.parsed.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow},
+		{Name: c.Streams.Parsed, Subjects: []string{wire.ParsedAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow},
 		{
 			Name: c.Streams.Retry, Subjects: retry, Storage: js.FileStorage, Retention: js.WorkQueuePolicy,
 			AllowMsgSchedules: true, Duplicates: c.DuplicateWindow,
@@ -62,11 +46,11 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 			MaxBytes: c.DLQ.ParkingMaxBytes, Discard: js.DiscardNew,
 		},
 		{
-			Name: c.Streams.Poison, Subjects: []string{"edi.poison.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			Name: c.Streams.Poison, Subjects: []string{wire.PoisonAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
 			MaxAge: c.DLQ.PoisonMaxAge, MaxBytes: c.DLQ.PoisonMaxBytes, Discard: js.DiscardNew,
 		},
 		{
-			Name: c.Streams.Audit, Subjects: []string{"edi.audit.>"}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			Name: c.Streams.Audit, Subjects: []string{wire.AuditAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
 			DenyDelete: true, DenyPurge: true,
 		},
 	}
@@ -95,7 +79,7 @@ func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
 	return js.ConsumerConfig{
 		Durable:       fmt.Sprintf("ingest-p%d", p),
 		Description:   fmt.Sprintf("edihub partition %d worker", p),
-		FilterSubject: partitionFilter(p),
+		FilterSubject: wire.IngestPartitionFilter(p),
 		AckPolicy:     js.AckExplicitPolicy,
 		AckWait:       h.cfg.Attempts.AckWait,
 		MaxAckPending: 1,
@@ -110,7 +94,7 @@ func (h *Hub) retryConsumer(stage string) js.ConsumerConfig {
 	return js.ConsumerConfig{
 		Durable:       "retry-" + stage,
 		Description:   "edihub tiered retries of stage " + stage,
-		FilterSubject: retryDueFilter(stage),
+		FilterSubject: wire.RetryDueFilter(stage),
 		AckPolicy:     js.AckExplicitPolicy,
 		AckWait:       h.cfg.Attempts.AckWait,
 		MaxAckPending: 1,

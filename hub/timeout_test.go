@@ -5,6 +5,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 )
 
 // A handler that ignores its deadline: each attempt is recorded as a
@@ -26,17 +29,17 @@ func TestHangingHandlerTimesOutAndIsBounded(t *testing.T) {
 		}
 		return nil
 	})
-	env := startHub(t, runServer(t), "", cfg, []Stage{stage}, func(o *Options) {
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg, []Stage{stage}, func(o *Options) {
 		o.OnFatal = func(reason string) { fatal.Store(reason) }
 	})
-	publish(t, env.js, "ACME", "hang", nil)
-	publish(t, env.js, "ACME", "behind", nil)
-	eventually(t, 10*time.Second, func() bool {
-		return countMsgs(t, env.js, "POISON") == 1 && countMsgs(t, env.js, "PARSED") == 1
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "hang", nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "behind", nil)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "POISON") == 1 && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1
 	})
-	p := streamMsgs(t, env.js, "POISON")[0]
-	if c := p.Header.Get(HdrPoisonCause); c != "timeout" {
-		t.Fatalf("x-poison-cause %q, want timeout (msg %q)", c, p.Header.Get(HdrErrorMsg))
+	p := jetstreamtest.StreamMsgs(t, env.js, "POISON")[0]
+	if c := p.Header.Get(wire.HdrPoisonCause); c != "timeout" {
+		t.Fatalf("x-poison-cause %q, want timeout (msg %q)", c, p.Header.Get(wire.HdrErrorMsg))
 	}
 	if n := hangs.Load(); n != 2 {
 		t.Fatalf("the hanging handler ran %d times, want 2 (no redelivery while it ran: heartbeats)", n)
@@ -46,5 +49,5 @@ func TestHangingHandlerTimesOutAndIsBounded(t *testing.T) {
 		t.Fatalf("two abandoned handlers with a limit of 1 did not ask for a restart: %q", r)
 	}
 	// once the stuck handlers return, the gauge goes back to zero
-	eventually(t, 5*time.Second, func() bool { return env.hub.abandoned.Load() == 0 })
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return env.hub.abandoned.Load() == 0 })
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -90,23 +88,4 @@ func (s *source) run(ctx context.Context) error {
 	go loop()
 	<-finished
 	return nil
-}
-
-// partitionOf reads the partition and partner from a stored ingest subject
-// edi.ingest.<partition>.<partner> (on the hot path: no allocation).
-func partitionOf(subject string) (int, string, bool) {
-	const prefix = "edi.ingest."
-	if !strings.HasPrefix(subject, prefix) {
-		return 0, "", false
-	}
-	rest := subject[len(prefix):]
-	dot := strings.IndexByte(rest, '.')
-	if dot <= 0 || strings.IndexByte(rest[dot+1:], '.') >= 0 || dot+1 == len(rest) {
-		return 0, "", false
-	}
-	p, err := strconv.Atoi(rest[:dot])
-	if err != nil {
-		return 0, "", false
-	}
-	return p, rest[dot+1:], true
 }

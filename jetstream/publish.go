@@ -3,17 +3,11 @@ package jetstream
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 )
-
-// MsgID builds the dedupe id `<stream>:<seq>:<kind>` of DESIGN.md: a copy
-// that is published again after a crash carries the same id and is dropped
-// by the server within the stream's duplicate window.
-func MsgID(stream string, seq uint64, kind string) string {
-	return fmt.Sprintf("%s:%d:%s", stream, seq, kind)
-}
 
 // Publish sends msg with the given dedupe id (and any further options,
 // such as a TTL or a schedule) and waits for the server's ack; the ack's
@@ -27,4 +21,17 @@ func Publish(ctx context.Context, j js.JetStream, msg *nats.Msg, id string, opts
 		return nil, fmt.Errorf("publish %s (id %s): %w", msg.Subject, id, err)
 	}
 	return ack, nil
+}
+
+// CopyHeaders copies h without the server's Nats-* headers, which belong to
+// the stored message and not to a copy of it.
+func CopyHeaders(h nats.Header) nats.Header {
+	out := make(nats.Header, len(h))
+	for k, vs := range h {
+		if strings.HasPrefix(k, "Nats-") {
+			continue
+		}
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
 }

@@ -71,7 +71,7 @@ func TestRestartKeepsMessagesAndDedupes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		ack, err := Publish(ctx, j, &nats.Msg{Subject: "k.a", Data: []byte("x")}, MsgID("INGEST", 7, "poison"))
+		ack, err := Publish(ctx, j, &nats.Msg{Subject: "k.a", Data: []byte("x")}, "INGEST:7:poison")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
 )
 
@@ -15,7 +16,7 @@ import (
 // every message published is found exactly once in PARSED or POISON.
 func TestProcessKillLoop(t *testing.T) {
 	h := startHub(t, "--drill")
-	_, j := connect(t, h.url)
+	_, j := jetstreamtest.Connect(t, h.url)
 	// traffic on other partners, before and during the drill
 	ctx := context.Background()
 	var published int
@@ -42,10 +43,10 @@ func TestProcessKillLoop(t *testing.T) {
 	}
 	published += 4 // the drill message and its 3 healthy followers
 
-	nc2, j2 := connect(t, h.url)
+	nc2, j2 := jetstreamtest.Connect(t, h.url)
 	_ = nc2
 	var parsed, poison map[uint64]int
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		parsed, poison = originSeqs(t, j2, "PARSED"), originSeqs(t, j2, "POISON")
 		return len(parsed)+len(poison) == published
 	})

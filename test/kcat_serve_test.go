@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
@@ -35,7 +36,7 @@ bridge:
     - filter: edi.parse.dlq.>
       topic: "{{subject}}"
 `, broker))
-	_, j := connect(t, h.url)
+	_, j := jetstreamtest.Connect(t, h.url)
 
 	produce := func(key, payload string) {
 		t.Helper()
@@ -48,7 +49,7 @@ bridge:
 	produce("ACME", validInterchange("KCAT0001"))
 	produce("ACME", "UNB+UNOC:3+S+R+261130:1200+BROKEN1'UNH+1+INVOIC:D:96A:UN'UNZ+1+BROKEN1'")
 
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		s, err := j.Stream(context.Background(), "PARSED")
 		if err != nil {
 			return false
@@ -58,7 +59,7 @@ bridge:
 	})
 
 	var out string
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		cmd := exec.Command(kcat, "-b", broker, "-C", "-t", "edi.parse.dlq.schema", "-e", "-o", "beginning", "-f", "%k|%h|%s\n")
 		b, err := cmd.Output()
 		out = string(b)

@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // Interop with a stock Kafka client: kcat (librdkafka) produces an
@@ -39,11 +41,7 @@ func TestKcatInterop(t *testing.T) {
 	}
 
 	// The hub side: a real embedded NATS with INGEST and DLQ.
-	s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: filepath.Join(dir, "nats"), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: filepath.Join(dir, "nats")})
 	nc, j, err := ejs.Connect(s.ClientURL(), "kcat-test")
 	if err != nil {
 		t.Fatal(err)
@@ -163,13 +161,12 @@ func TestKcatInterop(t *testing.T) {
 // fails with the bridge's log.
 func kcatWait(t *testing.T, timeout time.Duration, cond func() bool, what string, log *kcatLog) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s\nbridge log:\n%s", timeout, what, log.String())
+	jetstreamtest.CheckFor(t, timeout, 50*time.Millisecond, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return fmt.Errorf("%s\nbridge log:\n%s", what, log.String())
+	})
 }
 
 // kcatLog collects the bridge process's output; exec writes it from its

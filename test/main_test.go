@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // binary is the edihub binary built for this run.
@@ -104,7 +104,7 @@ func startHubConfig(t *testing.T, extraYAML string, extraArgs ...string) *hubPro
 		"--http", h.httpAddr, "--log-level", "info"}, extraArgs...)
 	go h.supervise(args)
 	t.Cleanup(h.stop)
-	eventually(t, 20*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool {
 		nc, err := nats.Connect(h.url)
 		if err != nil {
 			return false
@@ -205,27 +205,6 @@ func runCLI(t *testing.T, timeout time.Duration, args ...string) (string, string
 		t.Fatalf("run edihub %v: %v", args, err)
 	}
 	return out.String(), errb.String(), code
-}
-
-func connect(t *testing.T, url string) (*nats.Conn, js.JetStream) {
-	t.Helper()
-	nc, j, err := ejs.Connect(url, "e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc, j
-}
-
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // originSeqs maps INGEST sequence → how often it appears in stream (by

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // natsCLI finds the nats CLI (natscli): on PATH or where `go install` puts it.
@@ -43,11 +45,11 @@ func TestNatsCLI(t *testing.T) {
 	cli("pub", "edi.ingest.ACME", validInterchange("CLI00002"), "-H", "x-drill:panic")
 
 	var parsed, poison string
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		parsed = cli("sub", "edi.parsed.>", "--stream", "PARSED", "--all", "--count", "1", "--raw")
 		return strings.Contains(parsed, "CLI00001")
 	})
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		poison = cli("sub", "edi.poison.>", "--stream", "POISON", "--all", "--count", "1", "--headers-only")
 		return strings.Contains(poison, "x-poison-cause")
 	})

@@ -12,9 +12,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/sandbox"
+	"github.com/edihub/edihub/wire"
 )
 
 // childInput is what the forensics worker writes on the child's stdin: a
@@ -59,10 +61,7 @@ func BenchmarkExecTrue(b *testing.B) {
 // the summary on edi.forensic.<partner> (sent after report, payload and
 // ticket are stored), with children of the real binary.
 func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: b.TempDir(), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	srv := jetstreamtest.StartServer(b, &jetstreamtest.Options{DataDir: b.TempDir()})
 	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
 	nc, j, err := ejs.Connect(srv.ClientURL(), "bench")
 	if err != nil {
@@ -76,7 +75,7 @@ func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Logger: zerolog.Nop(), Registry: prometheus.NewRegistry(),
+	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.Nop(), Registry: prometheus.NewRegistry(),
 		Spec: func(stage string) sandbox.Spec {
 			return sandbox.Spec{Path: binary, Args: []string{"sandbox", "exec", "--stage", stage}}
 		}})
@@ -91,11 +90,11 @@ func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		h := nats.Header{}
-		h.Set(hub.HdrOriginalStream, "INGEST")
-		h.Set(hub.HdrOriginalSeq, strconv.Itoa(i+1))
-		h.Set(hub.HdrPartnerID, "BENCH")
-		h.Set(hub.HdrStage, "parse")
-		h.Set(hub.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+		h.Set(wire.HdrOriginalStream, "INGEST")
+		h.Set(wire.HdrOriginalSeq, strconv.Itoa(i+1))
+		h.Set(wire.HdrPartnerID, "BENCH")
+		h.Set(wire.HdrStage, "parse")
+		h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
 		if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(validInterchange("B" + strconv.Itoa(i)))}); err != nil {
 			b.Fatal(err)
 		}

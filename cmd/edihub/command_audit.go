@@ -9,7 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/ops"
 )
 
 func init() {
@@ -39,7 +40,7 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 	case "verify":
 		return auditVerify(ctx, e, args[1:])
 	}
-	return usageErr("unknown subcommand %q (ls, verify)", hub.EscapeLine(args[0]))
+	return usageErr("unknown subcommand %q (ls, verify)", escape.Line(args[0]))
 }
 
 func auditLs(ctx context.Context, e *env, args []string) error {
@@ -53,11 +54,11 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
 	var d time.Duration
 	if *since != "" {
-		if d, err = hub.ParseSince(*since); err != nil {
+		if d, err = ops.ParseSince(*since); err != nil {
 			return usageErr("--since: %v", err)
 		}
 	}
@@ -89,7 +90,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 			payload += "→" + short(ev.PayloadAfter)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, ev.Time.UTC().Format("2006-01-02 15:04:05Z"), cell(ev.Actor),
-			cell(ev.Action), cells(ev.IDs), clip(hub.EscapeLine(nonEmptyStr(ev.Reason, "-")), 50), nonEmptyStr(payload, "-"), details(ev.Details))
+			cell(ev.Action), cells(ev.IDs), clip(escape.Line(nonEmptyStr(ev.Reason, "-")), 50), nonEmptyStr(payload, "-"), details(ev.Details))
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "%d event(s)\n", len(recs))
@@ -114,7 +115,7 @@ func details(m map[string]string) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = hub.EscapeLine(k) + "=" + hub.EscapeLine(m[k])
+		parts[i] = escape.Line(k) + "=" + escape.Line(m[k])
 	}
 	return clip(strings.Join(parts, " "), 100)
 }
@@ -129,7 +130,7 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
 	s, err := of.connect(e, "edihub-audit")
 	if err != nil {

@@ -7,19 +7,16 @@ import (
 
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // audit verify against an AUDIT stream made without DenyDelete, as an
 // attacker with stream admin rights could leave it: a deleted event is
 // named and the exit code is 1.
 func TestAuditVerifyNamesTheMissingEvent(t *testing.T) {
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
 	nc, j, err := ejs.Connect(srv.ClientURL(), "audit-test")
 	if err != nil {
 		t.Fatal(err)
@@ -30,9 +27,9 @@ func TestAuditVerifyNamesTheMissingEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := hub.NewAuditor(j, "AUDIT")
+	a := audit.New(j, "AUDIT")
 	for _, action := range []string{"show", "drop", "replay"} {
-		if _, err := a.Append(ctx, hub.AuditEvent{Actor: "alice", Action: action, Reason: "\x1b[2Jsneaky"}, ""); err != nil {
+		if _, err := a.Append(ctx, audit.Event{Actor: "alice", Action: action, Reason: "\x1b[2Jsneaky"}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}

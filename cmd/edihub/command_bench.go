@@ -21,6 +21,7 @@ import (
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 func init() {
@@ -211,7 +212,7 @@ func (b *bench) publish(ctx context.Context, n int, hdr func(i int) nats.Header)
 	}
 	payload := sampleInterchange("BENCH", 2)
 	for i := 0; i < n; i++ {
-		m := &nats.Msg{Subject: hub.IngestPublishSubject("P" + strconv.Itoa(i%64)), Data: payload}
+		m := &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%64)), Data: payload}
 		if hdr != nil {
 			m.Header = hdr(i)
 		}
@@ -259,8 +260,8 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 	finished := make(chan struct{})
 	var iters []js.MessagesContext
 	for p := 0; p < b.partitions; p++ {
-		c, err := b.js.CreateOrUpdateConsumer(ctx, "INGEST", js.ConsumerConfig{
-			Durable: fmt.Sprintf("bench-plain-r%d-p%d", round, p), FilterSubject: fmt.Sprintf("edi.ingest.%d.*", p),
+		c, err := b.js.CreateOrUpdateConsumer(ctx, wire.DefaultIngestStream, js.ConsumerConfig{
+			Durable: fmt.Sprintf("bench-plain-r%d-p%d", round, p), FilterSubject: wire.IngestPartitionFilter(p),
 			AckPolicy: js.AckExplicitPolicy, MaxAckPending: 1,
 		})
 		if err != nil {
@@ -303,7 +304,7 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 // went through stage; it returns their rate and the counter-store writes.
 func (b *bench) runHub(ctx context.Context, n int, cfg hub.Config, stage hub.Handler, counts func(*hub.Message) bool) (float64, float64, error) {
 	for p := 0; p < b.partitions; p++ {
-		_ = b.js.DeleteConsumer(ctx, "INGEST", fmt.Sprintf("ingest-p%d", p))
+		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
 	var done atomic.Int64
 	var sw stopwatch

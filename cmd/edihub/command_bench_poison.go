@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/wire"
 )
 
 // poisonLatency measures, with the default threshold and backoff, the time
@@ -24,7 +25,7 @@ func (b *bench) poisonLatency(ctx context.Context) (float64, int, error) {
 		movedOn  = make(chan time.Time, 1)
 	)
 	stage := func(_ context.Context, m *hub.Message) error {
-		switch m.Header.Get("x-bench") {
+		switch m.Header.Get(hdrBench) {
 		case "poison":
 			mu.Lock()
 			if first.IsZero() {
@@ -42,7 +43,7 @@ func (b *bench) poisonLatency(ctx context.Context) (float64, int, error) {
 		return nil
 	}
 	for p := 0; p < b.partitions; p++ {
-		_ = b.js.DeleteConsumer(ctx, "INGEST", "ingest-p"+strconv.Itoa(p))
+		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, "ingest-p"+strconv.Itoa(p))
 	}
 	h, _, err := b.newHub(b.config(), stage)
 	if err != nil {
@@ -56,7 +57,7 @@ func (b *bench) poisonLatency(ctx context.Context) (float64, int, error) {
 	errc := make(chan error, 1)
 	go func() { errc <- h.Run(rctx) }()
 	for _, kind := range []string{"poison", "behind"} {
-		m := &nats.Msg{Subject: hub.IngestPublishSubject("POISONBENCH"), Header: nats.Header{"x-bench": {kind}}, Data: []byte("x")}
+		m := &nats.Msg{Subject: wire.IngestSubject("POISONBENCH"), Header: nats.Header{hdrBench: {kind}}, Data: []byte("x")}
 		if _, err := b.js.PublishMsg(ctx, m); err != nil {
 			return 0, 0, err
 		}
@@ -110,26 +111,26 @@ func (b *bench) runMix(ctx context.Context, n int, rep *benchReport) error {
 			healthy++
 		}
 	}
-	if err := b.publish(ctx, n, func(i int) nats.Header { return nats.Header{"x-bench": {kinds[i]}} }); err != nil {
+	if err := b.publish(ctx, n, func(i int) nats.Header { return nats.Header{hdrBench: {kinds[i]}} }); err != nil {
 		return err
 	}
 	var tried sync.Map
 	stage := func(_ context.Context, m *hub.Message) error {
-		switch m.Header.Get("x-bench") {
+		switch m.Header.Get(hdrBench) {
 		case "transient":
 			if _, again := tried.LoadOrStore(m.Seq, true); !again {
 				return hub.TransientError("", errors.New("bench: transient"))
 			}
 			return nil // healed at tier 1
 		case "permanent":
-			return hub.PermanentError(hub.CauseBusiness, errors.New("bench: permanent"))
+			return hub.PermanentError(wire.CauseBusiness, errors.New("bench: permanent"))
 		}
 		return nil
 	}
 	cfg := b.config()
 	cfg.Retry.Mode = hub.ModeTiered
 	cfg.Retry.Tiers = []time.Duration{time.Second, 2 * time.Second}
-	rate, _, err = b.runHub(ctx, healthy, cfg, stage, func(m *hub.Message) bool { return m.Header.Get("x-bench") == "" })
+	rate, _, err = b.runHub(ctx, healthy, cfg, stage, func(m *hub.Message) bool { return m.Header.Get(hdrBench) == "" })
 	if err != nil {
 		return err
 	}
@@ -139,9 +140,12 @@ func (b *bench) runMix(ctx context.Context, n int, rep *benchReport) error {
 }
 
 func (b *bench) purge(ctx context.Context) error {
-	s, err := b.js.Stream(ctx, "INGEST")
+	s, err := b.js.Stream(ctx, wire.DefaultIngestStream)
 	if err != nil {
 		return err
 	}
 	return s.Purge(ctx)
 }
+
+// hdrBench marks what a bench message does; only the bench stage reads it.
+const hdrBench = "x-bench"

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the command's goroutines.
@@ -97,11 +98,7 @@ bridge:
 // `edihub bridge --in` moves a Kafka record to edi.ingest.<partner> and
 // exits 0 on cancel.
 func TestBridgeCommandMovesRecords(t *testing.T) {
-	s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	s := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
 	nc, j, err := ejs.Connect(s.ClientURL(), "test")
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,11 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 func init() {
@@ -88,7 +91,7 @@ type session struct {
 	e    *env
 	json bool
 	nc   *nats.Conn
-	ops  *hub.Ops
+	ops  *ops.Ops
 }
 
 func (f *opsFlags) connect(e *env, client string) (*session, error) {
@@ -105,8 +108,8 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 	if actor == "" {
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
-	ops, err := hub.NewOps(hub.OpsOptions{
-		JS: j, Streams: cfg.Hub.Streams, Auditor: hub.NewAuditor(j, cfg.Hub.Streams.Audit), Actor: actor,
+	ops, err := ops.NewOps(ops.OpsOptions{
+		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit), Actor: actor,
 		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(),
 	})
 	if err != nil {
@@ -135,7 +138,7 @@ func nonEmptyStr(vals ...string) string {
 	return ""
 }
 
-// opsErr maps an error of hub.Ops to the exit codes scripts rely on.
+// opsErr maps an error of ops.Ops to the exit codes scripts rely on.
 func opsErr(err error) error {
 	var ee *exitError
 	switch {
@@ -143,15 +146,15 @@ func opsErr(err error) error {
 		return nil
 	case errors.As(err, &ee):
 		return err
-	case errors.Is(err, hub.ErrBadID), errors.Is(err, hub.ErrBadRequest), errors.Is(err, hub.ErrReasonRequired):
-		return usageErr("%s", hub.EscapeLine(err.Error()))
+	case errors.Is(err, ops.ErrBadID), errors.Is(err, ops.ErrBadRequest), errors.Is(err, ops.ErrReasonRequired):
+		return usageErr("%s", escape.Line(err.Error()))
 	case errors.Is(err, js.ErrStreamNotFound):
-		return unreachableErr(fmt.Errorf("%s (is this server running an edihub hub?)", hub.EscapeLine(err.Error())))
+		return unreachableErr(fmt.Errorf("%s (is this server running an edihub hub?)", escape.Line(err.Error())))
 	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, js.ErrJetStreamNotEnabled):
-		return unreachableErr(errors.New(hub.EscapeLine(err.Error())))
+		return unreachableErr(errors.New(escape.Line(err.Error())))
 	}
-	return failedErr("%s", hub.EscapeLine(err.Error()))
+	return failedErr("%s", escape.Line(err.Error()))
 }
 
 func (s *session) printJSON(v any) error {
@@ -194,8 +197,8 @@ func (f *filterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "error fingerprint (x-error-fingerprint)")
 }
 
-func (f *filterFlags) build() (hub.Filter, error) {
-	flt, err := hub.ParseFilter(f.expr)
+func (f *filterFlags) build() (ops.Filter, error) {
+	flt, err := ops.ParseFilter(f.expr)
 	if err != nil {
 		return flt, usageErr("--filter: %v", err)
 	}
@@ -219,7 +222,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErr("unexpected argument %q", hub.EscapeLine(pos[0]))
+		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
 	s, err := of.connect(e, "edihub-dlq")
 	if err != nil {
@@ -235,17 +238,17 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 	}
 	now := opsClock.now()
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "KIND\tSTAGE\tCAUSE\tPARTNER\tCOUNT\t%s\tOLDEST\n", strings.Join(hub.AgeBuckets, "\t"))
+	fmt.Fprintf(tw, "KIND\tSTAGE\tCAUSE\tPARTNER\tCOUNT\t%s\tOLDEST\n", strings.Join(ops.AgeBuckets, "\t"))
 	for _, r := range sum.Rows {
-		ages := make([]string, len(hub.AgeBuckets))
-		for i, b := range hub.AgeBuckets {
+		ages := make([]string, len(ops.AgeBuckets))
+		for i, b := range ops.AgeBuckets {
 			ages[i] = strconv.Itoa(r.Ages[b])
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s ago\n", r.Kind, cell(r.Stage), cell(r.Cause), cell(r.Partner), r.Count,
 			strings.Join(ages, "\t"), age(now.Sub(r.Oldest)))
 	}
 	tw.Flush()
-	fmt.Fprintf(e.stdout, "\ndlq %d, parking %d, poison %d", sum.Totals[hub.KindDLQ], sum.Totals[hub.KindParking], sum.Totals[hub.KindPoison])
+	fmt.Fprintf(e.stdout, "\ndlq %d, parking %d, poison %d", sum.Totals[wire.KindDLQ], sum.Totals[wire.KindParking], sum.Totals[wire.KindPoison])
 	if sum.Superseded > 0 {
 		fmt.Fprintf(e.stdout, " (+%d edited originals kept as evidence, never replayed)", sum.Superseded)
 	}
@@ -254,7 +257,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 }
 
 // cell makes an untrusted value safe and short for a table.
-func cell(s string) string { return clip(hub.EscapeLine(nonEmptyStr(s, "-")), 40) }
+func cell(s string) string { return clip(escape.Line(nonEmptyStr(s, "-")), 40) }
 
 func clip(s string, n int) string {
 	if len(s) <= n {
@@ -289,7 +292,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageErr("unexpected argument %q (filters are flags)", hub.EscapeLine(pos[0]))
+		return usageErr("unexpected argument %q (filters are flags)", escape.Line(pos[0]))
 	}
 	flt, err := ff.build()
 	if err != nil {
@@ -307,7 +310,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	}
 	now := opsClock.now()
 	if *group {
-		groups := hub.GroupByFingerprint(entries)
+		groups := ops.GroupByFingerprint(entries)
 		if s.json {
 			return s.printJSON(map[string]any{"groups": groups})
 		}
@@ -315,7 +318,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(tw, "FINGERPRINT\tCOUNT\tCLASS\tSTAGES\tCAUSES\tPARTNERS\tNEWEST\tSAMPLE ERROR")
 		for _, g := range groups {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s ago\t%s\n", cell(g.Fingerprint), g.Count, cell(g.ErrorClass),
-				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(hub.EscapeLine(g.Sample), 80))
+				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(escape.Line(g.Sample), 80))
 		}
 		tw.Flush()
 		for _, g := range groups {
@@ -334,12 +337,12 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
 	for _, en := range entries {
-		msg := hub.EscapeLine(en.ErrorMsg)
+		msg := escape.Line(en.ErrorMsg)
 		if en.Superseded() {
 			msg = "(superseded by " + en.SupersededBy + ") " + msg
 		}
 		if en.EditedFrom != "" {
-			msg = "(edit of " + hub.EscapeLine(en.EditedFrom) + ") " + msg
+			msg = "(edit of " + escape.Line(en.EditedFrom) + ") " + msg
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", en.ID, age(now.Sub(en.Time)), cell(en.Stage), cell(en.Cause),
 			cell(en.Partner), cell(en.ErrorClass), en.Size, clip(msg, 100))
@@ -352,7 +355,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 func cells(list []string) string {
 	out := make([]string, len(list))
 	for i, v := range list {
-		out[i] = hub.EscapeLine(nonEmptyStr(v, "-"))
+		out[i] = escape.Line(nonEmptyStr(v, "-"))
 	}
 	return clip(strings.Join(out, ","), 40)
 }
@@ -367,7 +370,7 @@ func printHeaders(w io.Writer, h map[string][]string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	for _, k := range keys {
 		for _, v := range h[k] {
-			fmt.Fprintf(tw, "  %s:\t%s\n", hub.EscapeLine(k), hub.EscapeLine(v))
+			fmt.Fprintf(tw, "  %s:\t%s\n", escape.Line(k), escape.Line(v))
 		}
 	}
 	tw.Flush()

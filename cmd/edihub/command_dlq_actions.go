@@ -10,7 +10,8 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/ops"
 )
 
 func dlqShow(ctx context.Context, e *env, args []string) error {
@@ -31,9 +32,9 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	so := hub.ShowOptions{MaxSegments: 500, MaxRest: 64 << 10}
+	so := ops.ShowOptions{MaxSegments: 500, MaxRest: 64 << 10}
 	if *all {
-		so = hub.ShowOptions{}
+		so = ops.ShowOptions{}
 	}
 	res, err := s.ops.Show(ctx, pos[0], so)
 	if err != nil {
@@ -44,16 +45,16 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	}
 	w := e.stdout
 	en := res.Entry
-	fmt.Fprintf(w, "%s  %s  stored %s (%s ago)  %d bytes  sha256 %s\n", en.ID, hub.EscapeLine(en.Subject),
+	fmt.Fprintf(w, "%s  %s  stored %s (%s ago)  %d bytes  sha256 %s\n", en.ID, escape.Line(en.Subject),
 		en.Time.Format("2006-01-02 15:04:05Z"), age(opsClock.now().Sub(en.Time)), len(res.Payload), res.PayloadSHA256)
 	if en.Superseded() {
-		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", hub.EscapeLine(en.SupersededBy), en.ID)
+		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}
 	fmt.Fprintln(w, "headers (escaped):")
 	printHeaders(w, en.Headers)
 	if *raw {
 		fmt.Fprintln(w, "payload (escaped bytes):")
-		fmt.Fprintln(w, hub.EscapeForTerminal(res.Payload))
+		fmt.Fprintln(w, escape.Terminal(res.Payload))
 		return nil
 	}
 	fmt.Fprintf(w, "payload (one segment a line: number, @byte offset; escaped):\n")
@@ -62,7 +63,7 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 }
 
 // printResults prints park and drop outcomes and fails when any failed.
-func printResults(s *session, verb string, res []hub.ActionResult) error {
+func printResults(s *session, verb string, res []ops.ActionResult) error {
 	if s.json {
 		if err := s.printJSON(res); err != nil {
 			return err
@@ -74,7 +75,7 @@ func printResults(s *session, verb string, res []hub.ActionResult) error {
 		case !r.OK:
 			failed++
 			if !s.json {
-				fmt.Fprintf(s.e.stdout, "%s  NOT %s: %s\n", r.ID, verb, hub.EscapeLine(r.Error))
+				fmt.Fprintf(s.e.stdout, "%s  NOT %s: %s\n", r.ID, verb, escape.Line(r.Error))
 			}
 		case s.json:
 		case r.NewID != "":
@@ -182,7 +183,7 @@ func dlqEdit(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	res, err := s.ops.Edit(ctx, pos[0], edited, *reason)
-	if errors.Is(err, hub.ErrNoChange) {
+	if errors.Is(err, ops.ErrNoChange) {
 		return failedErr("no change; nothing stored")
 	}
 	if err != nil {
@@ -218,7 +219,7 @@ func editInEditor(e *env, payload []byte) ([]byte, error) {
 	cmd := exec.Command(argv[0], append(argv[1:], path)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return nil, failedErr("editor %q: %v; nothing stored", hub.EscapeLine(editor), err)
+		return nil, failedErr("editor %q: %v; nothing stored", escape.Line(editor), err)
 	}
 	out, err := os.ReadFile(path)
 	if err != nil {

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/ops"
 )
 
 func dlqReplay(ctx context.Context, e *env, args []string) error {
@@ -17,7 +18,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	filter := fs.String("filter", "", "replay what matches: key=value,... (kind, stage, cause, partner, error-class, fingerprint, since)")
 	to := fs.String("to", "", "publish here instead of x-original-topic (one subject, e.g. edi.ingest.ACME)")
 	rate := fs.String("rate", "10/s", "pace: N/s, N/m or N/h")
-	maxN := fs.Int("max", hub.DefaultReplayMax, "replay at most this many (no unlimited; run again for the rest)")
+	maxN := fs.Int("max", ops.DefaultReplayMax, "replay at most this many (no unlimited; run again for the rest)")
 	dry := fs.Bool("dry-run", false, "run this build's guard and parser on each message and say what would happen; changes nothing")
 	force := fs.Bool("force", false, "process even if the interchange ledger has seen the interchange (sets x-replay-force; needs --reason)")
 	reason := fs.String("reason", "", "why, for the audit trail (required with --force)")
@@ -26,7 +27,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	req := hub.ReplayRequest{IDs: ids, To: *to, Max: *maxN, DryRun: *dry, Force: *force, Reason: *reason, AllowPoison: *allowPoison}
+	req := ops.ReplayRequest{IDs: ids, To: *to, Max: *maxN, DryRun: *dry, Force: *force, Reason: *reason, AllowPoison: *allowPoison}
 	if req.Rate, err = parseRate(*rate); err != nil {
 		return usageErr("--rate: %v", err)
 	}
@@ -39,7 +40,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	case *filter == "" && len(ids) == 0:
 		return usageErr("name message IDs or --filter (replay is never automatic)")
 	case *filter != "":
-		f, err := hub.ParseFilter(*filter)
+		f, err := ops.ParseFilter(*filter)
 		if err != nil {
 			return usageErr("--filter: %v", err)
 		}
@@ -87,7 +88,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printReplay(e *env, rep *hub.ReplayReport) {
+func printReplay(e *env, rep *ops.ReplayReport) {
 	w := e.stdout
 	for _, it := range rep.Items {
 		id := it.ID
@@ -97,7 +98,7 @@ func printReplay(e *env, rep *hub.ReplayReport) {
 		switch {
 		case it.DryRun != nil:
 			d := it.DryRun
-			fmt.Fprintf(w, "%s → %s: %s\n", id, hub.EscapeLine(it.Subject), hub.EscapeLine(d.Verdict))
+			fmt.Fprintf(w, "%s → %s: %s\n", id, escape.Line(it.Subject), escape.Line(d.Verdict))
 			fmt.Fprintf(w, "    guard: %s\n", d.Guard)
 			if d.Parse != "" {
 				fmt.Fprintf(w, "    parse: %s\n", d.Parse)
@@ -105,14 +106,14 @@ func printReplay(e *env, rep *hub.ReplayReport) {
 			for _, k := range d.Interchanges {
 				fmt.Fprintf(w, "    interchange %s → %s #%s\n", k.Sender, k.Recipient, k.ControlRef)
 			}
-		case it.Outcome == hub.OutcomeReplayed:
+		case it.Outcome == ops.OutcomeReplayed:
 			dedup := ""
 			if it.Deduplicated {
 				dedup = " (the server had it already: not sent twice)"
 			}
-			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, hub.EscapeLine(it.Subject), it.NewID, dedup)
+			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, escape.Line(it.Subject), it.NewID, dedup)
 		default:
-			fmt.Fprintf(w, "%s: %s: %s\n", id, strings.ToUpper(it.Outcome), hub.EscapeLine(it.Error))
+			fmt.Fprintf(w, "%s: %s: %s%s\n", id, strings.ToUpper(it.Outcome), escape.Line(it.Error), replayHint(it.Reason))
 		}
 	}
 	verb := "replayed"
@@ -138,4 +139,20 @@ func parseRate(s string) (float64, error) {
 		return 0, fmt.Errorf("%q: unit must be s, m or h", s)
 	}
 	return n / per.Seconds(), nil
+}
+
+// replayHint is the CLI's advice for a refusal the library names (the
+// library itself names no flags).
+func replayHint(reason string) string {
+	switch reason {
+	case "poison-not-allowed":
+		return " — analyse it with 'edihub poison show', then replay with --allow-poison"
+	case "no-destination":
+		return " — name it with --to"
+	case "edit-pending":
+		return " — run 'edihub dlq edit' on it again (or drop it)"
+	case "not-found":
+		return " — 'edihub audit ls' says what happened to it"
+	}
+	return ""
 }

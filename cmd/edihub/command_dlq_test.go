@@ -20,8 +20,11 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/wire"
 )
 
 // dlqHub is a real embedded server, a real hub with the parse stage and a
@@ -36,11 +39,7 @@ type dlqHub struct {
 
 func startDLQHub(t *testing.T) *dlqHub {
 	t.Helper()
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
 	nc, j, err := ejs.Connect(srv.ClientURL(), "dlq-test-hub")
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +60,7 @@ func startDLQHub(t *testing.T) *dlqHub {
 	fail := &atomic.Bool{}
 	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
 		if fail.Load() {
-			return hub.PermanentError(hub.CauseBusiness, errors.New("unknown article 4711"))
+			return hub.PermanentError(wire.CauseBusiness, errors.New("unknown article 4711"))
 		}
 		return nil
 	}}
@@ -77,13 +76,13 @@ func startDLQHub(t *testing.T) *dlqHub {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = h.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; nc.Close(); store.Close(); led.Close() })
-	eventually(t, 10*time.Second, h.Ready)
+	jetstreamtest.Eventually(t, 10*time.Second, h.Ready)
 	return &dlqHub{url: srv.ClientURL(), js: j, failValidate: fail, ledger: led}
 }
 
 func (d *dlqHub) publish(t *testing.T, partner, data string) {
 	t.Helper()
-	if _, err := d.js.PublishMsg(context.Background(), &nats.Msg{Subject: hub.IngestPublishSubject(partner), Data: []byte(data)}); err != nil {
+	if _, err := d.js.PublishMsg(context.Background(), &nats.Msg{Subject: wire.IngestSubject(partner), Data: []byte(data)}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -103,7 +102,7 @@ func (d *dlqHub) count(t *testing.T, stream string) int {
 
 func (d *dlqHub) waitDLQ(t *testing.T, n int) {
 	t.Helper()
-	eventually(t, 10*time.Second, func() bool { return d.count(t, "DLQ") == n })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "DLQ") == n })
 }
 
 // dlq runs `edihub <args> --server URL` in-process as user alice.
@@ -139,7 +138,7 @@ func TestDLQLsInspectShow(t *testing.T) {
 		t.Fatalf("ls: %d %s %s", code, out, errOut)
 	}
 	out, _, code = d.cmd(t, "dlq", "ls", "--json")
-	var sum hub.Summary
+	var sum ops.Summary
 	if code != 0 || json.Unmarshal([]byte(out), &sum) != nil || sum.Totals["dlq"] != 3 || len(sum.Rows) != 3 {
 		t.Fatalf("ls --json: %d %s", code, out)
 	}
@@ -153,7 +152,7 @@ func TestDLQLsInspectShow(t *testing.T) {
 		t.Fatalf("inspect --group: %d\n%s", code, out)
 	}
 	out, _, code = d.cmd(t, "dlq", "inspect", "--group", "--json", "--partner", "BETA")
-	var groups struct{ Groups []hub.Group }
+	var groups struct{ Groups []ops.Group }
 	if code != 0 || json.Unmarshal([]byte(out), &groups) != nil || len(groups.Groups) != 1 || groups.Groups[0].Count != 1 {
 		t.Fatalf("inspect --group --json: %d %s", code, out)
 	}
@@ -177,7 +176,7 @@ func TestDLQLsInspectShow(t *testing.T) {
 		t.Fatalf("show segments: %s", out)
 	}
 	out, _, code = d.cmd(t, "dlq", "show", "DLQ:2", "--json")
-	var sr hub.ShowResult
+	var sr ops.ShowResult
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || string(sr.Payload) != invoiceOf("R1") || len(sr.Segments.Lines) != 5 {
 		t.Fatalf("show --json: %d %s", code, out)
 	}
@@ -273,13 +272,13 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 	if len(clock.sleeps) != 2 || total != 500*time.Millisecond {
 		t.Fatalf("--rate 4/s for 3 messages: slept %v (%v), want 2 × 250ms", clock.sleeps, total)
 	}
-	eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 3 })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 3 })
 	if n := d.count(t, "DLQ"); n != 1 {
 		t.Fatalf("DLQ has %d, want 1 left over --max", n)
 	}
 	out, _, code = d.cmd(t, "dlq", "replay", "DLQ:1", "--json")
-	var rep hub.ReplayReport
-	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Items[0].Outcome != hub.OutcomeSkipped {
+	var rep ops.ReplayReport
+	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Items[0].Outcome != ops.OutcomeSkipped {
 		t.Fatalf("replay of a replayed ID: %d %s", code, out)
 	}
 }
@@ -294,15 +293,15 @@ func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	d.waitDLQ(t, 2)
 	d.failValidate.Store(false)
 	d.publish(t, "ACME", invoiceOf("DUP")) // the partner retransmits; it goes through
-	eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
-	eventually(t, 5*time.Second, func() bool { // recorded right after the ack
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { // recorded right after the ack
 		seen, _ := d.ledger.Seen(ledger.Key{Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "DUP"})
 		return seen
 	})
 	if _, _, code := d.cmd(t, "dlq", "replay", "DLQ:1"); code != 0 {
 		t.Fatalf("replay: %d", code)
 	}
-	eventually(t, 10*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
 		out, _, _ := d.cmd(t, "audit", "ls")
 		return strings.Contains(out, "duplicate-skipped")
 	})
@@ -312,7 +311,7 @@ func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	if _, _, code := d.cmd(t, "dlq", "replay", "DLQ:2", "--force", "--reason", "partner asked to re-book"); code != 0 {
 		t.Fatalf("forced replay: %d", code)
 	}
-	eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 2 })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 2 })
 	out, _, _ := d.cmd(t, "audit", "ls", "--json")
 	if !strings.Contains(out, `"reason":"partner asked to re-book"`) || !strings.Contains(out, `"force":"true"`) {
 		t.Fatalf("forced replay not audited with its reason: %s", out)
@@ -361,7 +360,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "DLQ:4 → edi.ingest.ACME: replayed") || strings.Contains(out, "DLQ:3") {
 		t.Fatalf("filter replay after edit: %d\n%s", code, out)
 	}
-	eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	if out, _, code := d.cmd(t, "dlq", "replay", "DLQ:3"); code != 1 || !strings.Contains(out, "superseded") {
 		t.Fatalf("replay of the edited original: %d %s", code, out)
 	}

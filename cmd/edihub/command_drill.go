@@ -17,6 +17,7 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 func init() {
@@ -58,9 +59,16 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 	partner := fs.String("partner", "DRILL", "partner ID whose partition the drill uses")
 	healthy := fs.Int("healthy", 3, "healthy interchanges published behind the drill message")
 	timeout := fs.Duration("timeout", 10*time.Minute, "give up after this long")
+	config := fs.String("config", "", "the hub's config file, for renamed streams (default: none, the default names)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	cfg, err := loadConfig(*config)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	streams := cfg.Hub.Streams
+	streams.SetDefaults()
 	if !slices.Contains(hub.DrillKinds, *kind) {
 		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
 	}
@@ -90,15 +98,15 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 	defer cancel()
 
 	id := nuid.Next()
-	partition := partitionOfPartner(ctx, j, *partner)
-	drillSeq, err := publishInterchange(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{hub.HdrDrill: {*kind}, hub.HdrCorrelationID: {"drill-" + id}})
+	partition := partitionOfPartner(ctx, j, streams.Ingest, *partner)
+	drillSeq, err := publishInterchange(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
 	if err != nil {
 		return unreachableErr(err)
 	}
 	d.say("published", "published a %q drill message (INGEST seq %d) for partner %s in partition %s", *kind, drillSeq, *partner, partition)
 	var healthySeqs []uint64
 	for i := 0; i < *healthy; i++ {
-		seq, err := publishInterchange(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{hub.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
+		seq, err := publishInterchange(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{wire.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
 		if err != nil {
 			return unreachableErr(err)
 		}
@@ -107,7 +115,7 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 	d.say("published", "published %d healthy interchanges behind it (seq %v)", len(healthySeqs), healthySeqs)
 
 	events := make(chan *nats.Msg, 64)
-	sub, err := nc.ChanSubscribe(hub.EventSubjectPrefix+">", events)
+	sub, err := nc.ChanSubscribe(wire.EventSubjectPrefix+">", events)
 	if err != nil {
 		return unreachableErr(err)
 	}
@@ -123,7 +131,7 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 			return failedErr("timed out after %v: drill message %s; healthy parsed %s", *timeout, orNot(placed, "not yet quarantined or dead-lettered"), "incomplete")
 		case m := <-events:
 			var ev hub.Event
-			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != "INGEST" {
+			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != streams.Ingest {
 				continue
 			}
 			switch ev.Kind {
@@ -139,9 +147,9 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 			}
 		case <-tick.C:
 			if placed == "" {
-				where, err := findCopy(ctx, j, drillSeq, wantPoison, d.start)
+				where, err := findCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
 				if err != nil || where == "" {
-					if parsedSeqs, _ := parsedOriginSeqs(ctx, j, d.start); slices.Contains(parsedSeqs, drillSeq) {
+					if parsedSeqs, _ := parsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
 						return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
 					}
 					continue
@@ -149,7 +157,7 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 				placed = where
 				d.say("placed", "the drill message is in %s", where)
 			}
-			parsedSeqs, err := parsedOriginSeqs(ctx, j, d.start)
+			parsedSeqs, err := parsedOriginSeqs(ctx, j, streams.Parsed, d.start)
 			if err != nil {
 				continue
 			}
@@ -173,7 +181,7 @@ func orNot(s, def string) string {
 // drill the hub (and its embedded server) may be down between restarts.
 // The dedupe id makes a retried publish land once.
 func publishInterchange(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
-	msg := &nats.Msg{Subject: hub.IngestPublishSubject(partner), Header: h, Data: sampleInterchange(ref, 2)}
+	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Header: h, Data: sampleInterchange(ref, 2)}
 	var lastErr error
 	for ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -191,8 +199,8 @@ func publishInterchange(ctx context.Context, j js.JetStream, partner, ref string
 var rePartitions = regexp.MustCompile(`partition\((\d+),`)
 
 // partitionOfPartner reads the partition count from INGEST's transform.
-func partitionOfPartner(ctx context.Context, j js.JetStream, partner string) string {
-	s, err := j.Stream(ctx, "INGEST")
+func partitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner string) string {
+	s, err := j.Stream(ctx, ingest)
 	if err != nil || s.CachedInfo().Config.SubjectTransform == nil {
 		return "?"
 	}
@@ -201,64 +209,39 @@ func partitionOfPartner(ctx context.Context, j js.JetStream, partner string) str
 		return "?"
 	}
 	n, _ := strconv.Atoi(m[1])
-	return strconv.Itoa(hub.PartitionOf(partner, n))
-}
-
-// readSince reads the messages of stream on filter stored since t, with a
-// throwaway ordered consumer, calling f for each.
-func readSince(ctx context.Context, j js.JetStream, stream, filter string, t time.Time, f func(js.Msg)) error {
-	start := t.Add(-2 * time.Second)
-	c, err := j.OrderedConsumer(ctx, stream, js.OrderedConsumerConfig{FilterSubjects: []string{filter}, DeliverPolicy: js.DeliverByStartTimePolicy, OptStartTime: &start})
-	if err != nil {
-		return err
-	}
-	for {
-		batch, err := c.FetchNoWait(500)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			f(m)
-		}
-		if batch.Error() != nil {
-			return batch.Error()
-		}
-		if n == 0 {
-			return nil
-		}
-	}
+	return strconv.Itoa(wire.PartitionOf(partner, n))
 }
 
 // findCopy looks for the quarantine or dead-letter copy of INGEST seq.
-func findCopy(ctx context.Context, j js.JetStream, seq uint64, poison bool, since time.Time) (string, error) {
-	stream, filter := "DLQ", "edi.*.dlq.>"
+func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, error) {
+	stream := streams.DLQ
 	if poison {
-		stream, filter = "POISON", "edi.poison.>"
+		stream = streams.Poison
 	}
 	var where string
-	err := readSince(ctx, j, stream, filter, since, func(m js.Msg) {
+	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
 		h := m.Headers()
-		if h.Get(hub.HdrOriginalStream) == "INGEST" && h.Get(hub.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
-			cause := hub.HdrPoisonCause + "=" + h.Get(hub.HdrPoisonCause)
+		if h.Get(wire.HdrOriginalStream) == streams.Ingest && h.Get(wire.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
+			cause := wire.HdrPoisonCause + "=" + h.Get(wire.HdrPoisonCause)
 			if !poison {
-				cause = hub.HdrErrorCause + "=" + h.Get(hub.HdrErrorCause)
+				cause = wire.HdrErrorCause + "=" + h.Get(wire.HdrErrorCause)
 			}
-			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, hub.HdrAttempts, h.Get(hub.HdrAttempts))
+			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, wire.HdrAttempts, h.Get(wire.HdrAttempts))
 		}
+		return nil
 	})
 	return where, err
 }
 
 // parsedOriginSeqs lists the INGEST sequences of parsed outputs, in the
 // order PARSED stored them.
-func parsedOriginSeqs(ctx context.Context, j js.JetStream, since time.Time) ([]uint64, error) {
+func parsedOriginSeqs(ctx context.Context, j js.JetStream, parsed string, since time.Time) ([]uint64, error) {
 	var out []uint64
-	err := readSince(ctx, j, "PARSED", "edi.parsed.>", since, func(m js.Msg) {
-		if s, err := strconv.ParseUint(m.Headers().Get(hub.HdrOriginalSeq), 10, 64); err == nil {
+	err := ejs.Scan(ctx, j, parsed, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
+		if s, err := strconv.ParseUint(m.Headers().Get(wire.HdrOriginalSeq), 10, 64); err == nil {
 			out = append(out, s)
 		}
+		return nil
 	})
 	return out, err
 }

@@ -13,7 +13,9 @@ import (
 
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 )
 
@@ -32,7 +34,7 @@ type poisonCmd struct {
 	cf    clientFlags
 	cfg   sandboxFile
 	js    js.JetStream
-	store *hub.ForensicStore
+	store *forensics.Store
 }
 
 func runPoison(ctx context.Context, e *env, args []string) error {
@@ -94,7 +96,7 @@ func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action
 	}
 	defer nc.Close()
 	p.js = j
-	if p.store, err = hub.OpenForensicStore(ctx, j, p.cfg.Sandbox, false); err != nil {
+	if p.store, err = forensics.OpenStore(ctx, j, p.cfg.Sandbox, false); err != nil {
 		return unreachableErr(err)
 	}
 	switch sub {
@@ -117,7 +119,7 @@ func mapForensicErr(err error) error {
 	switch {
 	case err == nil || errors.As(err, &ee):
 		return err
-	case errors.Is(err, hub.ErrForensicNotFound), errors.Is(err, hub.ErrInvalidTransition):
+	case errors.Is(err, forensics.ErrNotFound), errors.Is(err, forensics.ErrInvalidTransition):
 		return failedErr("%v", err)
 	}
 	return unreachableErr(err)
@@ -136,7 +138,7 @@ func (p *poisonCmd) ls(ctx context.Context) error {
 	}
 	if p.cf.json {
 		if list == nil {
-			list = []hub.PoisonEntry{}
+			list = []forensics.PoisonEntry{}
 		}
 		return p.printJSON(list)
 	}
@@ -144,7 +146,7 @@ func (p *poisonCmd) ls(ctx context.Context) error {
 		fmt.Fprintln(p.e.stdout, "no quarantined messages")
 		return nil
 	}
-	esc := func(s string) string { return hub.EscapeTerminal(s, false) }
+	esc := func(s string) string { return escape.Line(s) }
 	tw := tabwriter.NewWriter(p.e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tPARTNER\tSTAGE\tQUARANTINED\tBYTES\tOUTCOME\tTICKET\tSTATE")
 	for _, x := range list {
@@ -168,14 +170,14 @@ func (p *poisonCmd) ticket(ctx context.Context, id, action, note, actor string) 
 	if actor == "" {
 		actor = osUser()
 	}
-	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, hub.NewAuditor(p.js, p.cfg.Sandbox.AuditStream))
+	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, audit.New(p.js, p.cfg.Sandbox.AuditStream))
 	if err != nil {
 		return err
 	}
 	if p.cf.json {
 		return p.printJSON(t)
 	}
-	fmt.Fprintf(p.e.stdout, "ticket %s is %s (%s by %s: %s)\n", t.ID, t.State, action, hub.EscapeTerminal(actor, false), hub.EscapeTerminal(note, false))
+	fmt.Fprintf(p.e.stdout, "ticket %s is %s (%s by %s: %s)\n", t.ID, t.State, action, escape.Line(actor), escape.Line(note))
 	return nil
 }
 

@@ -10,16 +10,19 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/forensics"
+	"github.com/edihub/edihub/hub/ops"
 )
 
 // poisonShow is `poison show --json`: the report, its ticket and the
-// payload both as display lines and byte for byte (base64 by encoding/json).
+// payload both as the runbook's one segment view (as `dlq show` prints it)
+// and byte for byte (base64 by encoding/json).
 type poisonShow struct {
-	Report  *hub.ForensicReport `json:"report"`
-	Ticket  *hub.Ticket         `json:"ticket,omitempty"`
-	Lines   []hub.PayloadLine   `json:"payload_lines"`
-	Payload []byte              `json:"payload"`
+	Report   *forensics.Report `json:"report"`
+	Ticket   *forensics.Ticket `json:"ticket,omitempty"`
+	Segments ops.SegmentView   `json:"segments"`
+	Payload  []byte            `json:"payload"`
 }
 
 func (p *poisonCmd) show(ctx context.Context, id string, rows int) error {
@@ -31,28 +34,22 @@ func (p *poisonCmd) show(ctx context.Context, id string, rows int) error {
 	if err != nil {
 		return err
 	}
-	t, _ := p.store.Ticket(ctx, r.Ticket) // a report without a ticket is still worth showing
-	lines := hub.PayloadLines(payload, rows)
+	t, _ := p.store.Ticket(ctx, r.Ticket)       // a report without a ticket is still worth showing
+	view := ops.Segments(payload, rows, 64<<10) // as dlq show bounds it
 	if p.cf.json {
-		return p.printJSON(poisonShow{Report: r, Ticket: t, Lines: lines, Payload: payload})
+		return p.printJSON(poisonShow{Report: r, Ticket: t, Segments: view, Payload: payload})
 	}
 	printReport(p.e.stdout, r, t)
 	fmt.Fprintf(p.e.stdout, "\npayload: %d bytes, sha256 %s (control characters and escapes shown as \\xHH)\n", len(payload), r.PayloadSHA256)
-	for _, l := range lines {
-		seg := ""
-		if l.Segment > 0 {
-			seg = fmt.Sprintf("#%d", l.Segment)
-		}
-		fmt.Fprintf(p.e.stdout, "  %8d %6s  %s\n", l.Offset, seg, l.Text)
-	}
+	view.Render(p.e.stdout)
 	return nil
 }
 
 // printReport writes a report for people. Every string that may come from
 // the payload, the child or a producer is escaped: error texts quote
 // hostile input, and stderr is whatever the child printed.
-func printReport(w io.Writer, r *hub.ForensicReport, t *hub.Ticket) {
-	esc := func(s string) string { return hub.EscapeTerminal(s, false) }
+func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
+	esc := func(s string) string { return escape.Line(s) }
 	sb := r.Sandbox
 	fmt.Fprintf(w, "%s  report %s/report.json  (analysed %d time(s), last %s by %s)\n", r.ID, esc(r.Key), r.Analyses,
 		r.AnalysedAt.Local().Format("2006-01-02 15:04:05"), esc(r.AnalysedBy))
@@ -102,7 +99,7 @@ func block(w io.Writer, title, text string, max int) {
 	if text == "" {
 		return
 	}
-	lines := strings.Split(hub.EscapeTerminal(text, true), "\n")
+	lines := strings.Split(escape.Lines(text), "\n")
 	fmt.Fprintf(w, "\n%s\n", title)
 	for i, l := range lines {
 		if i == max {
@@ -114,7 +111,7 @@ func block(w io.Writer, title, text string, max int) {
 }
 
 func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) error {
-	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Hub.EDIFACT,
+	f, err := forensics.New(forensics.Options{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Hub.EDIFACT,
 		Logger: quietLogger(p.e), Actor: actorName("edihub-poison")})
 	if err != nil {
 		return usageErr("%v", err)
@@ -126,7 +123,7 @@ func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) err
 	if p.cf.json {
 		return p.printJSON(r)
 	}
-	fmt.Fprintf(p.e.stdout, "%s analysed again (%d times now): %s\n%s\n", r.ID, r.Analyses, r.Sandbox.Outcome, hub.EscapeTerminal(r.Sandbox.Summary, false))
+	fmt.Fprintf(p.e.stdout, "%s analysed again (%d times now): %s\n%s\n", r.ID, r.Analyses, r.Sandbox.Outcome, escape.Line(r.Sandbox.Summary))
 	return nil
 }
 

@@ -13,8 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 )
 
 func runCmd(t *testing.T, args ...string) (string, string, int) {
@@ -28,11 +30,7 @@ func runCmd(t *testing.T, args ...string) (string, string, int) {
 // The poison commands against a real server and a real worker whose
 // children are `edihub sandbox exec` (this binary, via TestMain).
 func TestPoisonCommands(t *testing.T) {
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: t.TempDir(), Listen: "127.0.0.1:-1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
 	url := srv.ClientURL()
 	nc, j, err := ejs.Connect(url, "poison-test")
 	if err != nil {
@@ -49,8 +47,8 @@ func TestPoisonCommands(t *testing.T) {
 	if out, _, code := runCmd(t, "poison", "ls", "--server", url); code != 0 || !strings.Contains(out, "no quarantined messages") {
 		t.Fatalf("empty ls: %d %q", code, out)
 	}
-	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Registry: prometheus.NewRegistry(), Config: hub.ForensicsConfig{CPULimit: 2 * time.Second}})
+	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +59,15 @@ func TestPoisonCommands(t *testing.T) {
 	// A hostile payload: a terminal escape in the middle of a segment.
 	payload := "UNA:+.? 'UNB+UNOC:3+S:ZZZ+R:ZZZ+261130:1200+EVIL1'UNH+1+INVOIC:D:96A:UN'BGM+380+\x1b]0;pwned\x07\x1b[2J+9'UNT+3+1'UNZ+1+EVIL1'"
 	h := nats.Header{}
-	for k, v := range map[string]string{hub.HdrOriginalStream: "INGEST", hub.HdrOriginalSeq: "7", hub.HdrPartnerID: "ACME",
-		hub.HdrStage: "parse", hub.HdrErrorMsg: "bad \x1b[31m", hub.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
+	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "7", wire.HdrPartnerID: "ACME",
+		wire.HdrStage: "parse", wire.HdrErrorMsg: "bad \x1b[31m", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
 		h.Set(k, v)
 	}
 	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(payload)}); err != nil {
 		t.Fatal(err)
 	}
 	var out string
-	eventually(t, 30*time.Second, func() bool {
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		out, _, _ = runCmd(t, "poison", "ls", "--server", url)
 		return strings.Contains(out, "reproduced-error")
 	})
@@ -84,14 +82,14 @@ func TestPoisonCommands(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07\x00") {
 		t.Fatalf("show printed raw control bytes:\n%q", out)
 	}
-	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "#2  UNH", "outcome   reproduced-error", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
+	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "    2 @50      UNH+1+INVOIC", "outcome   reproduced-error", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
 	}
 	out, _, _ = runCmd(t, "poison", "show", "POISON:1", "--json", "--server", url)
 	var shown poisonShow
-	if err := json.Unmarshal([]byte(out), &shown); err != nil || string(shown.Payload) != payload || shown.Report.Key != "INGEST/7" {
+	if err := json.Unmarshal([]byte(out), &shown); err != nil || string(shown.Payload) != payload || shown.Report.Key != "INGEST/7" || len(shown.Segments.Lines) != 2 {
 		t.Fatalf("show --json: %v %+v", err, shown.Report)
 	}
 
@@ -121,16 +119,5 @@ func TestPoisonCommands(t *testing.T) {
 	}
 	if _, _, code := runCmd(t, "poison", "frobnicate"); code != 2 {
 		t.Fatalf("bad usage: exit %d, want 2", code)
-	}
-}
-
-func eventually(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v", timeout)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

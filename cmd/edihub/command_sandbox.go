@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/sandbox"
 )
@@ -26,7 +27,7 @@ func init() {
 }
 
 // sandboxSection is the `sandbox:` key of the config file.
-type sandboxSection = hub.ForensicsConfig
+type sandboxSection = forensics.Config
 
 // sandboxFile is the part of the config file the worker and `poison` read.
 // It is decoded leniently: the other sections belong to serve, which
@@ -98,7 +99,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	f, err := hub.NewForensics(hub.ForensicsOptions{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Hub.EDIFACT,
+	f, err := forensics.New(forensics.Options{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Hub.EDIFACT,
 		Logger: log, Registry: reg, Actor: actorName("edihub-sandbox")})
 	if err != nil {
 		return usageErr("%v", err)
@@ -119,7 +120,7 @@ func runSandboxExec(e *env, args []string) error {
 		return err
 	}
 	_ = stage // visible in ps and /proc/<pid>/cmdline while the child runs
-	if code := sandbox.ChildMain(hub.ForensicAnalyzer(hub.EDIFACTConfig{})); code != 0 {
+	if code := sandbox.ChildMain(forensics.Analyzer(hub.EDIFACTConfig{})); code != 0 {
 		return &exitError{code: code, err: errors.New("")}
 	}
 	return nil

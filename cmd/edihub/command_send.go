@@ -13,8 +13,9 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/escape"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 func init() {
@@ -99,10 +100,10 @@ func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, 
 	}
 	r.Bytes = len(data)
 	r.CorrelationID = nuid.Next()
-	msg := &nats.Msg{Subject: hub.IngestPublishSubject(partner), Data: data, Header: nats.Header{}}
-	msg.Header.Set(hub.HdrCorrelationID, r.CorrelationID)
+	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Data: data, Header: nats.Header{}}
+	msg.Header.Set(wire.HdrCorrelationID, r.CorrelationID)
 	if file != "-" {
-		msg.Header.Set("x-filename", sanitizeName(file))
+		msg.Header.Set(wire.HdrFilename, escape.Header(file))
 	}
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -113,15 +114,4 @@ func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, 
 	}
 	r.OK, r.Stream, r.Seq = true, ack.Stream, ack.Sequence
 	return r
-}
-
-// sanitizeName keeps a header value printable.
-func sanitizeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/api"
+	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 )
@@ -159,12 +161,12 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return usageErr("%v", err)
 	}
 	if len(tokens) > 0 {
-		ops, err := hub.NewOps(hub.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
+		o, err := ops.NewOps(ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
 			EDIFACT: cfg.Hub.EDIFACT, Logger: log})
 		if err != nil {
 			return failedErr("%v", err)
 		}
-		apiHandler = hub.NewAPI(ops, tokens)
+		apiHandler = api.New(o, tokens, log)
 	}
 	httpSrv, err := startHTTP(cfg.HTTP.Listen, reg, h, nc, apiHandler, log)
 	if err != nil {
@@ -217,10 +219,10 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 
 // startHTTP serves /metrics, /healthz (the process lives) and /readyz (the
 // hub runs and NATS is connected).
-func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, api http.Handler, log zerolog.Logger) (*http.Server, error) {
+func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, apiHandler http.Handler, log zerolog.Logger) (*http.Server, error) {
 	mux := http.NewServeMux()
-	if api != nil {
-		mux.Handle(hub.APIPrefix, api)
+	if apiHandler != nil {
+		mux.Handle(api.Prefix, apiHandler)
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

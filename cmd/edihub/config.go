@@ -12,6 +12,7 @@ import (
 
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/api"
 )
 
 // fileConfig is the YAML file `serve --config` reads; configs/edihub.yaml
@@ -30,7 +31,7 @@ type fileConfig struct {
 	// Ledger remembers processed interchanges (idempotent replay).
 	Ledger ledgerConfig `yaml:"ledger"`
 	// API is the JSON API on the HTTP port (no tokens, no API).
-	API hub.APIConfig `yaml:"api"`
+	API api.Config `yaml:"api"`
 
 	path string // the file this came from, for the sandbox child
 }

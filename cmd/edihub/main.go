@@ -32,12 +32,11 @@ var commands = map[string]command{}
 
 func register(c command) { commands[c.name] = c }
 
-// Exit codes shared by every subcommand (DESIGN.md, CLI conventions).
+// Exit codes shared by every subcommand (README, "Exit codes").
 const (
-	exitOK       = 0
-	exitFailed   = 1 // what the command checked failed
-	exitUsage    = 2 // bad usage, or the hub cannot be reached
-	exitInternal = 2
+	exitOK     = 0
+	exitFailed = 1 // what the command checked failed
+	exitUsage  = 2 // bad usage, or the hub cannot be reached
 )
 
 // exitError carries an exit code with a one-line reason.

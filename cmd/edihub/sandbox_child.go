@@ -9,9 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edihub/edihub/hub/forensics"
 	"github.com/rs/zerolog"
-
-	"github.com/edihub/edihub/hub"
 )
 
 // startSandboxChild runs `edihub sandbox --server URL [--config FILE]` as
@@ -21,7 +20,7 @@ import (
 // started again with backoff (1s doubling to 30s, reset after a minute of
 // life); on ctx it gets SIGTERM, then SIGKILL after 10s. wait blocks until
 // it is gone. With the section disabled it does nothing.
-func startSandboxChild(ctx context.Context, cfg hub.ForensicsConfig, natsURL, configPath string, log zerolog.Logger) (wait func(), err error) {
+func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, configPath string, log zerolog.Logger) (wait func(), err error) {
 	log = log.With().Str("component", "sandbox").Logger()
 	if !cfg.IsEnabled() {
 		log.Info().Msg("forensic sandbox worker disabled (sandbox.enabled: false)")
@@ -52,9 +51,7 @@ func superviseSandbox(ctx context.Context, exe string, args []string, log zerolo
 	for ctx.Err() == nil {
 		cmd := exec.Command(exe, args...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // its own log lines, tagged component=forensics
-		// Pdeathsig: if serve is killed hard, the worker goes with it
-		// instead of running on as an orphan.
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+		cmd.SysProcAttr = workerProcAttr()
 		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			log.Error().Err(err).Msg("cannot start the sandbox worker")

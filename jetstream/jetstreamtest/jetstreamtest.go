@@ -1,6 +1,7 @@
 package jetstreamtest
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -86,14 +87,20 @@ func CheckFor(tb testing.TB, timeout, interval time.Duration, f func() error) {
 	tb.Fatalf("not within %v: %v", timeout, err)
 }
 
-// Eventually polls cond every 10 ms until it holds; what describes the
-// condition in the failure message.
-func Eventually(tb testing.TB, timeout time.Duration, cond func() bool, what string, args ...any) {
+// Eventually polls cond every 10 ms until it holds; msgAndArgs, if
+// given, is a format and its arguments that describe the condition.
+func Eventually(tb testing.TB, timeout time.Duration, cond func() bool, msgAndArgs ...any) {
 	tb.Helper()
+	what := "condition not met"
+	if len(msgAndArgs) > 0 {
+		if f, ok := msgAndArgs[0].(string); ok {
+			what = fmt.Sprintf(f, msgAndArgs[1:]...)
+		}
+	}
 	CheckFor(tb, timeout, 10*time.Millisecond, func() error {
 		if cond() {
 			return nil
 		}
-		return fmt.Errorf(what, args...)
+		return errors.New(what)
 	})
 }

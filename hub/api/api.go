@@ -1,0 +1,384 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/ops"
+	"github.com/rs/zerolog"
+)
+
+// Prefix is where New's handler expects to be mounted.
+const Prefix = "/api/v1/"
+
+// Request body limits: an edit carries a whole interchange (base64).
+const (
+	maxAPIBody     = 1 << 20
+	maxAPIEditBody = 64 << 20
+)
+
+type api struct {
+	ops    *ops.Ops
+	tokens []apiToken
+	log    zerolog.Logger
+}
+
+type apiToken struct {
+	name string
+	sum  [32]byte
+	role string
+}
+
+type ctxKey struct{}
+
+// New returns the JSON API of Ops under /api/v1/ for a web console and
+// scripts. Every request needs Authorization: Bearer <token>; read tokens
+// may look (show is audited under the token's name), operator tokens may
+// also act. Writes are audited exactly as the CLI's are, with the token's
+// name as the actor.
+//
+//	GET  /api/v1/dlq                      summary (view=messages|groups with filter params: kind, stage, cause, partner, error_class, fingerprint, since)
+//	GET  /api/v1/dlq/{id}                 headers, payload (base64), segments; audited
+//	POST /api/v1/dlq/{id}/replay          {"to","force","reason","dry_run","allow_poison"}
+//	POST /api/v1/dlq/{id}/park            {"reason"}
+//	POST /api/v1/dlq/{id}/drop            {"reason"} (required)
+//	POST /api/v1/dlq/{id}/edit            {"payload": base64, "reason"}
+//	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison"}
+//	GET  /api/v1/audit                    events (since=2h, limit=N)
+//	GET  /api/v1/audit/verify             chain check (anchor=HASH)
+func New(o *ops.Ops, tokens []Token, log zerolog.Logger) http.Handler {
+	a := &api{ops: o, log: log.With().Str("component", "api").Logger()}
+	for _, t := range tokens {
+		a.tokens = append(a.tokens, apiToken{name: t.Name, sum: sha256.Sum256([]byte(t.Token)), role: t.Role})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/dlq", a.list)
+	mux.HandleFunc("GET /api/v1/dlq/{id}", a.show)
+	mux.HandleFunc("POST /api/v1/dlq/replay", a.replayBulk)
+	mux.HandleFunc("POST /api/v1/dlq/{id}/replay", a.replayOne)
+	mux.HandleFunc("POST /api/v1/dlq/{id}/park", a.write(a.park))
+	mux.HandleFunc("POST /api/v1/dlq/{id}/drop", a.write(a.drop))
+	mux.HandleFunc("POST /api/v1/dlq/{id}/edit", a.write(a.edit))
+	mux.HandleFunc("GET /api/v1/audit", a.auditList)
+	mux.HandleFunc("GET /api/v1/audit/verify", a.auditVerify)
+	return a.auth(mux)
+}
+
+// auth finds the caller's token. Every configured token is compared, in
+// constant time over fixed-length hashes, so timing reveals neither which
+// token nor how much of one matched.
+func (a *api) auth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store") // payloads may hold personal data
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		h := r.Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || tok == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="edihub"`)
+			writeJSONError(w, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)")
+			return
+		}
+		sum := sha256.Sum256([]byte(tok))
+		var found *apiToken
+		for i := range a.tokens {
+			if subtle.ConstantTimeCompare(sum[:], a.tokens[i].sum[:]) == 1 && found == nil {
+				found = &a.tokens[i]
+			}
+		}
+		if found == nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="edihub", error="invalid_token"`)
+			writeJSONError(w, http.StatusUnauthorized, "unknown token")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, found)))
+	})
+}
+
+func caller(r *http.Request) *apiToken { t, _ := r.Context().Value(ctxKey{}).(*apiToken); return t }
+
+// opsFor acts as the token's owner.
+func (a *api) opsFor(r *http.Request) *ops.Ops { return a.ops.WithActor(caller(r).name) }
+
+func (a *api) allowWrite(w http.ResponseWriter, r *http.Request) bool {
+	if caller(r).role != RoleOperator {
+		writeJSONError(w, http.StatusForbidden, "token "+caller(r).name+" has the read role; this needs an operator token")
+		return false
+	}
+	return true
+}
+
+func (a *api) write(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if a.allowWrite(w, r) {
+			a.log.Info().Str("actor", caller(r).name).Str("method", r.Method).Str("path", r.URL.Path).Msg("api write")
+			h(w, r)
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(true) // a console may put values into HTML
+	_ = enc.Encode(v)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": escape.Line(msg)})
+}
+
+// fail maps ops errors to HTTP statuses.
+func fail(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, ops.ErrBadID), errors.Is(err, ops.ErrBadRequest), errors.Is(err, ops.ErrReasonRequired), errors.Is(err, ops.ErrNoChange):
+		status = http.StatusBadRequest
+	case errors.Is(err, ops.ErrNotFound):
+		status = http.StatusNotFound
+	case errors.Is(err, ops.ErrEditPending), errors.Is(err, ops.ErrSuperseded):
+		status = http.StatusConflict
+	}
+	writeJSONError(w, status, err.Error())
+}
+
+func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil && !errors.Is(err, io.EOF) { // an empty body is an empty request
+		writeJSONError(w, http.StatusBadRequest, "request body: "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (a *api) filterOf(r *http.Request) (ops.Filter, error) {
+	var f ops.Filter
+	q := r.URL.Query()
+	for _, k := range []string{"kind", "stage", "cause", "partner", "error_class", "fingerprint", "since"} {
+		if v := q.Get(k); v != "" {
+			if err := f.Set(k, v); err != nil {
+				return f, ops.BadRequest("%s", err.Error())
+			}
+		}
+	}
+	f.Superseded = q.Get("superseded") == "true"
+	return f, nil
+}
+
+func (a *api) list(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	switch view := r.URL.Query().Get("view"); view {
+	case "", "summary":
+		s, err := a.ops.List(ctx)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, s)
+	case "messages", "groups":
+		f, err := a.filterOf(r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		entries, err := a.ops.Inspect(ctx, f)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if view == "groups" {
+			writeJSON(w, http.StatusOK, map[string]any{"groups": ops.GroupByFingerprint(entries)})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"messages": entries})
+	default:
+		writeJSONError(w, http.StatusBadRequest, "view: want summary, messages or groups")
+	}
+}
+
+func (a *api) show(w http.ResponseWriter, r *http.Request) {
+	res, err := a.opsFor(r).Show(r.Context(), r.PathValue("id"), ops.ShowOptions{MaxSegments: 10000, MaxRest: 1 << 20})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+type replayBody struct {
+	IDs         []string `json:"ids,omitempty"`
+	Filter      string   `json:"filter,omitempty"`
+	To          string   `json:"to,omitempty"`
+	Max         int      `json:"max,omitempty"`
+	Rate        float64  `json:"rate,omitempty"`
+	DryRun      bool     `json:"dry_run,omitempty"`
+	Force       bool     `json:"force,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+	AllowPoison bool     `json:"allow_poison,omitempty"`
+}
+
+func (a *api) replay(w http.ResponseWriter, r *http.Request, b replayBody) {
+	if !b.DryRun && !a.allowWrite(w, r) {
+		return
+	}
+	if b.DryRun && b.AllowPoison {
+		// A dry-run parses in this process: never run quarantined poison
+		// inside the hub. The sandbox analyses it in a capped child.
+		writeJSONError(w, http.StatusBadRequest, "dry-runs of poison are not run inside the hub; use the sandbox or the forensic report")
+		return
+	}
+	req := ops.ReplayRequest{IDs: b.IDs, To: b.To, Max: b.Max, Rate: b.Rate, DryRun: b.DryRun, Force: b.Force, Reason: b.Reason, AllowPoison: b.AllowPoison}
+	if b.Filter != "" {
+		f, err := ops.ParseFilter(b.Filter)
+		if err != nil {
+			fail(w, ops.BadRequest("%s", err.Error()))
+			return
+		}
+		req.Filter = &f
+	}
+	if !b.DryRun {
+		a.log.Info().Str("actor", caller(r).name).Str("path", r.URL.Path).Msg("api replay")
+	}
+	rep, err := a.opsFor(r).Replay(r.Context(), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (a *api) replayBulk(w http.ResponseWriter, r *http.Request) {
+	var b replayBody
+	if decode(w, r, maxAPIBody, &b) {
+		a.replay(w, r, b)
+	}
+}
+
+func (a *api) replayOne(w http.ResponseWriter, r *http.Request) {
+	var b replayBody
+	if !decode(w, r, maxAPIBody, &b) {
+		return
+	}
+	if len(b.IDs) > 0 || b.Filter != "" {
+		writeJSONError(w, http.StatusBadRequest, "ids and filter belong to POST /api/v1/dlq/replay")
+		return
+	}
+	b.IDs = []string{r.PathValue("id")}
+	a.replay(w, r, b)
+}
+
+type reasonBody struct {
+	Reason string `json:"reason"`
+}
+
+func (a *api) park(w http.ResponseWriter, r *http.Request) {
+	var b reasonBody
+	if !decode(w, r, maxAPIBody, &b) {
+		return
+	}
+	a.results(w, func() ([]ops.ActionResult, error) {
+		return a.opsFor(r).Park(r.Context(), []string{r.PathValue("id")}, b.Reason)
+	})
+}
+
+func (a *api) drop(w http.ResponseWriter, r *http.Request) {
+	var b reasonBody
+	if !decode(w, r, maxAPIBody, &b) {
+		return
+	}
+	a.results(w, func() ([]ops.ActionResult, error) {
+		return a.opsFor(r).Drop(r.Context(), []string{r.PathValue("id")}, b.Reason)
+	})
+}
+
+// results answers one park or drop: 200 when done, else the error's status.
+func (a *api) results(w http.ResponseWriter, f func() ([]ops.ActionResult, error)) {
+	res, err := f()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if len(res) == 1 && !res[0].OK {
+		status := http.StatusInternalServerError
+		if strings.Contains(res[0].Error, ops.ErrNotFound.Error()) {
+			status = http.StatusNotFound
+		}
+		writeJSON(w, status, res[0])
+		return
+	}
+	writeJSON(w, http.StatusOK, res[0])
+}
+
+type editBody struct {
+	Payload []byte `json:"payload"` // base64 in JSON
+	Reason  string `json:"reason,omitempty"`
+}
+
+func (a *api) edit(w http.ResponseWriter, r *http.Request) {
+	var b editBody
+	if !decode(w, r, maxAPIEditBody, &b) {
+		return
+	}
+	if len(b.Payload) == 0 {
+		writeJSONError(w, http.StatusBadRequest, "payload (base64) is required")
+		return
+	}
+	res, err := a.opsFor(r).Edit(r.Context(), r.PathValue("id"), b.Payload, b.Reason)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (a *api) auditList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var since time.Duration
+	if v := q.Get("since"); v != "" {
+		d, err := ops.ParseSince(v)
+		if err != nil {
+			fail(w, ops.BadRequest("%s", err.Error()))
+			return
+		}
+		since = d
+	}
+	limit := 1000
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeJSONError(w, http.StatusBadRequest, "limit: want a positive number")
+			return
+		}
+		limit = n
+	}
+	evs, err := a.ops.AuditList(r.Context(), since, limit)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": evs})
+}
+
+func (a *api) auditVerify(w http.ResponseWriter, r *http.Request) {
+	v, err := a.ops.AuditVerify(r.Context(), r.URL.Query().Get("anchor"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	status := http.StatusOK
+	if !v.OK {
+		status = http.StatusConflict
+	}
+	writeJSON(w, status, v)
+}

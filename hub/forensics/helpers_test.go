@@ -1,0 +1,153 @@
+package forensics
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub/alert"
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+)
+
+// forensicInterchange is a small valid INVOIC whose BGM number is ref (a
+// test stage reacts to HOG in it).
+func forensicInterchange(ref string) string {
+	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
+		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
+}
+
+// provisionPoison creates the POISON and AUDIT streams as the hub would,
+// for tests that run the worker without a hub.
+func provisionPoison(t testing.TB, j js.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	for _, sc := range []js.StreamConfig{
+		{Name: "POISON", Subjects: []string{"edi.poison.>"}, Storage: js.FileStorage, Duplicates: time.Minute},
+		{Name: "AUDIT", Subjects: []string{"edi.audit.>"}, Storage: js.FileStorage, DenyDelete: true, DenyPurge: true},
+	} {
+		if _, err := ejs.EnsureStream(ctx, j, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+var poisonOrig struct {
+	mu  sync.Mutex
+	seq uint64
+}
+
+// publishPoison publishes a quarantine copy as the hub's quarantine does.
+func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string, extra nats.Header) uint64 {
+	t.Helper()
+	poisonOrig.mu.Lock()
+	poisonOrig.seq++
+	orig := poisonOrig.seq + 1000
+	poisonOrig.mu.Unlock()
+	h := nats.Header{}
+	h.Set(wire.HdrOriginalStream, "INGEST")
+	h.Set(wire.HdrOriginalSeq, strconv.FormatUint(orig, 10))
+	h.Set(wire.HdrOriginalTopic, "edi.ingest.0."+partner)
+	h.Set(wire.HdrPartnerID, partner)
+	h.Set(wire.HdrStage, stage)
+	h.Set(wire.HdrPoisonCause, "panic-repeated")
+	h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	for k, v := range extra {
+		h[k] = v
+	}
+	ack, err := j.PublishMsg(context.Background(), &nats.Msg{Subject: wire.PoisonSubject(stage), Header: h, Data: []byte(payload)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ack.Sequence
+}
+
+type capturedAlerts struct {
+	mu     sync.Mutex
+	alerts []alert.Alert
+}
+
+func (c *capturedAlerts) Name() string { return "capture" }
+func (c *capturedAlerts) Send(_ context.Context, a alert.Alert) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.alerts = append(c.alerts, a)
+	return nil
+}
+
+func (c *capturedAlerts) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, a := range c.alerts {
+		if a.Name == name {
+			n++
+		}
+	}
+	return n
+}
+
+type forensicEnv struct {
+	f      *Worker
+	store  *Store
+	nc     *nats.Conn
+	js     js.JetStream
+	alerts *capturedAlerts
+	reg    *prometheus.Registry
+	stop   func()
+}
+
+// startForensics runs a worker on url until the test ends or stop.
+func startForensics(t testing.TB, url string, cfg Config, mod func(*Options)) *forensicEnv {
+	t.Helper()
+	nc, j, err := ejs.Connect(url, "forensics-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
+	alerts := &capturedAlerts{}
+	reg := prometheus.NewRegistry()
+	o := Options{Conn: nc, Config: cfg, Logger: log, Registry: reg, Spec: testForensicSpec(t),
+		Alerter: alert.New(time.Hour, []alert.Sink{alerts}, log, nil), Actor: "forensics-test"}
+	if mod != nil {
+		mod(&o)
+	}
+	f, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := jetstreamtest.RunUntilStopped(t, "forensics worker", 30*time.Second, f.Run, nc.Close)
+	store, err := f.Store(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &forensicEnv{f: f, store: store, nc: nc, js: j, alerts: alerts, reg: reg, stop: stop}
+}
+
+// waitReport polls until the report of POISON:<seq> is stored.
+func waitReport(t *testing.T, s *Store, seq uint64, timeout time.Duration) *Report {
+	t.Helper()
+	var r *Report
+	jetstreamtest.Eventually(t, timeout, func() bool {
+		var err error
+		r, err = s.Report(context.Background(), wire.PoisonID(seq))
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			t.Logf("report: %v", err)
+		}
+		return err == nil
+	})
+	return r
+}
+
+func fastForensicsConfig() Config {
+	return Config{Concurrency: 2, CPULimit: time.Second, Timeout: 20 * time.Second, BreakerThreshold: 2, BreakerCooldown: 2 * time.Second}
+}

@@ -1,0 +1,297 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	ejs "github.com/edihub/edihub/jetstream"
+
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/wire"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// Filter selects messages for inspect and bulk replay. Empty fields match
+// everything; Kinds empty means DLQ and PARKING and POISON.
+type Filter struct {
+	Kinds       []string      `json:"kinds,omitempty"` // dlq, parking, poison
+	Stage       string        `json:"stage,omitempty"`
+	Cause       string        `json:"cause,omitempty"`
+	Partner     string        `json:"partner,omitempty"`
+	ErrorClass  string        `json:"error_class,omitempty"`
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	Since       time.Duration `json:"since,omitempty"` // stored within this long before now
+	// Superseded includes originals replaced by an edit (never replayed).
+	Superseded bool `json:"superseded,omitempty"`
+}
+
+// ParseFilter reads key=value pairs separated by commas, as --filter and the
+// API take them: kind (or stream), stage, cause, partner, error-class,
+// fingerprint, since (a Go duration or Nd for days).
+func ParseFilter(s string) (Filter, error) {
+	var f Filter
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || v == "" {
+			return f, fmt.Errorf("filter %q: want key=value", escape.Line(part))
+		}
+		if err := f.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// Set sets one filter field by its key.
+func (f *Filter) Set(k, v string) error {
+	switch strings.ToLower(k) {
+	case "kind", "stream":
+		for _, x := range strings.Split(strings.ToLower(v), "|") {
+			if x != wire.KindDLQ && x != wire.KindParking && x != wire.KindPoison {
+				return fmt.Errorf("filter %s=%q: want dlq, parking or poison", k, escape.Line(v))
+			}
+			f.Kinds = append(f.Kinds, x)
+		}
+	case "stage":
+		f.Stage = v
+	case "cause":
+		f.Cause = v
+	case "partner":
+		f.Partner = v
+	case "error-class", "error_class", "class":
+		f.ErrorClass = v
+	case "fingerprint":
+		f.Fingerprint = v
+	case "since":
+		d, err := ParseSince(v)
+		if err != nil {
+			return err
+		}
+		f.Since = d
+	default:
+		return fmt.Errorf("filter key %q: want kind, stage, cause, partner, error-class, fingerprint or since", escape.Line(k))
+	}
+	return nil
+}
+
+// ParseSince reads a duration such as 90m, 2h or 3d.
+func ParseSince(v string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(v, "d"); ok {
+		var days int
+		if _, err := fmt.Sscanf(n, "%d", &days); err == nil && days > 0 && fmt.Sprint(days) == n {
+			return time.Duration(days) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("since %q: want a positive duration such as 30m, 2h or 7d", escape.Line(v))
+	}
+	return d, nil
+}
+
+func (f Filter) kinds() []string {
+	if len(f.Kinds) == 0 {
+		return []string{wire.KindDLQ, wire.KindParking, wire.KindPoison}
+	}
+	return f.Kinds
+}
+
+// IsZero reports whether f selects everything.
+func (f Filter) IsZero() bool {
+	return len(f.Kinds) == 0 && f.Stage == "" && f.Cause == "" && f.Partner == "" && f.ErrorClass == "" &&
+		f.Fingerprint == "" && f.Since == 0
+}
+
+func (f Filter) match(e Entry) bool {
+	return (f.Stage == "" || e.Stage == f.Stage) && (f.Cause == "" || e.Cause == f.Cause) &&
+		(f.Partner == "" || e.Partner == f.Partner) && (f.ErrorClass == "" || e.ErrorClass == f.ErrorClass) &&
+		(f.Fingerprint == "" || e.Fingerprint == f.Fingerprint) && (f.Superseded || !e.Superseded())
+}
+
+// Inspect returns the messages f selects, oldest first per stream, with
+// headers but without payloads (those stay on the server; Show reads one).
+func (o *Ops) Inspect(ctx context.Context, f Filter) ([]Entry, error) {
+	edits, err := o.edits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var since time.Time
+	if f.Since > 0 {
+		since = o.o.Now().Add(-f.Since)
+	}
+	var all []Entry
+	for _, k := range f.kinds() {
+		stream := o.o.Streams.StreamOf(k)
+		err := ejs.Scan(ctx, o.o.JS, stream, &ejs.ScanOptions{Since: since, HeadersOnly: true}, func(m js.Msg, md *js.MsgMetadata) error {
+			all = append(all, o.entryOf(stream, md.Sequence.Stream, m.Subject(), md.Timestamp, m.Headers(), 0))
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// An edited copy supersedes its original even if the KV write was lost.
+	for _, e := range all {
+		if e.EditedFrom != "" {
+			if _, ok := edits[e.EditedFrom]; !ok || edits[e.EditedFrom] == editPending {
+				edits[e.EditedFrom] = e.ID
+			}
+		}
+	}
+	out := all[:0]
+	for _, e := range all {
+		e.SupersededBy = edits[e.ID]
+		if f.match(e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// SummaryRow counts the messages of one stream, stage, cause and partner.
+type SummaryRow struct {
+	Kind    string         `json:"kind"`
+	Stream  string         `json:"stream"`
+	Stage   string         `json:"stage"`
+	Cause   string         `json:"cause"`
+	Partner string         `json:"partner"`
+	Count   int            `json:"count"`
+	Bytes   int64          `json:"bytes"`
+	Oldest  time.Time      `json:"oldest"`
+	Newest  time.Time      `json:"newest"`
+	Ages    map[string]int `json:"ages"` // <1h, 1h-24h, 1d-7d, >7d
+}
+
+// Summary is what `edihub dlq ls` shows.
+type Summary struct {
+	Rows       []SummaryRow   `json:"rows"`
+	Totals     map[string]int `json:"totals"`     // per kind
+	Superseded int            `json:"superseded"` // originals kept beside their edit
+}
+
+// AgeBuckets name the age columns, youngest first.
+var AgeBuckets = []string{"<1h", "1h-24h", "1d-7d", ">7d"}
+
+func ageBucket(d time.Duration) string {
+	switch {
+	case d < time.Hour:
+		return AgeBuckets[0]
+	case d < 24*time.Hour:
+		return AgeBuckets[1]
+	case d < 7*24*time.Hour:
+		return AgeBuckets[2]
+	}
+	return AgeBuckets[3]
+}
+
+// List counts the messages of DLQ, PARKING and POISON by stage, cause,
+// partner and age. Superseded originals are counted apart: they need no
+// decision.
+func (o *Ops) List(ctx context.Context) (Summary, error) {
+	entries, err := o.Inspect(ctx, Filter{Superseded: true})
+	if err != nil {
+		return Summary{}, err
+	}
+	now := o.o.Now()
+	s := Summary{Totals: map[string]int{wire.KindDLQ: 0, wire.KindParking: 0, wire.KindPoison: 0}}
+	idx := map[[5]string]int{}
+	for _, e := range entries {
+		if e.Superseded() {
+			s.Superseded++
+			continue
+		}
+		s.Totals[e.Kind]++
+		k := [5]string{e.Kind, e.Stream, e.Stage, e.Cause, e.Partner}
+		i, ok := idx[k]
+		if !ok {
+			i = len(s.Rows)
+			idx[k] = i
+			s.Rows = append(s.Rows, SummaryRow{Kind: e.Kind, Stream: e.Stream, Stage: e.Stage, Cause: e.Cause, Partner: e.Partner,
+				Oldest: e.Time, Newest: e.Time, Ages: map[string]int{}})
+		}
+		r := &s.Rows[i]
+		r.Count++
+		r.Bytes += int64(e.Size)
+		if e.Time.Before(r.Oldest) {
+			r.Oldest = e.Time
+		}
+		if e.Time.After(r.Newest) {
+			r.Newest = e.Time
+		}
+		r.Ages[ageBucket(now.Sub(e.Time))]++
+	}
+	order := map[string]int{wire.KindDLQ: 0, wire.KindParking: 1, wire.KindPoison: 2}
+	sort.SliceStable(s.Rows, func(i, j int) bool {
+		a, b := s.Rows[i], s.Rows[j]
+		if a.Kind != b.Kind {
+			return order[a.Kind] < order[b.Kind]
+		}
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		if a.Cause != b.Cause {
+			return a.Cause < b.Cause
+		}
+		return a.Partner < b.Partner
+	})
+	return s, nil
+}
+
+// Group is the messages that failed the same way (same error fingerprint),
+// as ServicePulse groups failures: one decision for the lot.
+type Group struct {
+	Fingerprint string    `json:"fingerprint"`
+	Count       int       `json:"count"`
+	ErrorClass  string    `json:"error_class,omitempty"`
+	Sample      string    `json:"sample_error,omitempty"`
+	Stages      []string  `json:"stages"`
+	Causes      []string  `json:"causes"`
+	Partners    []string  `json:"partners"`
+	First       time.Time `json:"first"`
+	Last        time.Time `json:"last"`
+	IDs         []string  `json:"ids"`
+}
+
+// GroupByFingerprint groups entries, largest group first. Messages without
+// a fingerprint (poison from a crash) group under "(none)".
+func GroupByFingerprint(entries []Entry) []Group {
+	idx := map[string]int{}
+	var out []Group
+	add := func(list []string, v string) []string {
+		for _, x := range list {
+			if x == v {
+				return list
+			}
+		}
+		return append(list, v)
+	}
+	for _, e := range entries {
+		fp := cmp.Or(e.Fingerprint, "(none)")
+		i, ok := idx[fp]
+		if !ok {
+			i = len(out)
+			idx[fp] = i
+			out = append(out, Group{Fingerprint: fp, ErrorClass: e.ErrorClass, Sample: e.ErrorMsg, First: e.Time, Last: e.Time})
+		}
+		g := &out[i]
+		g.Count++
+		g.Stages, g.Causes, g.Partners = add(g.Stages, e.Stage), add(g.Causes, e.Cause), add(g.Partners, e.Partner)
+		if e.Time.Before(g.First) {
+			g.First = e.Time
+		}
+		if e.Time.After(g.Last) {
+			g.Last = e.Time
+		}
+		g.IDs = append(g.IDs, e.ID)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
+	return out
+}

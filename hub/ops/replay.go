@@ -1,0 +1,389 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	ejs "github.com/edihub/edihub/jetstream"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/wire"
+)
+
+// Replay defaults: bulk replays are paced and capped, so that a replay
+// never floods a partner's partition or a downstream app (SQS redrive has
+// a rate; Kafka has nothing; we have both and a dry-run).
+const (
+	DefaultReplayRate = 10.0 // messages per second
+	DefaultReplayMax  = 100
+)
+
+// ReplayRequest names what to replay: IDs, or a filter (never both).
+type ReplayRequest struct {
+	IDs    []string `json:"ids,omitempty"`
+	Filter *Filter  `json:"filter,omitempty"`
+	// To overrides the destination (default: the message's
+	// x-original-topic, edi.ingest.<partner>).
+	To string `json:"to,omitempty"`
+	// Rate is messages per second (0: DefaultReplayRate); Max caps how many
+	// are replayed in one run (0: DefaultReplayMax). There is no unlimited.
+	Rate float64 `json:"rate,omitempty"`
+	Max  int     `json:"max,omitempty"`
+	// DryRun runs this build's guard and parser on each payload and says
+	// what would happen; it publishes, deletes and audits nothing.
+	DryRun bool `json:"dry_run,omitempty"`
+	// Force sets x-replay-force: the interchange ledger does not stop an
+	// interchange processed before. It needs a Reason.
+	Force  bool   `json:"force,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// AllowPoison lets quarantined messages be replayed (they crashed or
+	// hung the hub: analyse them in the sandbox first).
+	AllowPoison bool `json:"allow_poison,omitempty"`
+	// Progress, if set, is called after each message.
+	Progress func(done, total int) `json:"-"`
+}
+
+// Replay outcomes.
+const (
+	OutcomeReplayed    = "replayed"
+	OutcomeWouldReplay = "would-replay"
+	OutcomeWouldFail   = "would-fail"
+	OutcomeSkipped     = "skipped"
+	OutcomeFailed      = "failed"
+)
+
+// ReplayItem is the outcome for one message.
+type ReplayItem struct {
+	ID string `json:"id"`
+	// Version is the edited version replayed in place of ID, if any.
+	Version string `json:"version,omitempty"`
+	Subject string `json:"subject,omitempty"`
+	Outcome string `json:"outcome"`
+	// NewID is where the replayed copy was stored (INGEST:n).
+	NewID string `json:"new_id,omitempty"`
+	// Deduplicated: the server had the copy already (a re-run after a
+	// crash); nothing was published twice.
+	Deduplicated bool   `json:"deduplicated,omitempty"`
+	Error        string `json:"error,omitempty"`
+	// Reason names a known refusal for tools and hints: poison-not-allowed,
+	// no-destination, edit-pending, superseded or not-found.
+	Reason string  `json:"reason,omitempty"`
+	DryRun *DryRun `json:"dry_run,omitempty"`
+}
+
+// ReplayReport sums up a replay.
+type ReplayReport struct {
+	DryRun   bool         `json:"dry_run"`
+	Matched  int          `json:"matched"`
+	Left     int          `json:"left"` // matched but over Max: run again
+	Replayed int          `json:"replayed"`
+	Skipped  int          `json:"skipped"`
+	Failed   int          `json:"failed"`
+	Items    []ReplayItem `json:"items"`
+}
+
+// Refusals of one message in a replay.
+var (
+	// ErrPoisonNotAllowed: quarantined poison is replayed only when the
+	// request allows it, after a sandbox analysis.
+	ErrPoisonNotAllowed = errors.New("quarantined poison (it crashed or hung the hub) is replayed only when poison is allowed explicitly; analyse it in the sandbox first")
+	// ErrNoDestination: the message names no original topic and the
+	// request named no destination.
+	ErrNoDestination = errors.New("no x-original-topic header; name the destination")
+)
+
+// reasonOf names a known refusal (ReplayItem.Reason).
+func reasonOf(err error) string {
+	switch {
+	case errors.Is(err, ErrPoisonNotAllowed):
+		return "poison-not-allowed"
+	case errors.Is(err, ErrNoDestination):
+		return "no-destination"
+	case errors.Is(err, ErrEditPending):
+		return "edit-pending"
+	case errors.Is(err, ErrSuperseded):
+		return "superseded"
+	case errors.Is(err, ErrNotFound):
+		return "not-found"
+	}
+	return ""
+}
+
+// ErrBadRequest wraps refusals of a replay request (usage errors).
+var ErrBadRequest = errors.New("bad request")
+
+func BadRequest(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadRequest, fmt.Sprintf(format, a...))
+}
+
+func (o *Ops) checkReplay(req *ReplayRequest) error {
+	if (len(req.IDs) == 0) == (req.Filter == nil) {
+		return BadRequest("name message IDs or a filter, not both and not neither")
+	}
+	if req.Filter != nil && req.Filter.IsZero() {
+		return BadRequest("a filter that selects everything is refused; name a kind, stage, cause, partner, error class, fingerprint or since")
+	}
+	if req.Force && strings.TrimSpace(req.Reason) == "" {
+		return fmt.Errorf("%w: forcing overrides the interchange ledger: %w", ErrBadRequest, ErrReasonRequired)
+	}
+	if req.Rate == 0 {
+		req.Rate = DefaultReplayRate
+	}
+	if req.Rate < 0 || req.Rate > 10000 {
+		return BadRequest("rate %v/s: want more than 0 and at most 10000", req.Rate)
+	}
+	if req.Max == 0 {
+		req.Max = DefaultReplayMax
+	}
+	if req.Max < 0 {
+		return BadRequest("max %d: want a positive number (there is no unlimited)", req.Max)
+	}
+	if len(req.IDs) > req.Max {
+		return BadRequest("%d IDs named but max is %d; raise the maximum to replay them all", len(req.IDs), req.Max)
+	}
+	if req.To != "" {
+		if err := checkReplaySubject(req.To); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkReplaySubject refuses destinations that are not one concrete subject
+// or that belong to the failure and audit streams (use park for those).
+func checkReplaySubject(s string) error {
+	tok := strings.Split(s, ".")
+	for _, t := range tok {
+		if t == "" || t == "*" || t == ">" || strings.ContainsFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) {
+			return BadRequest("destination %q: want one concrete subject such as edi.ingest.ACME", escape.Line(s))
+		}
+	}
+	bad := strings.HasPrefix(s, "$") || strings.HasPrefix(s, strings.TrimSuffix(wire.AuditAll, ">")) || strings.HasPrefix(s, strings.TrimSuffix(wire.PoisonAll, ">")) ||
+		(len(tok) >= 3 && tok[0] == "edi" && (tok[2] == "dlq" || tok[2] == "parking-lot" || tok[2] == "retry"))
+	if bad {
+		return BadRequest("destination %q is a failure, audit or system subject; replay to edi.ingest.<partner> (or use park)", escape.Line(s))
+	}
+	return nil
+}
+
+// Replay publishes messages back, byte for byte, to their original topic
+// (or To), paced by Rate and capped by Max. Each copy carries the history
+// headers plus x-replayed-from and has Nats-Msg-Id replay:<ID>, so a re-run
+// after a crash is dropped by the server; only after the server's ack is
+// the event audited and the message removed from its stream. An edited
+// original is replaced by its edit; the original is never sent.
+func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, error) {
+	if err := o.checkReplay(&req); err != nil {
+		return nil, err
+	}
+	var refs []wire.MsgRef
+	rep := &ReplayReport{DryRun: req.DryRun}
+	if req.Filter != nil {
+		f := *req.Filter
+		if len(f.Kinds) == 0 {
+			f.Kinds = []string{wire.KindDLQ, wire.KindParking}
+			if req.AllowPoison {
+				f.Kinds = append(f.Kinds, wire.KindPoison)
+			}
+		}
+		f.Superseded = false
+		entries, err := o.Inspect(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time.Before(entries[j].Time) })
+		rep.Matched = len(entries)
+		for i, e := range entries {
+			if i == req.Max {
+				rep.Left = len(entries) - i
+				break
+			}
+			refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
+		}
+	} else {
+		var err error
+		if refs, err = o.parseIDs(req.IDs); err != nil {
+			return nil, err
+		}
+		rep.Matched = len(refs)
+	}
+	interval := time.Duration(float64(time.Second) / req.Rate)
+	start := o.o.Now()
+	for i, ref := range refs {
+		if err := ctx.Err(); err != nil {
+			rep.Left += len(refs) - i
+			break
+		}
+		if i > 0 && !req.DryRun {
+			if d := start.Add(time.Duration(i) * interval).Sub(o.o.Now()); d > 0 {
+				o.o.Sleep(d)
+			}
+		}
+		it := o.replayOne(ctx, ref, &req)
+		switch it.Outcome {
+		case OutcomeReplayed, OutcomeWouldReplay:
+			rep.Replayed++
+		case OutcomeSkipped:
+			rep.Skipped++
+		default:
+			rep.Failed++
+		}
+		rep.Items = append(rep.Items, it)
+		if req.Progress != nil {
+			req.Progress(i+1, len(refs))
+		}
+	}
+	return rep, nil
+}
+
+func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest) ReplayItem {
+	it := ReplayItem{ID: ref.String(), Outcome: OutcomeFailed}
+	fail := func(outcome string, err error) ReplayItem {
+		it.Outcome, it.Error, it.Reason = outcome, err.Error(), reasonOf(err)
+		return it
+	}
+	target, err := o.resolve(ctx, ref)
+	if err != nil {
+		return fail(OutcomeSkipped, err)
+	}
+	if target != ref {
+		it.Version = target.String()
+	}
+	raw, err := o.getMsg(ctx, target)
+	if err != nil {
+		return fail(OutcomeSkipped, err)
+	}
+	e := o.entryOf(target.Stream, target.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	if e.Kind == wire.KindPoison && !req.AllowPoison {
+		return fail(OutcomeSkipped, ErrPoisonNotAllowed)
+	}
+	it.Subject = cmp.Or(req.To, e.OriginalTopic)
+	if it.Subject == "" {
+		return fail(OutcomeFailed, ErrNoDestination)
+	}
+	if req.To == "" {
+		if err := checkReplaySubject(it.Subject); err != nil {
+			return fail(OutcomeFailed, fmt.Errorf("x-original-topic: %w", err))
+		}
+	}
+	if req.DryRun {
+		it.DryRun = o.dryRun(raw.Data, e, it.Subject, req.Force)
+		it.Outcome = OutcomeWouldReplay
+		if !it.DryRun.OK {
+			it.Outcome = OutcomeWouldFail
+		}
+		return it
+	}
+	m := &nats.Msg{Subject: it.Subject, Header: ejs.CopyHeaders(raw.Header), Data: raw.Data}
+	m.Header.Del(wire.HdrReplayForce)
+	m.Header.Set(wire.HdrReplayedFrom, target.String())
+	m.Header.Set(wire.HdrReplayedBy, escape.Header(o.o.Actor))
+	if req.Force {
+		m.Header.Set(wire.HdrReplayForce, "true")
+	}
+	ack, err := o.o.JS.PublishMsg(ctx, m, js.WithMsgID("replay:"+target.String()))
+	if err != nil {
+		return fail(OutcomeFailed, fmt.Errorf("publish to %s: %w", it.Subject, err))
+	}
+	it.NewID, it.Deduplicated = wire.MsgRef{Stream: ack.Stream, Seq: ack.Sequence}.String(), ack.Duplicate
+	ids := []string{ref.String()}
+	if target != ref {
+		ids = append(ids, target.String())
+	}
+	sum := audit.PayloadHash(raw.Data)
+	details := map[string]string{"to": it.Subject, "new_id": it.NewID, "force": fmt.Sprint(req.Force)}
+	if err := o.audit(ctx, audit.Event{Action: "replay", IDs: append(ids, it.NewID), Reason: req.Reason,
+		PayloadBefore: sum, PayloadAfter: sum, Details: details}, "audit:replay:"+target.String()); err != nil {
+		return fail(OutcomeFailed, fmt.Errorf("replayed as %s, but: %w (run the replay again: the copy is deduplicated)", it.NewID, err))
+	}
+	if err := o.deleteMsg(ctx, target, false); err != nil {
+		return fail(OutcomeFailed, fmt.Errorf("replayed as %s, but: %w", it.NewID, err))
+	}
+	it.Outcome, it.Error = OutcomeReplayed, ""
+	return it
+}
+
+// DryRun is what this build's guard and parser make of a payload.
+type DryRun struct {
+	OK           bool            `json:"ok"`
+	Subject      string          `json:"subject"`
+	Standard     string          `json:"standard,omitempty"`
+	Guard        string          `json:"guard"`
+	Parse        string          `json:"parse,omitempty"`
+	Messages     int             `json:"messages,omitempty"`
+	Types        []string        `json:"types,omitempty"`
+	Interchanges []hub.LedgerKey `json:"interchanges,omitempty"`
+	Verdict      string          `json:"verdict"`
+}
+
+// dryRun runs the guard and the parser of this build on data, with the
+// partner's parse settings, and says what the parse stage would do. A panic
+// is reported, not propagated: the payload is hostile until proven not.
+func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRun) {
+	d = &DryRun{Subject: subject, Guard: "ok"}
+	defer func() {
+		if r := recover(); r != nil {
+			d.OK, d.Verdict = false, escape.Line(fmt.Sprintf("the parser panicked: %v — this build would quarantine it", r))
+		}
+	}()
+	opts := o.o.EDIFACT.Options(e.Partner)
+	g, err := edifact.Guard(data, opts)
+	if err != nil {
+		d.Guard = escape.Line(err.Error())
+		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the guard refuses it"
+		return d
+	}
+	d.Standard = g.Standard
+	doc, err := edifact.Walk(data, opts, nil)
+	if err != nil {
+		d.Parse = escape.Line(err.Error())
+		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the parser refuses it"
+		return d
+	}
+	d.Parse = "ok"
+	for _, m := range doc.Messages() {
+		d.Messages++
+		if !containsStr(d.Types, m.Type) {
+			d.Types = append(d.Types, escape.Line(m.Type))
+		}
+	}
+	for _, k := range hub.LedgerKeys(doc) {
+		d.Interchanges = append(d.Interchanges, hub.LedgerKey{Sender: escape.Line(k.Sender), Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
+	}
+	d.OK = d.Messages > 0
+	switch {
+	case !d.OK:
+		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the interchange holds no message"
+	case force:
+		d.Verdict = fmt.Sprintf("would be parsed into %d message(s), even if the ledger has seen it (x-replay-force)", d.Messages)
+	default:
+		d.Verdict = fmt.Sprintf("would be parsed into %d message(s), unless the ledger has seen the interchange (then acked as a duplicate)", d.Messages)
+	}
+	if dr := e.Headers[wire.HdrDrill]; len(dr) > 0 {
+		d.Verdict += "; it carries x-drill: " + escape.Line(dr[0]) + " (a drill hub fails it on purpose)"
+	}
+	if e.Stage != "" && e.Stage != "parse" {
+		d.Verdict += "; it failed in stage " + escape.Line(e.Stage) + ", which a dry-run does not run"
+	}
+	return d
+}
+
+func containsStr(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,96 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// ScanOptions select what Scan reads; nil means every message with its
+// payload.
+type ScanOptions struct {
+	// Since skips messages stored before it (zero: from the start).
+	Since time.Time
+	// HeadersOnly leaves the payloads on the server (listings).
+	HeadersOnly bool
+	// Filter reads only the stream's subjects that match (empty: all).
+	Filter string
+}
+
+// Scan calls fn for every message of stream, in sequence order, through a
+// short-lived pull consumer: one round trip per 256 messages instead of one
+// per message. It is the one stream reader of the module (runbook
+// listings, audit verification, the poison list). A missing stream is an
+// error wrapping js.ErrStreamNotFound.
+func Scan(ctx context.Context, j js.JetStream, stream string, o *ScanOptions, fn func(js.Msg, *js.MsgMetadata) error) error {
+	var opts ScanOptions
+	if o != nil {
+		opts = *o
+	}
+	s, err := j.Stream(ctx, stream)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", stream, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", stream, err)
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	cfg := js.ConsumerConfig{
+		AckPolicy: js.AckNonePolicy, HeadersOnly: opts.HeadersOnly, MemoryStorage: true,
+		InactiveThreshold: time.Minute, Description: "edihub scan", MaxDeliver: 1, FilterSubject: opts.Filter,
+	}
+	if !opts.Since.IsZero() {
+		st := opts.Since.UTC()
+		cfg.DeliverPolicy, cfg.OptStartTime = js.DeliverByStartTimePolicy, &st
+	}
+	c, err := s.CreateConsumer(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", stream, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.DeleteConsumer(dctx, c.CachedInfo().Name)
+	}()
+	ci, err := c.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("scan %s: %w", stream, err)
+	}
+	pending := ci.NumPending
+	for pending > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// No-wait: the server answers at once with what it has, instead of
+		// holding the request until 256 messages arrive.
+		batch, err := c.FetchNoWait(int(min(pending, 256)))
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", stream, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				return fmt.Errorf("scan %s: %w", stream, err)
+			}
+			pending = md.NumPending
+			if err := fn(m, md); err != nil {
+				return err
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, js.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("scan %s: %w", stream, err)
+		}
+		if n == 0 {
+			break // expired or deleted meanwhile
+		}
+	}
+	return nil
+}

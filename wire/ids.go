@@ -1,0 +1,89 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MsgRef identifies a stored message as STREAM:SEQ (DLQ:1234). The
+// sequence is the stream's own and never reused, so the ID is stable and
+// printable: it is what operators type.
+type MsgRef struct {
+	Stream string
+	Seq    uint64
+}
+
+func (r MsgRef) String() string { return r.Stream + ":" + strconv.FormatUint(r.Seq, 10) }
+
+// KVKey is r as a KV key (':' is not allowed there).
+func (r MsgRef) KVKey() string { return r.Stream + "." + strconv.FormatUint(r.Seq, 10) }
+
+// RefOfKVKey turns a KVKey back into the ID (DLQ.1234 → DLQ:1234).
+func RefOfKVKey(k string) string {
+	i := strings.LastIndexByte(k, '.')
+	if i < 0 {
+		return k
+	}
+	return k[:i] + ":" + k[i+1:]
+}
+
+// ErrBadID is returned for an ID that is not STREAM:SEQ of an allowed stream.
+var ErrBadID = errors.New("bad message ID")
+
+// ParseMsgRef reads an ID such as DLQ:1234 (stream names case-insensitive)
+// and accepts only the streams listed. The error quotes s with %q, so it
+// is safe to print whatever s holds.
+func ParseMsgRef(s string, streams ...string) (MsgRef, error) {
+	name, seqStr, ok := strings.Cut(strings.TrimSpace(s), ":")
+	seq, err := strconv.ParseUint(seqStr, 10, 64)
+	if !ok || err != nil || seq == 0 {
+		eg := "DLQ"
+		if len(streams) > 0 {
+			eg = streams[0]
+		}
+		return MsgRef{}, fmt.Errorf("%w %q: want STREAM:SEQ, e.g. %s:1234", ErrBadID, s, eg)
+	}
+	for _, st := range streams {
+		if strings.EqualFold(name, st) {
+			return MsgRef{Stream: st, Seq: seq}, nil
+		}
+	}
+	return MsgRef{}, fmt.Errorf("%w %q: the stream must be one of %s", ErrBadID, s, strings.Join(streams, ", "))
+}
+
+// PoisonID is the operator's name for a POISON stream sequence.
+func PoisonID(seq uint64) string { return DefaultPoisonStream + ":" + strconv.FormatUint(seq, 10) }
+
+// ParsePoisonID reads POISON:<seq> (or a bare sequence number) with
+// ParseMsgRef, the one ID parser.
+func ParsePoisonID(id string) (uint64, error) {
+	if n, err := strconv.ParseUint(id, 10, 64); err == nil && n > 0 {
+		return n, nil
+	}
+	ref, err := ParseMsgRef(id, DefaultPoisonStream)
+	return ref.Seq, err
+}
+
+// MsgID is the Nats-Msg-Id of a copy the hub makes of stream message seq:
+// <stream>:<seq>:<kind>. A crash between publishing the copy and acking the
+// original re-publishes under the same id, which the server drops.
+func MsgID(stream string, seq uint64, kind string) string {
+	return stream + ":" + strconv.FormatUint(seq, 10) + ":" + kind
+}
+
+// OutputMsgID is the dedupe id of output i of an interchange.
+func OutputMsgID(stream string, seq uint64, i int) string {
+	return MsgID(stream, seq, "out:"+strconv.Itoa(i))
+}
+
+// CorrelationID names an interchange across hops when the producer gave none.
+func CorrelationID(stream string, seq uint64) string {
+	return stream + "-" + strconv.FormatUint(seq, 10)
+}
+
+// ReportKey names an interchange's forensic report: <stream>/<seq>.
+func ReportKey(stream string, seq uint64) string {
+	return stream + "/" + strconv.FormatUint(seq, 10)
+}
