@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,39 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(ChildMain(a))
 	}
-	os.Exit(m.Run())
+	dir, err := shareTestBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// sharedBinary is a copy of this test binary that the unprivileged child
+// user can execute: go test builds it in a 0700 directory, and Run drops to
+// nobody when the tests run as root.
+var sharedBinary string
+
+func shareTestBinary() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		return "", err
+	}
+	dir, err := os.MkdirTemp("", "sandbox-test-bin-")
+	if err != nil {
+		return "", err
+	}
+	sharedBinary = filepath.Join(dir, "sandbox.test")
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return dir, err
+	}
+	return dir, os.WriteFile(sharedBinary, b, 0o755)
 }
 
 // schemaError stands in for a hub error that knows its class and cause.
@@ -124,11 +157,10 @@ var testAnalyzers = map[string]Analyzer{
 
 func testBinary(t testing.TB) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	if sharedBinary == "" {
+		t.Fatal("TestMain did not copy the test binary")
 	}
-	return exe
+	return sharedBinary
 }
 
 // testMemoryLimit is the children's cap. Under -race the child is a race
@@ -159,8 +191,8 @@ func run(t *testing.T, spec *Spec, payload string) *Report {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	t.Logf("%s | cpu %s wall %s peak %d MiB exit %d %s | limits %+v | notes %q",
-		r.Summary, r.CPUTime, r.WallTime, r.PeakRSSBytes>>20, r.ExitCode, r.Signal, r.Limits, r.Notes)
+	t.Logf("%s | cpu %s wall %s peak %d MiB exit %d %s | limits %+v | isolation %+v | notes %q",
+		r.Summary, r.CPUTime, r.WallTime, r.PeakRSSBytes>>20, r.ExitCode, r.Signal, r.Limits, r.Isolation, r.Notes)
 	return r
 }
 
