@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 			time.Sleep(30 * time.Second)
 			os.Exit(0)
 		}
+		if main, ok := testChildMains[mode]; ok {
+			os.Exit(main())
+		}
 		a, ok := testAnalyzers[mode]
 		if !ok {
 			fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
@@ -78,6 +81,10 @@ func (e *schemaError) ErrorClass() string { return "permanent" }
 func (e *schemaError) ErrorCause() string { return "schema" }
 
 var sink [][]byte
+
+// testChildMains are child modes that replace ChildMain itself, to play a
+// misbehaving child.
+var testChildMains = map[string]func() int{}
 
 var testAnalyzers = map[string]Analyzer{
 	"fine": func(ctx context.Context, payload []byte, progress func(Progress)) (Result, error) {
