@@ -82,7 +82,9 @@
 //     runtime opens everything with O_CLOEXEC, so that test is exact.
 //   - cwd: a fresh empty directory under Spec.TempDir, removed after.
 //   - unprivileged: a root hub starts the child as Spec.UID/GID (nobody)
-//     with no supplementary groups; the binary must be executable by it.
+//     with no supplementary groups. It execs /proc/self/fd/4, the binary
+//     opened by the hub, so the binary's directories need not be
+//     searchable by nobody (go test builds in 0700 directories).
 //     A root hub without CAP_SYS_RESOURCE then cannot prlimit(2) the child,
 //     so it verifies the child's own limits in /proc/<pid>/limits instead
 //     (Limits.AppliedBy "child, verified by parent").

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // isoSetup is what the parent prepared for one child's isolation.
@@ -38,6 +40,27 @@ func prepareIsolation(s *Spec) (*isoSetup, error) {
 		}
 	}
 	return iso, nil
+}
+
+// execFD is the descriptor number of the binary in the child, after the
+// report pipe (ExtraFiles[1]).
+const execFD = reportFD + 1
+
+// openBinary opens path (O_PATH, as the hub) when the child is to switch
+// users, and returns what to exec instead: /proc/self/fd/4 in the child is
+// the binary itself, so the unprivileged user needs execute permission on
+// the file but not search permission on its directories (a go test binary
+// lives in a 0700 directory). The child closes fd 4 with the other
+// inherited descriptors. Otherwise it returns path and no file.
+func (iso *isoSetup) openBinary(path string) (string, *os.File, error) {
+	if !iso.asRoot {
+		return path, nil, nil
+	}
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return "/proc/self/fd/" + strconv.Itoa(execFD), os.NewFile(uintptr(fd), path), nil
 }
 
 func (iso *isoSetup) cleanup() error {

@@ -45,6 +45,8 @@ func prepareIsolation(s *Spec) (*isoSetup, error) { return nil, errUnsupported }
 
 func (iso *isoSetup) cleanup() error { return nil }
 
+func (iso *isoSetup) openBinary(path string) (string, *os.File, error) { return path, nil, nil }
+
 func (iso *isoSetup) sysProcAttr() *syscall.SysProcAttr { return nil }
 
 func (iso *isoSetup) retryWithoutNetns(err error) bool { return false }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,39 +37,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(ChildMain(a))
 	}
-	dir, err := shareTestBinary()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-// sharedBinary is a copy of this test binary that the unprivileged child
-// user can execute: go test builds it in a 0700 directory, and Run drops to
-// nobody when the tests run as root.
-var sharedBinary string
-
-func shareTestBinary() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(exe)
-	if err != nil {
-		return "", err
-	}
-	dir, err := os.MkdirTemp("", "sandbox-test-bin-")
-	if err != nil {
-		return "", err
-	}
-	sharedBinary = filepath.Join(dir, "sandbox.test")
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return dir, err
-	}
-	return dir, os.WriteFile(sharedBinary, b, 0o755)
+	os.Exit(m.Run())
 }
 
 // schemaError stands in for a hub error that knows its class and cause.
@@ -164,10 +131,11 @@ var testAnalyzers = map[string]Analyzer{
 
 func testBinary(t testing.TB) string {
 	t.Helper()
-	if sharedBinary == "" {
-		t.Fatal("TestMain did not copy the test binary")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return sharedBinary
+	return exe
 }
 
 // testMemoryLimit is the children's cap. Under -race the child is a race

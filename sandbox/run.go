@@ -80,23 +80,34 @@ func Run(ctx context.Context, spec *Spec, payload []byte) (*Report, error) {
 	// directory any more; a failure to remove it does not change the report.
 	defer iso.cleanup()
 
+	execPath, exe, err := iso.openBinary(s.Path)
+	if err != nil {
+		return nil, &InfraError{Op: "start", Err: fmt.Errorf("start %s: %w", s.Path, err)}
+	}
+	extra := []*os.File{nil} // fd 3 = reportFD, set below
+	if exe != nil {
+		defer exe.Close()
+		extra = append(extra, exe) // execFD
+	}
+
 	p, err := newPipes()
 	if err != nil {
 		return nil, &InfraError{Op: "pipe", Err: err}
 	}
 	defer p.closeParent()
+	extra[0] = p.repW
 
 	var notes []string
 	newCmd := func() *exec.Cmd {
 		return &exec.Cmd{
-			Path:        s.Path,
+			Path:        execPath,
 			Args:        append([]string{s.Path}, s.Args...),
 			Env:         s.childEnv(), // never nil: nil would inherit os.Environ()
 			Dir:         iso.dir,
 			Stdin:       p.stdinR,
 			Stdout:      p.outW, // stdout and stderr interleaved in one capture
 			Stderr:      p.outW,
-			ExtraFiles:  []*os.File{p.repW}, // fd 3 = reportFD; os/exec closes the others with CLOEXEC
+			ExtraFiles:  extra, // os/exec closes the other close-on-exec fds
 			SysProcAttr: iso.sysProcAttr(),
 		}
 	}

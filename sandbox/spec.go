@@ -72,8 +72,9 @@ type Spec struct {
 
 	// UID and GID are who the child runs as when the hub runs as root (a
 	// non-root hub cannot change ids; its child keeps the hub's). Default
-	// 65534 (nobody): there is deliberately no way to keep root. The binary
-	// at Path must be executable by that user.
+	// 65534 (nobody): there is deliberately no way to keep root. The file
+	// at Path must be executable by that user; its directories need not be
+	// searchable (Run execs it through a descriptor it opened as root).
 	UID, GID int
 
 	// TempDir is where Run creates the child's empty working directory.
