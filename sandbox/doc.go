@@ -94,10 +94,12 @@
 //   - no_new_privs and seccomp: a denylist filter (seccompDenied) on every
 //     thread: socket, connect, bind, listen, accept, execve, execveat,
 //     ptrace, io_uring, bpf, mount, namespaces, keys, modules fail with
-//     EPERM, so the child sees an error rather than dying. A second filter
-//     refuses foreign-arch calls (i386 via int 0x80), which the first lets
-//     through. A denylist, because the Go runtime needs mmap, clone, futex,
-//     signals and more, and its needs change between releases.
+//     EPERM, so the child sees an error rather than dying; so does clone
+//     with a namespace flag. clone3, whose flags a filter cannot read,
+//     fails with ENOSYS, so that Go and glibc fall back to clone. A second
+//     filter refuses foreign-arch calls (i386 via int 0x80), which the
+//     first lets through. A denylist, because the Go runtime needs mmap,
+//     clone, futex, signals and more, and its needs change between releases.
 //   - landlock: the newest ABI the kernel has (best effort): no filesystem
 //     access at all (open, exec, readdir, create), and from ABI 4 no TCP
 //     connect/bind, from ABI 6 no signals or abstract unix sockets outside

@@ -92,6 +92,11 @@ var seccompDenied = []string{
 	"init_module", "finit_module", "delete_module", "kexec_load",
 }
 
+// cloneNewNamespaces are clone(2)'s namespace flags (CLONE_NEWTIME only
+// exists for clone3 and unshare; in clone its bit is part of the exit signal).
+const cloneNewNamespaces = unix.CLONE_NEWUSER | unix.CLONE_NEWNET | unix.CLONE_NEWNS | unix.CLONE_NEWPID |
+	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
+
 // nativeAuditArch is the seccomp arch of this build. The denylist filter
 // lets through calls of any other arch (go-seccomp-bpf jumps to the default
 // action), e.g. i386 via int 0x80 on amd64, so archFilter refuses those.
@@ -119,7 +124,16 @@ func installSeccomp() error {
 		Flag: seccomp.FilterFlagTSync,
 		Policy: seccomp.Policy{
 			DefaultAction: seccomp.ActionAllow,
-			Syscalls:      []seccomp.SyscallGroup{{Names: seccompDenied, Action: seccomp.ActionErrno}}, // EPERM
+			Syscalls: []seccomp.SyscallGroup{
+				{Names: seccompDenied, Action: seccomp.ActionErrno}, // EPERM
+				// unshare is denied; clone must not create namespaces either
+				// (a user namespace opens much kernel attack surface).
+				{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: seccomp.ArgumentConditions{
+					{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewNamespaces}}}}, Action: seccomp.ActionErrno},
+				// clone3 passes its flags in memory a filter cannot read;
+				// ENOSYS makes Go and glibc fall back to clone(2).
+				{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},
+			},
 		},
 	})
 	if err != nil {

@@ -82,6 +82,8 @@ func probe(ctx context.Context, payload []byte, progress func(Progress)) (Result
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stderr, os.Stderr
 	d["exec"] = errnoOf(cmd.Run())
 	d["execve"] = errnoOf(unix.Exec("/bin/sh", []string{"sh", "-c", "exit 0"}, nil))
+	d["unshare_newuser"] = errnoOf(unix.Unshare(unix.CLONE_NEWUSER))
+	d["clone_newuser"] = cloneNewUser()
 	var st unix.Stat_t
 	switch err := unix.Fstat(tg.FD, &st); {
 	case err != nil:
@@ -97,6 +99,21 @@ func probe(ctx context.Context, payload []byte, progress func(Progress)) (Result
 	d["seccomp_mode"] = strconv.Itoa(mode) + "/" + errnoOf(err)
 	d["netns"], _ = os.Readlink("/proc/self/ns/net") // readlink is not a Landlock right
 	return Result{Details: d}, nil
+}
+
+// cloneNewUser forks with CLONE_NEWUSER; a child, if the filter lets it be
+// born, exits at once without running any Go code.
+func cloneNewUser() string {
+	pid, _, errno := unix.RawSyscall6(unix.SYS_CLONE, unix.CLONE_NEWUSER|uintptr(unix.SIGCHLD), 0, 0, 0, 0, 0)
+	if errno != 0 {
+		return unix.ErrnoName(errno)
+	}
+	if pid == 0 {
+		unix.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
+	}
+	var ws unix.WaitStatus
+	unix.Wait4(int(pid), &ws, 0, nil)
+	return "ok"
 }
 
 func errnoOf(err error) string {
@@ -244,7 +261,7 @@ func TestRunIsolationDeniesFromInsideTheChild(t *testing.T) {
 		}
 	})
 	t.Run("seccomp", func(t *testing.T) {
-		for _, k := range []string{"socket_inet", "socket_unix", "dial", "exec", "execve"} {
+		for _, k := range []string{"socket_inet", "socket_unix", "dial", "exec", "execve", "unshare_newuser", "clone_newuser"} {
 			if d[k] != "EPERM" {
 				t.Errorf("%s: %s, want EPERM from the seccomp filter", k, d[k])
 			}
