@@ -358,3 +358,22 @@ func TestVerifyLimitsRejectsLooseChild(t *testing.T) {
 		t.Errorf("verifyLimits on a limited child: %+v, %v", l, err)
 	}
 }
+
+// A start refused because of the network namespace is retried without one,
+// and the report then says the layer is missing instead of claiming it.
+func TestNetnsFallbackIsReported(t *testing.T) {
+	iso := &isoSetup{netns: true}
+	if iso.retryWithoutNetns(&os.SyscallError{Syscall: "clone", Err: syscall.EACCES}) {
+		t.Errorf("retry on EACCES: that is not the namespace's fault")
+	}
+	if !iso.retryWithoutNetns(&os.SyscallError{Syscall: "clone", Err: syscall.EPERM}) || iso.netns {
+		t.Fatalf("no retry without a namespace after EPERM")
+	}
+	if iso.retryWithoutNetns(syscall.EPERM) {
+		t.Errorf("retried twice")
+	}
+	v := verifyIsolation(os.Getpid(), &Isolation{NetNamespace: true}, iso)
+	if v.NetNamespace || v.Missing[LayerNetNamespace] == "" {
+		t.Errorf("netns claimed without one: %+v", v)
+	}
+}
