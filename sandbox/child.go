@@ -21,11 +21,13 @@ type Analyzer func(ctx context.Context, payload []byte, progress func(Progress))
 // ChildMain is the child side of Run: `edihub sandbox exec` calls
 // os.Exit(sandbox.ChildMain(analyzer)). It
 //
-//  1. limits itself (RLIMIT_DATA/AS/CPU from the protocol environment) and
-//     sets a matching soft Go memory limit,
-//  2. tells the parent it is ready, and blocks on stdin: the parent verifies
+//  1. closes every descriptor it inherited besides its pipes, limits itself
+//     (RLIMIT_DATA/AS/CPU from the protocol environment) and sets a matching
+//     soft Go memory limit,
+//  2. isolates itself (no_new_privs, seccomp, Landlock; see doc.go),
+//  3. tells the parent it is ready, and blocks on stdin: the parent verifies
 //     the limits with prlimit(2) before it writes a single payload byte,
-//  3. reads the payload, runs a, forwards progress, recovers a panic with its
+//  4. reads the payload, runs a, forwards progress, recovers a panic with its
 //     stack, and sends the final record on the report pipe.
 //
 // The returned exit code backs up the final record; the record is what the
@@ -45,6 +47,14 @@ func runChild(a Analyzer) (int, error) {
 	if v := os.Getenv(envProtocol); v != protocolVersion {
 		return exitProtocol, fmt.Errorf("sandbox: not started by sandbox.Run (%s=%q, want %q)", envProtocol, v, protocolVersion)
 	}
+	// Before anything else: descriptors inherited without close-on-exec
+	// (the hub's, or its parent's) must not be reachable by the analysis.
+	fd, err := strconv.Atoi(os.Getenv(envReportFD))
+	if err != nil || fd < 3 {
+		return exitProtocol, fmt.Errorf("sandbox: bad %s=%q", envReportFD, os.Getenv(envReportFD))
+	}
+	fdsClosed, fdsErr := closeInheritedFDs(fd)
+
 	memLimit, err := strconv.ParseInt(os.Getenv(envMemory), 10, 64)
 	if err != nil || memLimit <= 0 {
 		return exitProtocol, fmt.Errorf("sandbox: bad %s=%q", envMemory, os.Getenv(envMemory))
@@ -52,10 +62,6 @@ func runChild(a Analyzer) (int, error) {
 	cpuSec, err := strconv.ParseInt(os.Getenv(envCPU), 10, 64)
 	if err != nil || cpuSec <= 0 {
 		return exitProtocol, fmt.Errorf("sandbox: bad %s=%q", envCPU, os.Getenv(envCPU))
-	}
-	fd, err := strconv.Atoi(os.Getenv(envReportFD))
-	if err != nil || fd < 3 {
-		return exitProtocol, fmt.Errorf("sandbox: bad %s=%q", envReportFD, os.Getenv(envReportFD))
 	}
 	pipe := os.NewFile(uintptr(fd), "sandbox-report")
 	if pipe == nil {
@@ -76,6 +82,11 @@ func runChild(a Analyzer) (int, error) {
 	// cap is reached, so an analysis with lots of garbage but a bounded live
 	// heap is not misreported as memory-cap. An unbounded one still hits it.
 	debug.SetMemoryLimit(memLimit - memLimit/8)
+
+	// Isolation after the limits (which read /proc) and before "ready":
+	// the parent verifies it with the limits, then releases the payload.
+	keepSelfStatus() // for the peak RSS at the end, once /proc is out of reach
+	ready.Isolation = isolateSelf(fdsClosed, fdsErr)
 
 	onCPULimit(func() {
 		buf := make([]byte, 4*maxStackBytes)

@@ -10,11 +10,14 @@
 // # Protocol
 //
 //	parent                                   child (ChildMain)
-//	Start: env cleared, stdin pipe,          limit itself: RLIMIT_DATA, RLIMIT_AS, RLIMIT_CPU
-//	  report pipe as fd 3, own process group   SetMemoryLimit, SIGXCPU handler
-//	                                  <- fd3 {"t":"ready", limits}
+//	Start: env cleared, stdin pipe,          close inherited fds above 3
+//	  report pipe as fd 3, own process group, limit itself: RLIMIT_DATA, RLIMIT_AS, RLIMIT_CPU
+//	  empty cwd, nobody (if root), new netns   SetMemoryLimit, SIGXCPU handler
+//	                                         no_new_privs, seccomp, Landlock
+//	                                  <- fd3 {"t":"ready", limits, isolation}
 //	measure /proc/<pid>/status, prlimit:     block reading stdin
-//	  verify, lower what is looser
+//	  verify, lower what is looser;
+//	  verify isolation in /proc
 //	write payload, close stdin        ->     run the Analyzer
 //	                                  <- fd3 {"t":"progress"} per callback
 //	sample VmHWM/VmData every 20 ms   <- fd3 {"t":"result"|"error"|"panic"|"cpu-limit"}
@@ -65,6 +68,61 @@
 // goroutine in Run is pinned to its OS thread because Pdeathsig follows the
 // thread that forked, not the process.
 //
+// # Isolation
+//
+// The limits stop a payload from exhausting the host; the isolation stops a
+// payload that takes over the analysis (a parser exploit) from reaching
+// anything. Layers (type Layer), each best effort and reported in
+// Report.Isolation, never claimed when not in force:
+//
+//   - fds: the child closes every descriptor above fd 3 that lacks
+//     close-on-exec, first thing in ChildMain. os/exec only closes the
+//     hub's close-on-exec ones; anything the hub's own parent leaked (a
+//     shell's, a supervisor's) would otherwise reach the analysis. The Go
+//     runtime opens everything with O_CLOEXEC, so that test is exact.
+//   - cwd: a fresh empty directory under Spec.TempDir, removed after.
+//   - unprivileged: a root hub starts the child as Spec.UID/GID (nobody)
+//     with no supplementary groups. It execs /proc/self/fd/4, the binary
+//     opened by the hub, so the binary's directories need not be
+//     searchable by nobody (go test builds in 0700 directories).
+//     A root hub without CAP_SYS_RESOURCE then cannot prlimit(2) the child,
+//     so it verifies the child's own limits in /proc/<pid>/limits instead
+//     (Limits.AppliedBy "child, verified by parent").
+//   - net_namespace: a root hub clones the child into a new network
+//     namespace (only lo, down); refused (EPERM/EINVAL/ENOSPC), it starts
+//     the child without one and notes why.
+//   - no_new_privs and seccomp: a denylist filter (seccompDenied) on every
+//     thread: socket, connect, bind, listen, accept, execve, execveat,
+//     ptrace, io_uring, bpf, mount, namespaces, keys, modules fail with
+//     EPERM, so the child sees an error rather than dying; so does clone
+//     with a namespace flag. clone3, whose flags a filter cannot read,
+//     fails with ENOSYS, so that Go and glibc fall back to clone. A second
+//     filter refuses foreign-arch calls (i386 via int 0x80), which the
+//     first lets through. A denylist, because the Go runtime needs mmap,
+//     clone, futex, signals and more, and its needs change between releases.
+//   - landlock: the newest ABI the kernel has (best effort): no filesystem
+//     access at all (open, exec, readdir, create), and from ABI 4 no TCP
+//     connect/bind, from ABI 6 no signals or abstract unix sockets outside
+//     the domain. Descriptors opened before (the pipes, /proc/self/status
+//     for the peak RSS) keep working. go-landlock applies it to all threads
+//     through psx (cgo) until ABI 8 offers TSYNC.
+//
+// Everything the child needs from files happens before: reading
+// /proc/self/status for the limits, the runtime's start-up. After it, an
+// analysis cannot load time zones (time.Local falls back to UTC) or any
+// other file. The parent checks in /proc what it can (ids, NoNewPrivs,
+// Seccomp mode, network namespace, cwd, fdinfo flags) and overrides the
+// child's claims; only the Landlock ABI and the closed-fd count are the
+// child's word. Spec.RequireIsolation turns missing layers into an
+// InfraError before the payload is released.
+//
+// Not isolated: the child shares the hub's PID, IPC, UTS and mount
+// namespaces. Without Landlock it could read world-readable files and
+// /proc; without Landlock ABI 6 it could signal other children, which all
+// run as the same nobody. A non-root hub gets neither the uid switch nor a
+// network namespace (no user namespace is set up); seccomp and Landlock
+// then carry the weight.
+//
 // # Classifying
 //
 // In order: a cpu-limit record; the parent's wall timer; SIGXCPU, or SIGKILL
@@ -89,5 +147,5 @@
 // failures and stops forking doomed children until a cool-down has passed.
 //
 // Linux only; on other systems Run and ChildMain return an error rather than
-// run a poison message without caps.
+// run a poison message without caps or isolation.
 package sandbox

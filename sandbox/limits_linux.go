@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,11 +34,15 @@ type memStatus struct {
 }
 
 func readMemStatus(pid string) (memStatus, error) {
-	var m memStatus
 	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
-		return m, fmt.Errorf("read memory status: %w", err)
+		return memStatus{}, fmt.Errorf("read memory status: %w", err)
 	}
+	return parseMemStatus(b, pid)
+}
+
+func parseMemStatus(b []byte, pid string) (memStatus, error) {
+	var m memStatus
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	found := 0
 	for sc.Scan() {
@@ -156,9 +162,73 @@ func enforceLimits(pid int, memLimit, cpuSec int64) (Limits, error) {
 	other := func(resource int, newLim, old *unix.Rlimit) error {
 		return unix.Prlimit(pid, resource, newLim, old)
 	}
-	l, err := applyLimits(other, wantLimits(m, memLimit, cpuSec))
+	want := wantLimits(m, memLimit, cpuSec)
+	l, err := applyLimits(other, want)
 	l.AppliedBy = "child+parent"
+	if errors.Is(err, unix.EPERM) {
+		// prlimit(2) on a child that runs as another user needs
+		// CAP_SYS_RESOURCE, which a root hub in a container may lack.
+		// /proc/<pid>/limits still shows whether the child's own are tight.
+		l, verr := verifyLimits(pid, want)
+		if verr != nil {
+			return l, fmt.Errorf("%w; %w", err, verr)
+		}
+		return l, nil
+	}
 	return l, err
+}
+
+// verifyLimits reads the child's limits from /proc/<pid>/limits and fails
+// if one is looser than want.
+func verifyLimits(pid int, want Limits) (Limits, error) {
+	got := want
+	got.AppliedBy = "child, verified by parent"
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/limits")
+	if err != nil {
+		return got, fmt.Errorf("verify limits: %w", err)
+	}
+	rows := map[string]struct {
+		dst      *int64
+		cur, max uint64
+	}{
+		"Max cpu time":      {&got.CPUSeconds, uint64(want.CPUSeconds), uint64(want.CPUSeconds) + 1},
+		"Max data size":     {&got.DataBytes, uint64(want.DataBytes), uint64(want.DataBytes)},
+		"Max address space": {&got.AddressSpaceBytes, uint64(want.AddressSpaceBytes), uint64(want.AddressSpaceBytes)},
+	}
+	seen := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		for name, r := range rows {
+			rest, ok := strings.CutPrefix(line, name+" ")
+			if !ok {
+				continue
+			}
+			f := strings.Fields(rest)
+			if len(f) < 2 {
+				return got, fmt.Errorf("verify limits: malformed %q", line)
+			}
+			cur, max := parseLimit(f[0]), parseLimit(f[1])
+			if cur > r.cur || max > r.max {
+				return got, fmt.Errorf("verify limits: %s is %s/%s, want at most %d/%d", name, f[0], f[1], r.cur, r.max)
+			}
+			*r.dst = int64(cur)
+			seen++
+		}
+	}
+	if seen != len(rows) {
+		return got, fmt.Errorf("verify limits: only %d of %d limits in /proc/%d/limits", seen, len(rows), pid)
+	}
+	return got, nil
+}
+
+func parseLimit(s string) uint64 {
+	if s == "unlimited" {
+		return math.MaxUint64
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return math.MaxUint64 // unreadable counts as loose
+	}
+	return n
 }
 
 // sampleMem returns the child's VmHWM and VmData, or zeros once it exited.
@@ -170,9 +240,26 @@ func sampleMem(pid int) (hwm, data int64) {
 	return m.VmHWM, m.VmData
 }
 
+// selfStatus is /proc/self/status, opened before Landlock denies opening
+// it; a read at offset 0 regenerates its contents.
+var selfStatus *os.File
+
+func keepSelfStatus() {
+	selfStatus, _ = os.Open("/proc/self/status")
+}
+
 // selfPeakRSS is the calling process's VmHWM.
 func selfPeakRSS() int64 {
-	m, _ := readMemStatus("self")
+	if selfStatus == nil {
+		m, _ := readMemStatus("self")
+		return m.VmHWM
+	}
+	b := make([]byte, 16<<10)
+	n, err := selfStatus.ReadAt(b, 0)
+	if n == 0 && err != nil {
+		return 0
+	}
+	m, _ := parseMemStatus(b[:n], "self")
 	return m.VmHWM
 }
 

@@ -35,3 +35,30 @@ func exitInfo(ps *os.ProcessState) (code int, sig string, cpu time.Duration) {
 }
 
 func onCPULimit(fn func()) {}
+
+// Isolation, like the limits, is Linux only; Run and ChildMain refuse to
+// run elsewhere (errUnsupported), so these are never reached.
+
+type isoSetup struct{ dir string }
+
+func prepareIsolation(s *Spec) (*isoSetup, error) { return nil, errUnsupported }
+
+func (iso *isoSetup) cleanup() error { return nil }
+
+func (iso *isoSetup) openBinary(path string) (string, *os.File, error) { return path, nil, nil }
+
+func (iso *isoSetup) sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func (iso *isoSetup) retryWithoutNetns(err error) bool { return false }
+
+func verifyIsolation(pid int, claimed *Isolation, setup *isoSetup) Isolation {
+	var iso Isolation
+	iso.finish()
+	return iso
+}
+
+func closeInheritedFDs(keep int) (int, error) { return 0, errUnsupported }
+
+func isolateSelf(fdsClosed int, fdsErr error) *Isolation { return &Isolation{} }
+
+func keepSelfStatus() {}

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 			time.Sleep(30 * time.Second)
 			os.Exit(0)
 		}
+		if main, ok := testChildMains[mode]; ok {
+			os.Exit(main())
+		}
 		a, ok := testAnalyzers[mode]
 		if !ok {
 			fmt.Fprintf(os.Stderr, "unknown test child mode %q\n", mode)
@@ -45,6 +48,10 @@ func (e *schemaError) ErrorClass() string { return "permanent" }
 func (e *schemaError) ErrorCause() string { return "schema" }
 
 var sink [][]byte
+
+// testChildMains are child modes that replace ChildMain itself, to play a
+// misbehaving child.
+var testChildMains = map[string]func() int{}
 
 var testAnalyzers = map[string]Analyzer{
 	"fine": func(ctx context.Context, payload []byte, progress func(Progress)) (Result, error) {
@@ -159,8 +166,8 @@ func run(t *testing.T, spec *Spec, payload string) *Report {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	t.Logf("%s | cpu %s wall %s peak %d MiB exit %d %s | limits %+v | notes %q",
-		r.Summary, r.CPUTime, r.WallTime, r.PeakRSSBytes>>20, r.ExitCode, r.Signal, r.Limits, r.Notes)
+	t.Logf("%s | cpu %s wall %s peak %d MiB exit %d %s | limits %+v | isolation %+v | notes %q",
+		r.Summary, r.CPUTime, r.WallTime, r.PeakRSSBytes>>20, r.ExitCode, r.Signal, r.Limits, r.Isolation, r.Notes)
 	return r
 }
 

@@ -62,6 +62,8 @@ type event struct {
 	// ready: what the child measured and set.
 	Limits    *Limits `json:"limits,omitempty"`
 	LimitsErr string  `json:"limits_err,omitempty"`
+	// ready: the isolation the child put in place (verified by the parent).
+	Isolation *Isolation `json:"isolation,omitempty"`
 
 	// Final records: the child's own peak RSS (VmHWM), which unlike
 	// rusage's ru_maxrss is not polluted by the parent (see run.go).

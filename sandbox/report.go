@@ -72,8 +72,11 @@ type Limits struct {
 	// it saw the payload (Go runtime, binary, race detector shadow, ...).
 	BaselineDataBytes int64 `json:"baseline_data_bytes"`
 	BaselineVMBytes   int64 `json:"baseline_vm_bytes"`
-	// AppliedBy says who set the limits: "child+parent" normally, "child"
-	// if the parent could not read or lower them with prlimit(2).
+	// AppliedBy says who set the limits: "child+parent" normally (the
+	// parent re-applied them with prlimit(2)); "child, verified by parent"
+	// if prlimit was denied (a child running as another user needs
+	// CAP_SYS_RESOURCE) but /proc/<pid>/limits showed them in force; "child"
+	// if the parent could not check at all.
 	AppliedBy string `json:"applied_by"`
 }
 
@@ -107,6 +110,7 @@ type Report struct {
 	ExitCode     int           `json:"exit_code"` // -1 when killed by a signal
 	Signal       string        `json:"signal,omitempty"`
 	Limits       Limits        `json:"limits"`
+	Isolation    Isolation     `json:"isolation"` // which isolation layers were in force
 	PayloadBytes int           `json:"payload_bytes"`
 
 	// Stderr is the head and tail of the child's stderr (bounded, see

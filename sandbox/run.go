@@ -18,7 +18,7 @@ import (
 // counts. A child that crashes, hangs or runs out of memory after it got the
 // payload is a Report, never an InfraError.
 type InfraError struct {
-	Op     string // "start", "handshake", "limits", "pipe"
+	Op     string // "start", "handshake", "limits", "isolation", "pipe"
 	Err    error
 	Stderr string // bounded child stderr, if any, to diagnose start-up failures
 }
@@ -72,29 +72,60 @@ func Run(ctx context.Context, spec *Spec, payload []byte) (*Report, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
+	iso, err := prepareIsolation(&s)
+	if err != nil {
+		return nil, &InfraError{Op: "isolation", Err: err}
+	}
+	// Run returns only after the child is reaped, so nothing uses the
+	// directory any more; a failure to remove it does not change the report.
+	defer iso.cleanup()
+
+	execPath, exe, err := iso.openBinary(s.Path)
+	if err != nil {
+		return nil, &InfraError{Op: "start", Err: fmt.Errorf("start %s: %w", s.Path, err)}
+	}
+	extra := []*os.File{nil} // fd 3 = reportFD, set below
+	if exe != nil {
+		defer exe.Close()
+		extra = append(extra, exe) // execFD
+	}
+
 	p, err := newPipes()
 	if err != nil {
 		return nil, &InfraError{Op: "pipe", Err: err}
 	}
 	defer p.closeParent()
+	extra[0] = p.repW
 
-	cmd := &exec.Cmd{
-		Path:        s.Path,
-		Args:        append([]string{s.Path}, s.Args...),
-		Env:         s.childEnv(), // never nil: nil would inherit os.Environ()
-		Stdin:       p.stdinR,
-		Stdout:      p.outW, // stdout and stderr interleaved in one capture
-		Stderr:      p.outW,
-		ExtraFiles:  []*os.File{p.repW}, // fd 3 = reportFD
-		SysProcAttr: sysProcAttr(),
+	var notes []string
+	newCmd := func() *exec.Cmd {
+		return &exec.Cmd{
+			Path:        execPath,
+			Args:        append([]string{s.Path}, s.Args...),
+			Env:         s.childEnv(), // never nil: nil would inherit os.Environ()
+			Dir:         iso.dir,
+			Stdin:       p.stdinR,
+			Stdout:      p.outW, // stdout and stderr interleaved in one capture
+			Stderr:      p.outW,
+			ExtraFiles:  extra, // os/exec closes the other close-on-exec fds
+			SysProcAttr: iso.sysProcAttr(),
+		}
 	}
+	cmd := newCmd()
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if err != nil && iso.retryWithoutNetns(err) {
+		notes = append(notes, fmt.Sprintf("no network namespace: %v", err))
+		cmd = newCmd()
+		started = time.Now()
+		err = cmd.Start()
+	}
+	if err != nil {
 		p.closeChild()
 		return nil, &InfraError{Op: "start", Err: fmt.Errorf("start %s: %w", s.Path, err)}
 	}
 	p.closeChild()
-	c := &child{spec: &s, cmd: cmd, pid: cmd.Process.Pid, pipes: p, stderr: newHeadTail(s.MaxStderrBytes)}
+	c := &child{spec: &s, cmd: cmd, pid: cmd.Process.Pid, pipes: p, iso: iso, stderr: newHeadTail(s.MaxStderrBytes), notes: notes}
 	c.report = &Report{StartedAt: started, PayloadBytes: len(payload)}
 	return c.supervise(ctx, payload, started)
 }
@@ -149,6 +180,7 @@ type child struct {
 	cmd    *exec.Cmd
 	pid    int
 	pipes  *pipes
+	iso    *isoSetup
 	stderr *headTail
 	report *Report
 
@@ -249,6 +281,12 @@ func (c *child) supervise(ctx context.Context, payload []byte, started time.Time
 			}
 			lim.MemoryBytes = c.spec.MemoryLimit
 			c.report.Limits = lim
+			c.report.Isolation = verifyIsolation(c.pid, ev.Isolation, c.iso)
+			if m := c.report.Isolation.missing(c.spec.RequireIsolation); m != "" {
+				infra = &InfraError{Op: "isolation", Err: fmt.Errorf("required isolation not in force: %s", m)}
+				kill()
+				continue
+			}
 			released = true
 			go func() {
 				defer close(writeDone)

@@ -15,6 +15,8 @@ const (
 	DefaultTimeoutSlack   = 5 * time.Second // Timeout = CPULimit + this
 	DefaultMaxReportBytes = 1 << 20
 	DefaultMaxStderrBytes = 64 << 10
+	DefaultUID            = 65534 // nobody
+	DefaultGID            = 65534 // nogroup
 
 	// minMemoryLimit keeps a misconfiguration from producing a child that
 	// cannot even read its payload and is then misreported as memory-cap.
@@ -67,6 +69,24 @@ type Spec struct {
 	// MaxStderrBytes bounds the stderr kept in the report: half from the
 	// start (where "fatal error: ..." is), half from the end. Default 64 KiB.
 	MaxStderrBytes int
+
+	// UID and GID are who the child runs as when the hub runs as root (a
+	// non-root hub cannot change ids; its child keeps the hub's). Default
+	// 65534 (nobody): there is deliberately no way to keep root. The file
+	// at Path must be executable by that user; its directories need not be
+	// searchable (Run execs it through a descriptor it opened as root).
+	UID, GID int
+
+	// TempDir is where Run creates the child's empty working directory.
+	// Default os.TempDir().
+	TempDir string
+
+	// RequireIsolation lists the layers that must be in force before the
+	// payload is released (AllLayers for all). If the child reports one
+	// missing, Run kills it and fails with an InfraError (Op "isolation").
+	// Default none: every layer is best effort and Report.Isolation says
+	// which were in force.
+	RequireIsolation []Layer
 }
 
 // withDefaults returns a copy of s with the zero values filled in.
@@ -74,6 +94,13 @@ func (s *Spec) withDefaults() Spec {
 	c := *s
 	c.Args = append([]string(nil), s.Args...)
 	c.Env = append([]string(nil), s.Env...)
+	c.RequireIsolation = append([]Layer(nil), s.RequireIsolation...)
+	if c.UID == 0 {
+		c.UID = DefaultUID
+	}
+	if c.GID == 0 {
+		c.GID = DefaultGID
+	}
 	if c.MemoryLimit == 0 {
 		c.MemoryLimit = DefaultMemoryLimit
 	}
@@ -113,6 +140,14 @@ func (s *Spec) Validate() error {
 	}
 	if c.MaxStderrBytes < 0 {
 		errs = append(errs, fmt.Errorf("MaxStderrBytes %d is negative", c.MaxStderrBytes))
+	}
+	if c.UID < 0 || c.GID < 0 {
+		errs = append(errs, fmt.Errorf("UID %d or GID %d is negative", c.UID, c.GID))
+	}
+	for _, l := range c.RequireIsolation {
+		if !validLayer(l) {
+			errs = append(errs, fmt.Errorf("RequireIsolation: unknown layer %q", l))
+		}
 	}
 	for _, kv := range c.Env {
 		k, _, ok := strings.Cut(kv, "=")
