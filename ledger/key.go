@@ -99,4 +99,5 @@ type Ledger interface {
 
 var (
 	_ Ledger = (*Store)(nil)
+	_ Ledger = (*KVStore)(nil)
 )
