@@ -23,6 +23,7 @@ type store interface {
 
 var (
 	_ store = (*Store)(nil)
+	_ store = (*KVStore)(nil)
 )
 
 // testName names t's backing (file or bucket) the same on every open.
