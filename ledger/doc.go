@@ -1,16 +1,49 @@
 // Package ledger is the interchange ledger: it remembers, for a while, the
-// interchanges the hub processed successfully, keyed the way their sender
-// names them (sender, recipient, interchange control reference).
+// interchanges the hub processed successfully, keyed by the partner they
+// came from and the way their sender names them (sender, recipient,
+// interchange control reference).
 //
 // Why it exists: a dead letter that an operator replays, or a partner's own
 // retransmission, may carry an interchange that already went through. Server
 // dedupe (Nats-Msg-Id) only knows message ids within a short window; the
 // ledger knows interchanges for weeks, so the parse stage can ack such a
-// message as a duplicate instead of booking an invoice twice.
+// message as a duplicate instead of booking an invoice twice. The partner
+// is part of the key so that one partner cannot pre-empt another's control
+// reference.
 //
-// The store is a bbolt file in the data folder. Entries expire after a TTL
-// (30 days by default): Seen ignores expired entries at once, Purge removes
-// them from the file. The package imports nothing of this module; hub adapts
-// it through hub.LedgerFuncs (Key converts to and from hub.LedgerKey, since
-// both have the same fields).
+// Two stores satisfy Ledger:
+//
+//   - KVStore, a JetStream KV bucket (the default). An entry is one message
+//     on $KV.<bucket>.ix.<sha256 of the length-prefixed key>, holding the
+//     time it was recorded, with a per-key TTL (Nats-TTL) and Nats-Msg-Id
+//     set to the key. RecordMsg returns that message so the parse stage can
+//     publish it asynchronously with the interchange's PARSED outputs and
+//     await every ack once before acking the original; Record does the same
+//     synchronously. The server expires entries; Purge does nothing. Hubs
+//     on one cluster that name the same bucket share the ledger. The
+//     subject carries no JetStream domain prefix.
+//   - Store, the bbolt file of earlier versions, kept for single binaries
+//     and as the source of the migration. Purge removes expired entries.
+//
+// Migration: MigrateBolt(path, kv) copies every unexpired entry of an old
+// ledger.db into the bucket with its original time and its remaining TTL,
+// never over a newer entry, then renames the file to ledger.db.migrated so
+// that later starts migrate nothing (a missing file is fine; a failed
+// migration leaves the file and can run again). Expired entries are not
+// copied: the old store no longer saw them either.
+//
+// Legacy keys: entries written before keys had a partner carry none. They
+// are stored under $KV.<bucket>.legacy.<sha256 of the 3-field key> (a
+// 3-field encoding never equals a 4-field one), and the flag key
+// meta.legacy-until holds the time the last of them expires. While it is
+// in the future, a lookup that misses the partner's key also tries the
+// partner-less one, so an interchange recorded before the upgrade is still
+// a duplicate for whichever partner sends it again; after that, lookups
+// cost one read. Stores re-read the flag at most once a minute, so a
+// migration by another hub is noticed. The bbolt Store does the same
+// fallback in its file.
+//
+// The package imports nothing of this module (nats.go's jetstream only; its
+// tests use jetstream/jetstreamtest). hub adapts it through
+// hub.LedgerFuncs; hub.LedgerKey needs the Partner field to convert.
 package ledger

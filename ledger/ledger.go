@@ -11,28 +11,6 @@ import (
 
 var bucket = []byte("interchanges")
 
-// Key names an interchange: sender and recipient identification (UNB 2 and
-// 3) and the interchange control reference (UNB 5). Its fields match
-// hub.LedgerKey so that ledger.Key(k) converts one into the other.
-type Key struct {
-	Sender     string
-	Recipient  string
-	ControlRef string
-}
-
-func (k Key) String() string { return fmt.Sprintf("%s→%s #%s", k.Sender, k.Recipient, k.ControlRef) }
-
-// bytes encodes k with a length before each field, so that no choice of
-// characters in one field can make two keys collide.
-func (k Key) bytes() []byte {
-	b := make([]byte, 0, len(k.Sender)+len(k.Recipient)+len(k.ControlRef)+6)
-	for _, s := range []string{k.Sender, k.Recipient, k.ControlRef} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	return b
-}
-
 // Options configure a Store; nil means defaults.
 type Options struct {
 	// TTL is how long an interchange is remembered after it was processed
@@ -97,6 +75,16 @@ func (s *Store) Close() error { return s.db.Close() }
 // TTL returns how long entries are kept.
 func (s *Store) TTL() time.Duration { return s.opts.TTL }
 
+// lookup returns k's entry, or else the partner-less entry that a ledger
+// written before keys had a partner holds for it: such an entry matches
+// every partner until it expires (forgetting it would reprocess it).
+func lookup(b *bolt.Bucket, k Key) []byte {
+	if v := b.Get(k.bytes()); v != nil {
+		return v
+	}
+	return b.Get(k.legacyBytes())
+}
+
 func encodeTime(t time.Time) []byte { return binary.BigEndian.AppendUint64(nil, uint64(t.UnixNano())) }
 
 func decodeTime(v []byte) (time.Time, error) {
@@ -111,7 +99,7 @@ func decodeTime(v []byte) (time.Time, error) {
 func (s *Store) Seen(k Key) (bool, error) {
 	var seen bool
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucket).Get(k.bytes())
+		v := lookup(tx.Bucket(bucket), k)
 		if v == nil {
 			return nil
 		}
@@ -133,7 +121,7 @@ func (s *Store) Seen(k Key) (bool, error) {
 func (s *Store) Recorded(k Key) (time.Time, error) {
 	var at time.Time
 	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucket).Get(k.bytes())
+		v := lookup(tx.Bucket(bucket), k)
 		if v == nil {
 			return nil
 		}

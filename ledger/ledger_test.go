@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 type clock struct {
@@ -128,5 +130,37 @@ func TestConcurrentRecord(t *testing.T) {
 func TestOptionsValidate(t *testing.T) {
 	if _, err := Open(filepath.Join(t.TempDir(), "l.db"), &Options{TTL: time.Second}); err == nil {
 		t.Fatal("a one-second TTL was accepted")
+	}
+}
+
+// One partner's control reference does not pre-empt another's; an entry
+// written before keys had a partner still matches every partner.
+func TestPartnerIsolationAndLegacyEntries(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "l.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := Key{Partner: "acme", Sender: "S", Recipient: "R", ControlRef: "1"}
+	b := a
+	b.Partner = "globex"
+	if err := s.Record(a); err != nil {
+		t.Fatal(err)
+	}
+	if seen, _ := s.Seen(b); seen {
+		t.Fatal("another partner's interchange seen")
+	}
+	old := Key{Sender: "S", Recipient: "R", ControlRef: "OLD"}
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucket).Put(old.legacyBytes(), encodeTime(time.Now()))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	old.Partner = "globex"
+	if seen, err := s.Seen(old); err != nil || !seen {
+		t.Fatalf("legacy entry: seen=%v err=%v", seen, err)
+	}
+	if at, _ := s.Recorded(old); at.IsZero() {
+		t.Fatal("legacy entry has no time")
 	}
 }

@@ -1,0 +1,143 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+// writers is the hub's partition count: that many workers record at once.
+const writers = 8
+
+// runWriters shares b.N operations among the writers.
+func runWriters(b *testing.B, op func(i int64) error) {
+	b.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	b.ResetTimer()
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				if err := op(i); err != nil {
+					failed.CompareAndSwap(nil, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func await(futures ...jetstream.PubAckFuture) error {
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("no ack")
+		}
+	}
+	return nil
+}
+
+// BenchmarkRecord compares the stores side by side with 8 writers; the
+// pipeline cases add one PARSED output per interchange, stored before the
+// ledger is recorded (bbolt) or published with it and awaited once (KV).
+//
+//	go test -run '^$' -bench Record -benchtime 2000x ./ledger/
+func BenchmarkRecord(b *testing.B) {
+	srv := jetstreamtest.StartServer(b, nil)
+	_, js := jetstreamtest.Connect(b, srv.URL)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PARSED", Subjects: []string{"parsed.>"}}); err != nil {
+		b.Fatal(err)
+	}
+	bolt, err := Open(filepath.Join(b.TempDir(), "ledger.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bolt.Close()
+	kv, err := OpenKV(ctx, js, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	output := make([]byte, 1024)
+	// a fresh prefix per run: Nats-Msg-Id would make a repeated key free
+	key := func(i int64) Key {
+		return Key{Partner: "bench", Sender: "S", Recipient: "R", ControlRef: fmt.Sprint(time.Now().UnixNano(), "-", i)}
+	}
+	publishOutput := func(i int64) (jetstream.PubAckFuture, error) {
+		return js.PublishMsgAsync(&nats.Msg{Subject: fmt.Sprint("parsed.p", i%writers), Data: output})
+	}
+
+	b.Run("bolt/Record", func(b *testing.B) {
+		runWriters(b, func(i int64) error { return bolt.Record(key(i)) })
+	})
+	// bbolt's batch defaults (1000 writes or 10 ms) make each round of 8
+	// wait 10 ms; the counter store sizes them to its writers. Measured
+	// too, to tell the batch delay from the fsync.
+	tuned, err := Open(filepath.Join(b.TempDir(), "tuned.db"), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tuned.Close()
+	tuned.db.MaxBatchSize, tuned.db.MaxBatchDelay = writers, 2*time.Millisecond
+	b.Run("bolt/Record-batch8", func(b *testing.B) {
+		runWriters(b, func(i int64) error { return tuned.Record(key(i)) })
+	})
+	b.Run("kv/Record", func(b *testing.B) {
+		runWriters(b, func(i int64) error { return kv.Record(key(i)) })
+	})
+	b.Run("kv/RecordMsg-async", func(b *testing.B) {
+		runWriters(b, func(i int64) error {
+			f, err := js.PublishMsgAsync(kv.RecordMsg(key(i)))
+			if err != nil {
+				return err
+			}
+			return await(f)
+		})
+	})
+	b.Run("pipeline/output-then-bolt", func(b *testing.B) {
+		runWriters(b, func(i int64) error {
+			f, err := publishOutput(i)
+			if err != nil {
+				return err
+			}
+			if err := await(f); err != nil {
+				return err
+			}
+			return bolt.Record(key(i))
+		})
+	})
+	b.Run("pipeline/output+kv-async", func(b *testing.B) {
+		runWriters(b, func(i int64) error {
+			out, err := publishOutput(i)
+			if err != nil {
+				return err
+			}
+			rec, err := js.PublishMsgAsync(kv.RecordMsg(key(i)))
+			if err != nil {
+				return err
+			}
+			return await(out, rec)
+		})
+	})
+}

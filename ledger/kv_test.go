@@ -1,0 +1,215 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+func openKV(t *testing.T, js jetstream.JetStream, o *KVOptions) *KVStore {
+	t.Helper()
+	s, err := OpenKV(context.Background(), js, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustSeen(t *testing.T, l Ledger, k Key, want bool) {
+	t.Helper()
+	seen, err := l.Seen(k)
+	if err != nil {
+		t.Fatalf("seen %v: %v", k, err)
+	}
+	if seen != want {
+		t.Fatalf("seen %v = %v, want %v", k, seen, want)
+	}
+}
+
+func TestKVSeenRecordRecorded(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	k := Key{Partner: "acme", Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "REF0001"}
+	mustSeen(t, s, k, false)
+	before := time.Now()
+	if err := s.Record(k); err != nil {
+		t.Fatal(err)
+	}
+	mustSeen(t, s, k, true)
+	at, err := s.Recorded(k)
+	if err != nil || at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("recorded at %v (err %v), want after %v", at, err, before)
+	}
+	if s.TTL() != 30*24*time.Hour {
+		t.Fatalf("default ttl %v", s.TTL())
+	}
+	for _, other := range []Key{
+		{Partner: "acme", Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "REF0002"},
+		{Partner: "acme", Sender: "SENDER2", Recipient: "RECEIVER1", ControlRef: "REF0001"},
+		{Partner: "acme", Sender: "SENDER1", Recipient: "RECEIVER2", ControlRef: "REF0001"},
+		{Partner: "globex", Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "REF0001"},
+		{Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "REF0001"},
+	} {
+		mustSeen(t, s, other, false)
+	}
+	if n, err := s.Purge(); err != nil || n != 0 {
+		t.Fatalf("purge: %d %v", n, err)
+	}
+	if n, err := s.Len(); err != nil || n != 1 {
+		t.Fatalf("len: %d %v", n, err)
+	}
+}
+
+// The server expires entries by their per-key TTL; Seen stops at the TTL
+// exactly, before the server drops the entry.
+func TestKVTTLExpiry(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, &KVOptions{TTL: 2 * time.Second})
+	k := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "1"}
+	if err := s.Record(k); err != nil {
+		t.Fatal(err)
+	}
+	mustSeen(t, s, k, true)
+	jetstreamtest.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error {
+		if seen, err := s.Seen(k); err != nil || seen {
+			return fmt.Errorf("still seen (err %v)", err)
+		}
+		return nil
+	})
+	// the server drops it too, not only Seen
+	jetstreamtest.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error {
+		if _, err := s.kv.Get(context.Background(), kvKey(k.bytes())); err == nil {
+			return fmt.Errorf("entry still in the bucket")
+		}
+		return nil
+	})
+	if err := s.Record(k); err != nil { // recorded again after expiry
+		t.Fatal(err)
+	}
+	mustSeen(t, s, k, true)
+}
+
+// The hub publishes the record with its outputs and awaits all acks once.
+func TestKVRecordMsgPublishedAsync(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	keys := make([]Key, 20)
+	var acks []jetstream.PubAckFuture
+	for i := range keys {
+		keys[i] = Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: fmt.Sprint(i)}
+		f, err := js.PublishMsgAsync(s.RecordMsg(keys[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, f)
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(10 * time.Second):
+		t.Fatal("acks did not arrive")
+	}
+	for _, f := range acks {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			t.Fatal(err)
+		}
+	}
+	for _, k := range keys {
+		mustSeen(t, s, k, true)
+	}
+	// a retried publish is one write (Nats-Msg-Id)
+	ack, err := js.PublishMsg(context.Background(), s.RecordMsg(keys[0]))
+	if err != nil || !ack.Duplicate {
+		t.Fatalf("republish: %+v %v, want a duplicate", ack, err)
+	}
+}
+
+// Fields are hostile bytes: they neither break the KV key nor collide.
+func TestKVHostileKeys(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	keys := []Key{
+		{Partner: "a.b", Sender: "*", Recipient: ">", ControlRef: "x\x00y"},
+		{Partner: "a", Sender: "b.*", Recipient: ">", ControlRef: "x\x00y"},
+		{Partner: "", Sender: "", Recipient: "", ControlRef: ""},
+		{Partner: "ünï", Sender: "çødé ☃", Recipient: "$KV.x.>", ControlRef: "\xff\xfe"},
+		{Partner: "AB", Sender: "C", Recipient: "1", ControlRef: ""},
+		{Partner: "A", Sender: "BC", Recipient: "1", ControlRef: ""},
+	}
+	for i, k := range keys {
+		if i%2 == 0 {
+			if err := s.Record(k); err != nil {
+				t.Fatalf("record %q: %v", k, err)
+			}
+		}
+	}
+	for i, k := range keys {
+		mustSeen(t, s, k, i%2 == 0)
+	}
+}
+
+func TestKVSurvivesServerRestart(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	k := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "KEEP"}
+	if err := s.Record(k); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	srv = jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: srv.DataDir})
+	_, js = jetstreamtest.Connect(t, srv.URL)
+	s = openKV(t, js, nil)
+	mustSeen(t, s, k, true)
+}
+
+// Two writers (two partitions, or two hubs) record one key at once.
+func TestKVConcurrentRecordSameKey(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	other := openKV(t, js, nil) // a second hub on the same bucket
+	k := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "RACE"}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for _, st := range []*KVStore{s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- st.Record(k)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustSeen(t, s, k, true)
+	mustSeen(t, other, k, true)
+	if n, _ := s.Len(); n != 1 {
+		t.Fatalf("%d entries, want 1", n)
+	}
+}
+
+func TestKVOptionsValidate(t *testing.T) {
+	for _, o := range []KVOptions{{TTL: time.Millisecond}, {Replicas: 7}, {Timeout: -1}} {
+		o.setDefaults()
+		if err := o.Validate(); err == nil {
+			t.Fatalf("%+v accepted", o)
+		}
+	}
+}
