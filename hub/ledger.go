@@ -3,26 +3,33 @@ package hub
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/ledger"
 )
 
-// LedgerKey names an interchange the way its sender does: a partner's
-// retransmission of the same interchange has the same key.
-type LedgerKey struct {
-	Sender     string
-	Recipient  string
-	ControlRef string
-}
-
-func (k LedgerKey) String() string {
-	return fmt.Sprintf("%s→%s #%s", k.Sender, k.Recipient, k.ControlRef)
-}
+// LedgerKey names an interchange the way its sender does, within the
+// partner that sent it (from the stored subject, never from a header): a
+// partner's retransmission of the same interchange has the same key, and
+// one partner cannot pre-empt another's control reference.
+type LedgerKey = ledger.Key
 
 // Ledger remembers the interchanges processed successfully, so that a
-// replay or a partner's retransmission is not processed twice. The ledger
-// package implements it on bbolt.
+// replay or a partner's retransmission is not processed twice.
+// *ledger.KVStore implements it on a JetStream KV bucket.
 type Ledger interface {
-	Seen(k LedgerKey) (bool, error)
-	Record(k LedgerKey) error
+	// Duplicate reports whether k was processed by a message other than
+	// origin (the stream ID of the message at hand, INGEST:42). The same
+	// message delivered again after a partial failure is not its own
+	// duplicate: its outputs are published again (and deduplicated by the
+	// server) instead of being lost.
+	Duplicate(k LedgerKey, origin string) (bool, error)
+	// RecordMsgBy is the message that records k as processed by origin.
+	// The worker publishes it with the interchange's outputs, pipelined,
+	// and acks the interchange only when every one is stored: no fsync and
+	// no round trip of its own per message.
+	RecordMsgBy(k LedgerKey, origin string) *nats.Msg
 }
 
 // DuplicateError says an interchange was processed before. The worker
@@ -38,8 +45,3 @@ func isDuplicate(err error) (*DuplicateError, bool) {
 	ok := errors.As(err, &d)
 	return d, ok
 }
-
-// AfterAck queues f to run once the message's outputs are stored and the
-// message is acked (the parse stage records the ledger there, so that an
-// interchange that failed is never marked as processed).
-func (m *Message) AfterAck(f func()) { m.afterAck = append(m.afterAck, f) }

@@ -21,24 +21,17 @@ type Message struct {
 	// it; dead-letter copies carry it as x-message-id.
 	MessageID string
 
-	outputs  []Output
-	afterAck []func()
+	outputs []*nats.Msg
 }
 
-// Output is a message a stage hands downstream; the worker publishes every
-// output of a successful attempt before it acks the input.
-type Output struct {
-	Subject string
-	Header  nats.Header
-	Data    []byte
-}
-
-// Outputs are the outputs queued so far.
-func (m *Message) Outputs() []Output { return m.outputs }
+// Outputs are the outputs queued so far: messages a stage hands
+// downstream. The worker publishes every output of a successful attempt
+// before it acks the input.
+func (m *Message) Outputs() []*nats.Msg { return m.outputs }
 
 // Emit queues an output. Outputs of a failed attempt are discarded.
 func (m *Message) Emit(subject string, h nats.Header, data []byte) {
-	m.outputs = append(m.outputs, Output{Subject: subject, Header: h, Data: data})
+	m.outputs = append(m.outputs, &nats.Msg{Subject: subject, Header: h, Data: data})
 }
 
 // Handler processes a message. Return a *Failure (PermanentError,

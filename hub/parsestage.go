@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,7 +72,7 @@ func (c EDIFACTConfig) validate() []error {
 // is a duplicate (a replay, or the partner sending it again): the stage
 // returns a *DuplicateError and the worker acks it without outputs, unless
 // the message carries x-replay-force: true.
-func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
+func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
 		opts := cfg.Options(m.Partner)
 		// Two passes of Walk: the first validates every envelope (all or
@@ -84,10 +85,12 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 		if len(doc.Messages()) == 0 {
 			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
 		}
-		if ledger != nil {
-			keys := LedgerKeys(doc)
+		var keys []LedgerKey
+		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+		if led != nil {
+			keys = LedgerKeys(m.Partner, doc)
 			if m.Header.Get(wire.HdrReplayForce) != "true" {
-				dup, err := allSeen(ledger, keys)
+				dup, err := allDuplicates(led, keys, origin)
 				if err != nil {
 					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
 				}
@@ -95,16 +98,8 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 					return &DuplicateError{Keys: keys}
 				}
 			}
-			m.AfterAck(func() {
-				for _, k := range keys {
-					_ = ledger.Record(k) // a lost record only weakens dedupe; the message is done
-				}
-			})
 		}
-		corr := m.Header.Get(wire.HdrCorrelationID)
-		if corr == "" {
-			corr = m.Stream + "-" + strconv.FormatUint(m.Seq, 10)
-		}
+		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
 		i := 0
 		_, err = edifact.Walk(m.Data, opts, func(em *edifact.Message) error {
 			if err := ctx.Err(); err != nil {
@@ -137,6 +132,13 @@ func ParseStage(cfg EDIFACTConfig, ledger Ledger) Stage {
 			}
 			return PermanentError(wire.CauseSchema, err)
 		}
+		// The ledger records travel with the outputs: stored together,
+		// awaited together, before the interchange is acked.
+		for _, k := range keys {
+			if rec := led.RecordMsgBy(k, origin); rec != nil {
+				m.Emit(rec.Subject, rec.Header, rec.Data)
+			}
+		}
 		return nil
 	}}
 }
@@ -163,18 +165,21 @@ func peekControlRef(data []byte) string {
 	return ""
 }
 
-func LedgerKeys(doc *edifact.Document) []LedgerKey {
+// LedgerKeys are the ledger keys of an interchange document sent by partner.
+func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
 	keys := make([]LedgerKey, 0, len(doc.Interchanges))
 	for _, ich := range doc.Interchanges {
-		keys = append(keys, LedgerKey{Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
+		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
 	}
 	return keys
 }
 
-func allSeen(l Ledger, keys []LedgerKey) (bool, error) {
+// allDuplicates: an interchange is a duplicate when every envelope in it
+// was processed by another message.
+func allDuplicates(l Ledger, keys []LedgerKey, origin string) (bool, error) {
 	for _, k := range keys {
-		seen, err := l.Seen(k)
-		if err != nil || !seen {
+		dup, err := l.Duplicate(k, origin)
+		if err != nil || !dup {
 			return false, err
 		}
 	}

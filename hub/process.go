@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
@@ -175,30 +174,25 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 		Msg("duplicate interchange acked without processing (x-replay-force: true overrides)")
 }
 
-// succeed publishes the outputs, each with a dedupe id derived from the
-// interchange's identity, then acks.
+// succeed publishes the outputs (and the ledger records among them)
+// pipelined, each with a dedupe id derived from the interchange's
+// identity, waits for every ack together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for i, out := range m.outputs {
-		id := d.origStream + ":" + strconv.FormatUint(d.origSeq, 10) + ":out:" + strconv.Itoa(i)
-		ack, err := ejs.Publish(ctx, h.js, &nats.Msg{Subject: out.Subject, Header: out.Header, Data: out.Data}, id)
-		if err != nil {
-			// Not the message's fault: leave it for redelivery, which
-			// republishes; the dedupe ids drop what was already stored.
-			h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
-			_ = d.msg.NakWithDelay(time.Second)
-			return
-		}
-		if ack.Duplicate {
-			h.met.duplicates.Inc()
-		}
+	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
+	if err != nil {
+		// Not the message's fault: leave it for redelivery, which
+		// republishes; the dedupe ids drop what was already stored.
+		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+		_ = d.msg.NakWithDelay(time.Second)
+		return
+	}
+	if dups > 0 {
+		h.met.duplicates.Add(float64(dups))
 	}
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
-	}
-	for _, f := range m.afterAck {
-		f()
 	}
 	h.met.okMessages.Inc()
 	h.met.okAttempts.Observe(float64(attempts))

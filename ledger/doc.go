@@ -43,7 +43,11 @@
 // migration by another hub is noticed. The bbolt Store does the same
 // fallback in its file.
 //
+// Each entry names the message that recorded it (RecordMsgBy, Duplicate):
+// the same message delivered again after a partial failure is not its own
+// duplicate, so outputs that were not all stored are published again.
+//
 // The package imports nothing of this module (nats.go's jetstream only; its
-// tests use jetstream/jetstreamtest). hub adapts it through
-// hub.LedgerFuncs; hub.LedgerKey needs the Partner field to convert.
+// tests use jetstream/jetstreamtest). hub.LedgerKey is ledger.Key, and
+// *KVStore is the hub's Ledger; serve runs MigrateBolt once at start.
 package ledger

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -132,16 +133,26 @@ func (s *KVStore) Bucket() string { return s.opts.Bucket }
 // Nats-Msg-Id makes a retried publish within the bucket's duplicate window
 // (2 min) one write; Nats-TTL expires the entry. Each call returns a new
 // message.
-func (s *KVStore) RecordMsg(k Key) *nats.Msg {
-	key := kvKey(k.bytes())
-	return s.entryMsg(key, s.opts.Now(), s.opts.TTL)
+func (s *KVStore) RecordMsg(k Key) *nats.Msg { return s.RecordMsgBy(k, "") }
+
+// RecordMsgBy is RecordMsg naming the message that processed k (the hub
+// uses its stream ID, INGEST:42): when that same message is delivered
+// again after a partial failure, Duplicate does not count the entry
+// against it, so its outputs are published again rather than lost.
+func (s *KVStore) RecordMsgBy(k Key, origin string) *nats.Msg {
+	return s.entryMsg(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL, origin)
 }
 
-func (s *KVStore) entryMsg(key string, at time.Time, ttl time.Duration) *nats.Msg {
+// entryMsg's value is the record time, then a space and the origin if any.
+func (s *KVStore) entryMsg(key string, at time.Time, ttl time.Duration, origin string) *nats.Msg {
 	m := nats.NewMsg(s.pre + key)
 	m.Header.Set(jetstream.MsgIDHeader, key)
 	m.Header.Set(jetstream.MsgTTLHeader, strconv.FormatInt(ttlSeconds(ttl), 10))
-	m.Data = []byte(at.UTC().Format(time.RFC3339Nano))
+	v := at.UTC().Format(time.RFC3339Nano)
+	if origin != "" {
+		v += " " + origin
+	}
+	m.Data = []byte(v)
 	return m
 }
 
@@ -172,34 +183,48 @@ func (s *KVStore) Seen(k Key) (bool, error) {
 // server expires entries to the second; the time in the value makes the
 // TTL exact, as in the bbolt store.
 func (s *KVStore) Recorded(k Key) (time.Time, error) {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	at, err := s.get(ctx, kvKey(k.bytes()))
-	if err == nil && at.IsZero() && s.legacyActive(ctx) {
-		at, err = s.get(ctx, kvKey(k.legacyBytes()))
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("ledger lookup %s: %w", k, err)
-	}
-	return at, nil
+	at, _, err := s.lookup(k)
+	return at, err
 }
 
-func (s *KVStore) get(ctx context.Context, key string) (time.Time, error) {
+// Duplicate reports whether k was recorded within the TTL by a message
+// other than origin (an entry without an origin counts as another's).
+func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
+	at, by, err := s.lookup(k)
+	return !at.IsZero() && (by == "" || by != origin), err
+}
+
+func (s *KVStore) lookup(k Key) (time.Time, string, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	at, by, err := s.get(ctx, kvKey(k.bytes()))
+	if err == nil && at.IsZero() && s.legacyActive(ctx) {
+		at, by, err = s.get(ctx, kvKey(k.legacyBytes()))
+	}
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("ledger lookup %s: %w", k, err)
+	}
+	return at, by, nil
+}
+
+// get returns an entry's time and origin; zero for none or expired.
+func (s *KVStore) get(ctx context.Context, key string) (time.Time, string, error) {
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return time.Time{}, nil
+		return time.Time{}, "", nil
 	}
 	if err != nil {
-		return time.Time{}, err
+		return time.Time{}, "", err
 	}
-	at, err := time.Parse(time.RFC3339Nano, string(e.Value()))
+	v, origin, _ := strings.Cut(string(e.Value()), " ")
+	at, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("entry %s: %w", key, err)
+		return time.Time{}, "", fmt.Errorf("entry %s: %w", key, err)
 	}
 	if s.opts.Now().Sub(at) >= s.opts.TTL {
-		return time.Time{}, nil
+		return time.Time{}, "", nil
 	}
-	return at, nil
+	return at, origin, nil
 }
 
 // legacyActive reports whether partner-less entries may still be live,

@@ -213,3 +213,34 @@ func TestKVOptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+// An entry names the message that recorded it: that same message, seen
+// again after a partial failure, is not its own duplicate; any other is.
+func TestKVDuplicateByOrigin(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	k := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "1"}
+	if dup, err := s.Duplicate(k, "INGEST:1"); err != nil || dup {
+		t.Fatalf("fresh key: %v %v", dup, err)
+	}
+	if _, err := js.PublishMsg(context.Background(), s.RecordMsgBy(k, "INGEST:1")); err != nil {
+		t.Fatal(err)
+	}
+	if dup, err := s.Duplicate(k, "INGEST:1"); err != nil || dup {
+		t.Fatalf("its own record: %v %v", dup, err)
+	}
+	if dup, err := s.Duplicate(k, "INGEST:2"); err != nil || !dup {
+		t.Fatalf("another message: %v %v", dup, err)
+	}
+	k2 := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "2"}
+	if err := s.Record(k2); err != nil { // no origin: everyone's duplicate
+		t.Fatal(err)
+	}
+	if dup, _ := s.Duplicate(k2, "INGEST:3"); !dup {
+		t.Fatal("an entry without origin is not a duplicate")
+	}
+	if at, err := s.Recorded(k); err != nil || at.IsZero() {
+		t.Fatalf("recorded: %v %v", at, err)
+	}
+}

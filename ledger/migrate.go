@@ -115,7 +115,7 @@ func migrateEntries(db *bolt.DB, dst *KVStore) (int, time.Time, error) {
 // hub already recorded in the bucket is newer than the file's. No
 // Nats-Msg-Id, so that the fallback in awaitMigrated is not deduplicated.
 func (s *KVStore) migrateMsg(key string, at time.Time, ttl time.Duration) *nats.Msg {
-	m := s.entryMsg(key, at, ttl)
+	m := s.entryMsg(key, at, ttl, "")
 	m.Header.Del(jetstream.MsgIDHeader)
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "0")
 	return m
@@ -138,14 +138,14 @@ func (s *KVStore) awaitMigrated(p pending) error {
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	live, err := s.get(ctx, p.key)
+	live, _, err := s.get(ctx, p.key)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", p.key, err)
 	}
 	if !live.IsZero() && !live.Before(p.at) {
 		return nil
 	}
-	m := s.entryMsg(p.key, p.at, s.opts.TTL-s.opts.Now().Sub(p.at))
+	m := s.entryMsg(p.key, p.at, s.opts.TTL-s.opts.Now().Sub(p.at), "")
 	m.Header.Del(jetstream.MsgIDHeader)
 	if _, err := s.js.PublishMsg(ctx, m); err != nil {
 		return fmt.Errorf("publish %s: %w", p.key, err)

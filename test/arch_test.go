@@ -30,15 +30,15 @@ var allowedDeps = map[string][]string{
 	"ledger":                  {"jetstream"},
 	"hub/alert":               {"wire", "escape"},
 	"hub/audit":               {"wire", "escape", "jetstream"},
-	"hub":                     {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "edifact"},
-	"hub/ops":                 {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "edifact"},
-	"hub/forensics":           {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "edifact", "sandbox"},
-	"hub/api":                 {"hub/ops", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "edifact"},
+	"hub":                     {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                 {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":           {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                 {"hub/ops", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"bridge":                  {"wire", "escape", "jetstream"},
 	"cmd/edihub":              nil, // the binary wires everything
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
-	"hub/hubtest":             {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

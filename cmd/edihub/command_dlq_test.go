@@ -28,13 +28,13 @@ import (
 )
 
 // dlqHub is a real embedded server, a real hub with the parse stage and a
-// real bbolt ledger (wired as serve wires it), and a validate stage that
+// real KV ledger (wired as serve wires it), and a validate stage that
 // fails with a business error while failValidate is set.
 type dlqHub struct {
 	url          string
 	js           js.JetStream
 	failValidate *atomic.Bool
-	ledger       *ledger.Store
+	ledger       *ledger.KVStore
 }
 
 func startDLQHub(t *testing.T) *dlqHub {
@@ -49,13 +49,9 @@ func startDLQHub(t *testing.T) *dlqHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	led, err := ledger.Open(filepath.Join(dir, "ledger.db"), nil)
+	led, err := ledger.OpenKV(context.Background(), j, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	lf := hub.LedgerFuncs{
-		SeenFunc:   func(k hub.LedgerKey) (bool, error) { return led.Seen(ledger.Key(k)) },
-		RecordFunc: func(k hub.LedgerKey) error { return led.Record(ledger.Key(k)) },
 	}
 	fail := &atomic.Bool{}
 	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
@@ -67,7 +63,7 @@ func startDLQHub(t *testing.T) *dlqHub {
 	cfg := hub.Config{Partitions: 2}
 	cfg.Attempts.AckWait = time.Second
 	cfg.DuplicateWindow = time.Minute
-	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, lf), validate},
+	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, led), validate},
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +291,7 @@ func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	d.publish(t, "ACME", invoiceOf("DUP")) // the partner retransmits; it goes through
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	jetstreamtest.Eventually(t, 5*time.Second, func() bool { // recorded right after the ack
-		seen, _ := d.ledger.Seen(ledger.Key{Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "DUP"})
+		seen, _ := d.ledger.Seen(ledger.Key{Partner: "ACME", Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "DUP"})
 		return seen
 	})
 	if _, _, code := d.cmd(t, "dlq", "replay", "DLQ:1"); code != 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -95,13 +96,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return failedErr("data folder: %v", err)
 	}
-	led, closeLedger, err := openLedger(ctx, cfg, log)
-	if err != nil {
-		return failedErr("%v", err)
-	}
-	defer closeLedger()
-	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
-	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, len(stages)))
+	const stageCount = 1 // the built-in parse stage
+	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, stageCount))
 	if err != nil {
 		return failedErr("%v", err)
 	}
@@ -134,6 +130,12 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return unreachableErr(err)
 	}
 	defer nc.Close()
+
+	led, err := openLedger(ctx, j, cfg, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
 
 	store, err := counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
 	if err != nil {
@@ -257,39 +259,25 @@ func actorName(def string) string {
 	return def
 }
 
-// openLedger opens the interchange ledger (data/ledger.db) and purges it
-// hourly; nil when disabled.
-func openLedger(ctx context.Context, cfg fileConfig, log zerolog.Logger) (hub.Ledger, func(), error) {
+// openLedger opens the interchange ledger on its KV bucket (entries expire
+// by their own TTL: nothing to purge) and, once, moves the entries of a
+// ledger.db from before into it. Nil when disabled.
+func openLedger(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog.Logger) (hub.Ledger, error) {
 	if cfg.Ledger.Disabled {
-		return nil, func() {}, nil
-	}
-	ls, err := ledger.Open(filepath.Join(cfg.DataDir, "ledger.db"), &ledger.Options{TTL: cfg.Ledger.TTL})
-	if err != nil {
-		return nil, nil, err
+		return nil, nil
 	}
 	log = log.With().Str("component", "ledger").Logger()
-	pctx, stop := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Hour)
-		defer t.Stop()
-		for {
-			if n, err := ls.Purge(); err != nil {
-				log.Warn().Err(err).Msg("ledger purge failed")
-			} else if n > 0 {
-				log.Info().Int("purged", n).Msg("expired interchanges forgotten")
-			}
-			select {
-			case <-pctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	led := hub.LedgerFuncs{
-		SeenFunc:   func(k hub.LedgerKey) (bool, error) { return ls.Seen(ledger.Key(k)) },
-		RecordFunc: func(k hub.LedgerKey) error { return ls.Record(ledger.Key(k)) },
+	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas})
+	if err != nil {
+		return nil, err
 	}
-	return led, func() { stop(); <-done; ls.Close() }, nil
+	old := filepath.Join(cfg.DataDir, "ledger.db")
+	n, err := ledger.MigrateBolt(old, ls)
+	if err != nil {
+		return nil, fmt.Errorf("move %s into the ledger bucket (nothing was lost; the file stays and the move runs again at the next start): %w", old, err)
+	}
+	if n > 0 {
+		log.Info().Int("interchanges", n).Str("from", old).Str("bucket", ls.Bucket()).Msg("ledger moved into its KV bucket; the file was renamed to ledger.db.migrated")
+	}
+	return ls, nil
 }

@@ -39,6 +39,10 @@ type fileConfig struct {
 type ledgerConfig struct {
 	// TTL is how long a processed interchange is remembered.
 	TTL time.Duration `yaml:"ttl"`
+	// Bucket is the JetStream KV bucket; hubs that share it share the ledger.
+	Bucket string `yaml:"bucket"`
+	// Replicas of the bucket: 1 on one server, 3 on a cluster.
+	Replicas int `yaml:"replicas"`
 	// Disabled turns duplicate-interchange detection off.
 	Disabled bool `yaml:"disabled"`
 }
@@ -70,6 +74,8 @@ func defaultFileConfig() fileConfig {
 	c.Log.Level = "info"
 	c.Log.Format = "auto"
 	c.Ledger.TTL = 30 * 24 * time.Hour
+	c.Ledger.Bucket = "edihub-ledger"
+	c.Ledger.Replicas = 1
 	return c
 }
 

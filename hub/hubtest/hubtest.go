@@ -116,28 +116,3 @@ func FastConfig() hub.Config {
 	c.LeakProbe.Interval = 200 * time.Millisecond
 	return c
 }
-
-// MapLedger is an in-memory hub.Ledger for tests; the real ones are tested
-// in package ledger.
-type MapLedger struct {
-	mu   sync.Mutex
-	seen map[hub.LedgerKey]bool
-}
-
-// Seen reports whether k was recorded.
-func (l *MapLedger) Seen(k hub.LedgerKey) (bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.seen[k], nil
-}
-
-// Record remembers k.
-func (l *MapLedger) Record(k hub.LedgerKey) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.seen == nil {
-		l.seen = map[hub.LedgerKey]bool{}
-	}
-	l.seen[k] = true
-	return nil
-}

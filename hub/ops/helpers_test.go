@@ -13,6 +13,7 @@ import (
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -50,13 +51,18 @@ type opsEnv struct {
 	*hubtest.Env
 	ops          *Ops
 	clock        *fakeClock
-	ledger       *hubtest.MapLedger
+	ledger       *ledger.KVStore
 	failValidate *atomic.Bool
 }
 
 func newOpsEnv(t *testing.T) *opsEnv {
 	t.Helper()
-	l := &hubtest.MapLedger{}
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	l, err := ledger.OpenKV(context.Background(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	fail := &atomic.Bool{}
 	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
 		if fail.Load() {
@@ -65,7 +71,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, l), validate}})
+	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, l), validate}})
 	clock := &fakeClock{t: time.Now()}
 	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice",
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -354,12 +355,13 @@ func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRu
 	d.Parse = "ok"
 	for _, m := range doc.Messages() {
 		d.Messages++
-		if !containsStr(d.Types, m.Type) {
+		if !slices.Contains(d.Types, m.Type) {
 			d.Types = append(d.Types, escape.Line(m.Type))
 		}
 	}
-	for _, k := range hub.LedgerKeys(doc) {
-		d.Interchanges = append(d.Interchanges, hub.LedgerKey{Sender: escape.Line(k.Sender), Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
+	for _, k := range hub.LedgerKeys(e.Partner, doc) {
+		d.Interchanges = append(d.Interchanges, hub.LedgerKey{Partner: escape.Line(k.Partner), Sender: escape.Line(k.Sender),
+			Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
 	}
 	d.OK = d.Messages > 0
 	switch {
@@ -377,13 +379,4 @@ func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRu
 		d.Verdict += "; it failed in stage " + escape.Line(e.Stage) + ", which a dry-run does not run"
 	}
 	return d
-}
-
-func containsStr(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
