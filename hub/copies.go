@@ -21,7 +21,13 @@ import (
 // with the producer's headers (minus the server's Nats-* ones) and the
 // x-* headers that say where it came from.
 func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg {
+	// A retry's headers are the hub's own copy from the hop before (once
+	// bindRetry matched it to its original); an INGEST message's, or an
+	// unmatched retry's, are a producer's, and are cleaned.
 	out := ejs.CopyHeaders(d.msg.Headers())
+	if d.src.partition >= 0 || d.partner == "" {
+		out = producerHeaders(d.msg.Headers())
+	}
 	set := func(k, v string) {
 		if v != "" {
 			out.Set(k, v)
@@ -67,12 +73,11 @@ func setFailure(m *nats.Msg, o outcome) {
 // runs between the two: what it writes (the audit event of a quarantine)
 // exists before the original is gone.
 func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck func(), opts ...js.PublishOpt) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx := h.runCtx
 	id := wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
-	ack, err := ejs.Publish(ctx, h.js, m, id, opts...)
+	ack, err := h.storeCopy(ctx, d, m, id, kind, opts...)
 	if err != nil {
-		h.log.Error().Err(err).Msg("could not store the copy; the message stays in its source and is redelivered")
+		// Only when the hub stops: the message stays in its source.
 		_ = d.msg.NakWithDelay(5 * time.Second)
 		return false
 	}

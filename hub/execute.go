@@ -156,7 +156,14 @@ func (e *executor) timeoutOutcome(stage string) outcome {
 }
 
 func (e *executor) errorOutcome(stage string, err error) outcome {
-	f := Classify(err, e.classMap)
+	return classifiedOutcome(stage, err, e.classMap)
+}
+
+// failedOutcome is the outcome of an error the hub itself found.
+func failedOutcome(stage string, err error) outcome { return classifiedOutcome(stage, err, nil) }
+
+func classifiedOutcome(stage string, err error, classMap map[string]string) outcome {
+	f := Classify(err, classMap)
 	t := errorType(err)
 	return outcome{
 		stage: stage, kind: counter.KindError, failure: f, errType: t, msg: err.Error(),

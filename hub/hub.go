@@ -102,6 +102,9 @@ type Hub struct {
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
 	ready        atomic.Bool
+	// runCtx ends when Run's context does: waits inside the pipeline (a
+	// copy that cannot be stored) give up then.
+	runCtx context.Context
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -139,7 +142,7 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{},
+		suspects: map[int]uint64{}, runCtx: context.Background(),
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
@@ -219,6 +222,7 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	h.runCtx = ctx
 	var wg sync.WaitGroup
 	errc := make(chan error, h.cfg.Partitions+len(h.stages)+4)
 	start := func(name string, f func(context.Context) error) {

@@ -30,6 +30,11 @@ type Ledger interface {
 	// and acks the interchange only when every one is stored: no fsync and
 	// no round trip of its own per message.
 	RecordMsgBy(k LedgerKey, origin string) *nats.Msg
+	// Granted reports whether an operator forced the replay of ref (the
+	// x-replayed-from of the message) with this payload: only then does
+	// x-replay-force override the ledger, since any producer can set a
+	// header.
+	Granted(ref, payloadSHA256 string) (bool, error)
 }
 
 // DuplicateError says an interchange was processed before. The worker

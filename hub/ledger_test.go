@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/ledger"
 
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -44,7 +45,15 @@ func TestDuplicateInterchangeNotProcessedTwice(t *testing.T) {
 	if !dupAudited {
 		t.Fatal("duplicate not audited")
 	}
-	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nats.Header{wire.HdrReplayForce: {"true"}})
+	// A producer's own x-replay-force is no bypass...
+	forced := nats.Header{wire.HdrReplayForce: {"true"}, wire.HdrReplayedFrom: {"DLQ:99"}}
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, forced)
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return testCounter(t, env, "edihub_pipeline_duplicate_interchanges_total") == 2 })
+	// ...only a replay an operator forced, with its grant in the ledger.
+	if err := l.Grant("DLQ:99", audit.PayloadHash([]byte(twoInvoices))); err != nil {
+		t.Fatal(err)
+	}
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, forced)
 	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 6 })
 }
 

@@ -24,6 +24,7 @@ type metrics struct {
 	duplicates        prometheus.Counter
 	maxDeliveries     prometheus.Counter
 	duplicatesSkipped prometheus.Counter
+	copyFailures      *prometheus.CounterVec // kind
 
 	// the happy path's series, looked up once
 	okMessages prometheus.Counter
@@ -87,10 +88,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.duplicatesSkipped = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "edihub_pipeline_duplicate_interchanges_total", Help: "Interchanges the ledger had seen, acked without processing.",
 	})
+	m.copyFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "edihub_pipeline_copy_failures_total", Help: "Tries to store a poison, dead-letter or retry copy that failed (the message waits in its source).",
+	}, []string{"kind"})
 	m.okMessages = m.messages.WithLabelValues("pipeline", "ok")
 	m.okDuration = m.duration.WithLabelValues("pipeline")
 	m.okAttempts = m.attempts.WithLabelValues("ok")
-	reg.MustRegister(m.duplicatesSkipped, m.messages, m.duration, m.attempts, m.poison, m.retries, m.deadLetters, m.dlqDepth,
+	reg.MustRegister(m.duplicatesSkipped, m.copyFailures, m.messages, m.duration, m.attempts, m.poison, m.retries, m.deadLetters, m.dlqDepth,
 		m.counterRecords, m.counterWrites, m.counterErrors, m.lag, m.redeliveries, m.alerts, m.abandoned,
 		m.duplicates, m.maxDeliveries)
 	return m

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -89,7 +90,13 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 		if led != nil {
 			keys = LedgerKeys(m.Partner, doc)
-			if m.Header.Get(wire.HdrReplayForce) != "true" {
+			forced := false
+			if m.Header.Get(wire.HdrReplayForce) == "true" {
+				if forced, err = led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data)); err != nil {
+					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+				}
+			}
+			if !forced {
 				dup, err := allDuplicates(led, keys, origin)
 				if err != nil {
 					return TransientError("", fmt.Errorf("interchange ledger: %w", err))

@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -42,16 +43,40 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 	if p, partner, ok := wire.ParseIngestSubject(msg.Subject()); ok {
 		d.partition, d.partner = p, partner
 	}
-	if s.partition < 0 { // a retry: its identity travels in headers
-		d.partner = hdr.Get(wire.HdrPartnerID)
-		d.origTopic = hdr.Get(wire.HdrOriginalTopic)
+	if s.partition < 0 { // a retry: its identity travels in headers; bindRetry checks it
 		d.origStream = hdr.Get(wire.HdrOriginalStream)
 		d.origSeq, _ = strconv.ParseUint(hdr.Get(wire.HdrOriginalSeq), 10, 64)
 		d.retryCount, _ = strconv.Atoi(hdr.Get(wire.HdrRetryCount))
-		d.partition, _ = strconv.Atoi(hdr.Get(wire.HdrPartition))
+		d.messageID = hdr.Get(wire.HdrMessageID)
 	}
-	d.messageID = hdr.Get(wire.HdrMessageID)
 	return d
+}
+
+// bindRetry ties a due retry to the INGEST message it claims to be: the
+// partner and partition come from that message's stored subject, never
+// from the retry's headers, and the payload must be the same bytes.
+// Anything could be published on a retry subject by whoever may; what does
+// not match its original is dead-lettered, not processed.
+func (h *Hub) bindRetry(d *delivery) error {
+	if d.origStream != h.cfg.Streams.Ingest || d.origSeq == 0 {
+		return fmt.Errorf("retry names %s:%d, not a message of %s", escape.Header(d.origStream), d.origSeq, h.cfg.Streams.Ingest)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := h.js.Stream(ctx, d.origStream)
+	if err != nil {
+		return fmt.Errorf("read the original of a retry: %w", err)
+	}
+	raw, err := s.GetMsg(ctx, d.origSeq)
+	if err != nil {
+		return fmt.Errorf("the original %s:%d of a retry cannot be read (%w)", d.origStream, d.origSeq, err)
+	}
+	p, partner, ok := wire.ParseIngestSubject(raw.Subject)
+	if !ok || !bytes.Equal(raw.Data, d.msg.Data()) {
+		return fmt.Errorf("retry does not match its original %s:%d", d.origStream, d.origSeq)
+	}
+	d.partition, d.partner, d.origTopic = p, partner, wire.IngestSubject(partner)
+	return nil
 }
 
 // process takes one delivery to exactly one place: acked after its outputs
@@ -68,6 +93,13 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	d := h.newDelivery(s, msg, md)
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
+	}
+	if s.partition < 0 {
+		if err := h.bindRetry(d); err != nil {
+			h.log.Warn().Err(err).Str("stage", s.stage).Msg("a due retry does not match its original; dead-lettered")
+			h.deadLetter(d, failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err)), wire.CauseUnknown, 1, false, counter.Record{})
+			return true
+		}
 	}
 	// The happy path reads the store (cheap, no write) because a record
 	// may exist from before a consumer was re-created.

@@ -115,6 +115,24 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 	return s, nil
 }
 
+// BindKV returns a store on an existing ledger bucket without creating or
+// changing it (the runbook CLI: the bucket's settings are serve's).
+func BindKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVStore, error) {
+	var o KVOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.setDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	kv, err := js.KeyValue(ctx, o.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("ledger bucket %s: %w", o.Bucket, err)
+	}
+	return &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + "."}, nil
+}
+
 func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }

@@ -1,5 +1,7 @@
 package wire
 
+import "strings"
+
 // Header names carried by dead letters, retries, poison copies and
 // outputs. The payload travels byte for byte; these say why. The hub owns
 // every x-* name below: a producer's header of the same name (in any
@@ -49,6 +51,14 @@ const (
 	HdrParkedBy     = "x-parked-by"
 	HdrParkedAt     = "x-parked-at"
 
+	// HdrHeadersDropped lists producer headers a copy could not carry
+	// (invalid names, control bytes, over the size cap).
+	HdrHeadersDropped = "x-headers-dropped"
+	// HdrProducerPrefix keeps a producer's header whose name the hub owns
+	// (in any letter case) under x-producer-<name>, so it can never pass
+	// for the hub's.
+	HdrProducerPrefix = "x-producer-"
+
 	// Set by `edihub send`.
 	HdrFilename = "x-filename"
 
@@ -75,3 +85,72 @@ const (
 	// never to a copy of it.
 	ServerHeaderPrefix = "Nats-"
 )
+
+// producerSettable are x-* names a producer may set and the hub keeps as
+// they are (in exactly this spelling): a drill request on a drill hub, a
+// correlation id, what send and the bridge add.
+var producerSettable = map[string]bool{
+	HdrDrill: true, HdrCorrelationID: true, HdrFilename: true,
+	HdrKafkaKey: true, HdrKafkaKeyEnc: true, HdrKafkaTopic: true, HdrKafkaPartition: true,
+	HdrKafkaOffset: true, HdrKafkaTimestamp: true,
+}
+
+// hubOwned are the x-* names only the hub writes.
+var hubOwned = map[string]bool{}
+
+func init() {
+	for _, n := range []string{HdrOriginalTopic, HdrOriginalStream, HdrOriginalSeq, HdrErrorClass, HdrErrorMsg,
+		HdrErrorCause, HdrRetryCount, HdrAttempts, HdrFirstFailedAt, HdrDetectedAt, HdrPoisonCause, HdrPartnerID,
+		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
+		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
+		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated} {
+		hubOwned[n] = true
+	}
+}
+
+// ProducerName says how a copy carries a producer's header name: as it is,
+// or (for a name the hub owns, or any letter-case variant of a name the hub
+// knows) under x-producer-<lower-case name>. NATS header names are
+// case-sensitive, so X-Partner-Id next to x-partner-id would otherwise make
+// which one a reader takes a matter of chance.
+func ProducerName(name string) string {
+	lower := strings.ToLower(name)
+	switch {
+	case producerSettable[name]:
+		return name
+	case hubOwned[lower] || producerSettable[lower] || strings.HasPrefix(lower, HdrProducerPrefix):
+		return HdrProducerPrefix + strings.TrimPrefix(lower, HdrProducerPrefix)
+	}
+	return name
+}
+
+// ValidHeaderName reports whether name can be stored and re-sent: an HTTP
+// token (RFC 9110) that nats.go will encode. A raw client can make the
+// server accept others; a copy must not carry them.
+func ValidHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("\"(),/:;<=>?@[\\]{}", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidHeaderValue reports whether a value can be re-sent: no CR, LF or
+// other control byte but tab.
+func ValidHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// HubOwned reports whether name (exactly) is one the hub writes.
+func HubOwned(name string) bool { return hubOwned[name] }

@@ -22,6 +22,7 @@ import (
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -34,7 +35,7 @@ const dlqUsage = `Usage: edihub dlq <subcommand> [flags]
   ls                         counts by kind, stage, cause, partner and age
   inspect [filter flags]     the matching messages (--group: by error fingerprint)
   show ID                    headers and payload, escaped, one segment a line (audited)
-  replay ID... | --filter F  publish back to x-original-topic (or --to), paced and capped
+  replay ID... | --filter F  publish back to edi.ingest.<partner> (or --to edi.ingest.<other>), paced and capped
   park ID...                 move to edi.<stage>.parking-lot until someone decides
   drop ID... --reason TEXT   delete for good (audited with the payload's hash)
   edit ID [--from-file F]    store an edited version; only it is replayed
@@ -108,10 +109,18 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 	if actor == "" {
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
-	ops, err := ops.NewOps(ops.OpsOptions{
+	o := ops.OpsOptions{
 		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit), Actor: actor,
 		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(),
-	})
+	}
+	if !cfg.Ledger.Disabled {
+		bctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if led, err := ledger.BindKV(bctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL}); err == nil {
+			o.Grants = led // forced replays record their grant here
+		}
+		cancel()
+	}
+	ops, err := ops.NewOps(o)
 	if err != nil {
 		nc.Close()
 		return nil, failedErr("%v", err)

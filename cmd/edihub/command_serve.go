@@ -163,8 +163,12 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return usageErr("%v", err)
 	}
 	if len(tokens) > 0 {
-		o, err := ops.NewOps(ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
-			EDIFACT: cfg.Hub.EDIFACT, Logger: log})
+		oo := ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
+			EDIFACT: cfg.Hub.EDIFACT, Logger: log}
+		if ls, ok := led.(*ledger.KVStore); ok {
+			oo.Grants = ls
+		}
+		o, err := ops.NewOps(oo)
 		if err != nil {
 			return failedErr("%v", err)
 		}

@@ -73,7 +73,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	cfg := hubtest.FastConfig()
 	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, l), validate}})
 	clock := &fakeClock{t: time.Now()}
-	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice",
+	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice", Grants: l,
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {
 		t.Fatal(err)

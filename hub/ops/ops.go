@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/edihub/edihub/hub"
@@ -46,7 +45,16 @@ type OpsOptions struct {
 	// EditsBucket is the KV bucket mapping an edited original to its
 	// edited version (default dlq-edits).
 	EditsBucket string
-	Logger      zerolog.Logger
+	// Grants records forced replays in the interchange ledger
+	// (*ledger.KVStore); nil refuses --force.
+	Grants Granter
+	Logger zerolog.Logger
+}
+
+// Granter records that an operator forced the replay of ref with a
+// payload; the parse stage honours x-replay-force only with a grant.
+type Granter interface {
+	Grant(ref, payloadSHA256 string) error
 }
 
 // NewOps checks the options and fills in defaults.
@@ -123,11 +131,11 @@ func (e Entry) Superseded() bool { return e.SupersededBy != "" }
 
 // entryOf builds an Entry from a stored message's subject and headers.
 func (o *Ops) entryOf(stream string, seq uint64, subject string, t time.Time, hdr map[string][]string, size int) Entry {
+	// The hub writes its headers in exactly these spellings; a variant in
+	// another letter case is a producer's and is never read as the hub's.
 	get := func(k string) string {
-		for hk, vs := range hdr {
-			if strings.EqualFold(hk, k) && len(vs) > 0 {
-				return vs[0]
-			}
+		if vs := hdr[k]; len(vs) > 0 {
+			return vs[0]
 		}
 		return ""
 	}

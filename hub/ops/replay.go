@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,9 +98,11 @@ var (
 	// ErrPoisonNotAllowed: quarantined poison is replayed only when the
 	// request allows it, after a sandbox analysis.
 	ErrPoisonNotAllowed = errors.New("quarantined poison (it crashed or hung the hub) is replayed only when poison is allowed explicitly; analyse it in the sandbox first")
-	// ErrNoDestination: the message names no original topic and the
-	// request named no destination.
-	ErrNoDestination = errors.New("no x-original-topic header; name the destination")
+	// ErrNoLedger: a forced replay needs the ledger to hold its grant.
+	ErrNoLedger = errors.New("forcing needs the interchange ledger, which is not configured here")
+	// ErrNoDestination: the message has no valid x-partner-id of the hub's
+	// and the request named no destination.
+	ErrNoDestination = errors.New("the hub recorded no valid partner (x-partner-id) for this message; name the destination")
 )
 
 // reasonOf names a known refusal (ReplayItem.Reason).
@@ -161,19 +162,13 @@ func (o *Ops) checkReplay(req *ReplayRequest) error {
 	return nil
 }
 
-// checkReplaySubject refuses destinations that are not one concrete subject
-// or that belong to the failure and audit streams (use park for those).
+// checkReplaySubject accepts only a partner's ingest subject,
+// edi.ingest.<partner>: a replay goes through the whole pipeline again,
+// never straight to an output, failure, audit or system subject.
 func checkReplaySubject(s string) error {
-	tok := strings.Split(s, ".")
-	for _, t := range tok {
-		if t == "" || t == "*" || t == ">" || strings.ContainsFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) {
-			return BadRequest("destination %q: want one concrete subject such as edi.ingest.ACME", escape.Line(s))
-		}
-	}
-	bad := strings.HasPrefix(s, "$") || strings.HasPrefix(s, strings.TrimSuffix(wire.AuditAll, ">")) || strings.HasPrefix(s, strings.TrimSuffix(wire.PoisonAll, ">")) ||
-		(len(tok) >= 3 && tok[0] == "edi" && (tok[2] == "dlq" || tok[2] == "parking-lot" || tok[2] == "retry"))
-	if bad {
-		return BadRequest("destination %q is a failure, audit or system subject; replay to edi.ingest.<partner> (or use park)", escape.Line(s))
+	p, ok := wire.PartnerOfTopic(s)
+	if !ok || wire.ValidPartnerID(p) != nil {
+		return BadRequest("destination %q: a replay goes to a partner's ingest subject, edi.ingest.<partner>; use park for the rest", escape.Line(s))
 	}
 	return nil
 }
@@ -269,14 +264,15 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 	if e.Kind == wire.KindPoison && !req.AllowPoison {
 		return fail(OutcomeSkipped, ErrPoisonNotAllowed)
 	}
-	it.Subject = cmp.Or(req.To, e.OriginalTopic)
+	// The destination is computed from the partner the hub recorded (which
+	// it took from the stored subject), never read from a header a
+	// producer could have chosen.
+	it.Subject = req.To
 	if it.Subject == "" {
-		return fail(OutcomeFailed, ErrNoDestination)
-	}
-	if req.To == "" {
-		if err := checkReplaySubject(it.Subject); err != nil {
-			return fail(OutcomeFailed, fmt.Errorf("x-original-topic: %w", err))
+		if wire.ValidPartnerID(e.Partner) != nil {
+			return fail(OutcomeFailed, ErrNoDestination)
 		}
+		it.Subject = wire.IngestSubject(e.Partner)
 	}
 	if req.DryRun {
 		it.DryRun = o.dryRun(raw.Data, e, it.Subject, req.Force)
@@ -287,6 +283,17 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		return it
 	}
 	m := &nats.Msg{Subject: it.Subject, Header: ejs.CopyHeaders(raw.Header), Data: raw.Data}
+	sum := audit.PayloadHash(raw.Data)
+	if req.Force {
+		// The grant, not the header, is what lets the copy past the
+		// ledger: written first, so the hub never sees the copy without it.
+		if o.o.Grants == nil {
+			return fail(OutcomeFailed, ErrNoLedger)
+		}
+		if err := o.o.Grants.Grant(target.String(), sum); err != nil {
+			return fail(OutcomeFailed, err)
+		}
+	}
 	m.Header.Del(wire.HdrReplayForce)
 	m.Header.Set(wire.HdrReplayedFrom, target.String())
 	m.Header.Set(wire.HdrReplayedBy, escape.Header(o.o.Actor))
@@ -302,7 +309,6 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 	if target != ref {
 		ids = append(ids, target.String())
 	}
-	sum := audit.PayloadHash(raw.Data)
 	details := map[string]string{"to": it.Subject, "new_id": it.NewID, "force": fmt.Sprint(req.Force)}
 	if err := o.audit(ctx, audit.Event{Action: "replay", IDs: append(ids, it.NewID), Reason: req.Reason,
 		PayloadBefore: sum, PayloadAfter: sum, Details: details}, "audit:replay:"+target.String()); err != nil {

@@ -1,0 +1,134 @@
+package hub
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+	"github.com/nats-io/nats.go"
+)
+
+// rawPublish speaks the NATS protocol itself, as an attacker would: the
+// server stores header names nats.go refuses to encode.
+func rawPublish(t *testing.T, serverURL, subject, headers string, payload []byte) {
+	t.Helper()
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	if _, err := r.ReadString('\n'); err != nil { // INFO
+		t.Fatal(err)
+	}
+	hdr := "NATS/1.0\r\n" + headers + "\r\n"
+	fmt.Fprintf(c, "CONNECT {\"verbose\":false,\"pedantic\":false,\"headers\":true,\"protocol\":1}\r\n")
+	fmt.Fprintf(c, "HPUB %s %d %d\r\n%s%s\r\nPING\r\n", subject, len(hdr), len(hdr)+len(payload), hdr, payload)
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "-ERR") {
+			t.Fatalf("server refused: %s", line)
+		}
+		if strings.HasPrefix(line, "PONG") {
+			return
+		}
+	}
+}
+
+// Producer headers a copy cannot carry (a control byte in a name, ~65 KB of
+// headers) and letter-case variants of the hub's own names never hold the
+// partition: the dead letter is stored, with the hub's headers winning, and
+// the next message of the partition goes through. No attempt is counted as
+// a process death.
+func TestHostileHeadersNeverBlockThePartition(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	cfg := fastConfig()
+	cfg.Partitions = 1 // everything in one partition: a stuck message would hold all
+	env := startHub(t, url, "", cfg, []Stage{echoStage("parse", func(m *Message) error {
+		if strings.HasPrefix(string(m.Data), "bad") {
+			return PermanentError(wire.CauseSchema, fmt.Errorf("refused"))
+		}
+		return nil
+	})}, nil)
+
+	rawPublish(t, url, "edi.ingest.ACME", "X-Bad\x01Name: v\r\nX-Partner-Id: EVIL\r\nX-Original-Topic: edi.parsed.GLOBEX.INVOIC\r\nx-original-topic: edi.parsed.GLOBEX.INVOIC\r\n", []byte("bad 1"))
+	big := strings.Repeat("h", 8000)
+	var many strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&many, "X-Big-%d: %s\r\n", i, big)
+	}
+	rawPublish(t, url, "edi.ingest.ACME", many.String(), []byte("bad 2"))
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "good", nil)
+
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 2 && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1
+	}, "the partition did not move past hostile headers")
+	msgs := jetstreamtest.StreamMsgs(t, env.js, "DLQ")
+	first := msgs[0].Header
+	if got := first.Values(wire.HdrPartnerID); len(got) != 1 || got[0] != "ACME" {
+		t.Fatalf("x-partner-id: %q", got)
+	}
+	if got := first.Values(wire.HdrOriginalTopic); len(got) != 1 || got[0] != "edi.ingest.ACME" {
+		t.Fatalf("x-original-topic: %q (a producer must not choose it)", got)
+	}
+	for k := range first {
+		if strings.EqualFold(k, wire.HdrPartnerID) && k != wire.HdrPartnerID || strings.EqualFold(k, wire.HdrOriginalTopic) && k != wire.HdrOriginalTopic {
+			t.Fatalf("a producer's variant %q survived next to the hub's header", k)
+		}
+	}
+	if first.Get("x-producer-x-partner-id") != "EVIL" || !strings.Contains(first.Get(wire.HdrHeadersDropped), `X-Bad\x01Name`) {
+		t.Fatalf("producer headers not kept apart or dropped names not listed: %v", first)
+	}
+	second := msgs[1].Header
+	if second.Get(wire.HdrHeadersDropped) == "" || second.Get(wire.HdrErrorCause) != wire.CauseSchema {
+		t.Fatalf("oversized producer headers: %v", second)
+	}
+	if n := testCounter(t, env, "edihub_poison_detected_total"); n != 0 {
+		t.Fatalf("%v messages quarantined: a failed copy was taken for a crash", n)
+	}
+}
+
+// Whoever may publish on a retry subject cannot name the partner or make
+// outputs under another partner's subject: a due retry is bound to its
+// INGEST original (partner from its stored subject, same payload), and one
+// that does not match is dead-lettered.
+func TestForgedRetryIsDeadLetteredNotProcessed(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	env := startHub(t, url, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	seq := jetstreamtest.PublishIngest(t, env.js, "ACME", "acme's invoice", nil)
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1 })
+
+	forged := nats.Header{}
+	forged.Set(wire.HdrOriginalStream, "INGEST")
+	forged.Set(wire.HdrOriginalSeq, strconv.FormatUint(seq, 10))
+	forged.Set(wire.HdrPartnerID, "GLOBEX")
+	forged.Set(wire.HdrPartition, "0")
+	if _, err := env.js.PublishMsg(context.Background(), &nats.Msg{Subject: wire.RetryDueSubject("parse", 5*time.Second), Header: forged, Data: []byte("forged invoice")}); err != nil {
+		t.Fatal(err)
+	}
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 }, "forged retry not dead-lettered")
+	dl := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]
+	if dl.Subject != wire.DLQSubject("parse", wire.CauseUnknown) || dl.Header.Get(wire.HdrPartnerID) == "GLOBEX" {
+		t.Fatalf("dead letter %s %v", dl.Subject, dl.Header)
+	}
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
+		if strings.Contains(m.Subject, "GLOBEX") || string(m.Data) == "forged invoice" {
+			t.Fatalf("forged retry produced %s: %q", m.Subject, m.Data)
+		}
+	}
+}

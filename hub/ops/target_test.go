@@ -1,0 +1,45 @@
+package ops
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+)
+
+// A partner cannot pick where a replay goes: headers naming another
+// partner's output subject (in any letter case) are the producer's, the
+// target is computed from the partner the hub recorded, and a destination
+// other than a partner's ingest subject is refused.
+func TestReplayTargetIsComputedNeverRead(t *testing.T) {
+	e := newOpsEnv(t)
+	ctx := context.Background()
+	forged := nats.Header{
+		"X-Original-Topic": {"edi.parsed.GLOBEX.INVOIC"},
+		"x-original-topic": {"edi.parsed.GLOBEX.INVOIC"},
+		"X-Partner-Id":     {"GLOBEX"},
+	}
+	jetstreamtest.PublishIngest(t, e.JS, "ACME", "junk", forged)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, e.JS, "DLQ") == 1 })
+
+	rep, err := e.ops.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1"}, To: "edi.parsed.GLOBEX.INVOIC"})
+	if err == nil {
+		t.Fatalf("replay to an output subject was accepted: %+v", rep)
+	}
+	for _, to := range []string{"edi.ingest.*", "edi.ingest.A.B", "$JS.API.STREAM.DELETE.AUDIT", "edi.audit.events"} {
+		if _, err := e.ops.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1"}, To: to}); err == nil {
+			t.Errorf("replay to %q accepted", to)
+		}
+	}
+	rep, err = e.ops.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1"}})
+	if err != nil || rep.Replayed != 1 || rep.Items[0].Subject != wire.IngestSubject("ACME") {
+		t.Fatalf("replay: %+v %v", rep, err)
+	}
+	if n := jetstreamtest.CountMsgs(t, e.JS, "PARSED"); n != 0 {
+		t.Fatalf("PARSED holds %d messages: the replay bypassed the parser", n)
+	}
+}
