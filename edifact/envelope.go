@@ -3,7 +3,6 @@ package edifact
 import (
 	"fmt"
 	"strconv"
-	"strings"
 )
 
 // checker follows the envelope structure segment by segment and builds the
@@ -24,6 +23,10 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	segBuf    []Segment
+	// last is the number and tag of the last segment added, so that a
+	// missing trailer is reported after a segment that exists.
+	lastNum int
+	lastTag string
 }
 
 // messageDone hands a checked message to onMessage and recycles its segments.
@@ -97,6 +100,7 @@ func count(s *Segment, e int, name string) (int, error) {
 // add takes one segment; what it keeps it copies (s may alias the Reader).
 func (c *checker) add(s *Segment) error {
 	c.doc.Segments++
+	c.lastNum, c.lastTag = s.Number, s.Tag
 	if c.ic != nil {
 		c.ic.Segments++
 	}
@@ -322,19 +326,26 @@ func (c *checker) closeMessage(s *Segment) error {
 }
 
 // end checks that nothing is left open when the input ends at pe's position.
+// The error names no segment (the missing trailer has none): Tag is the
+// trailer that is missing and the text names the last segment present.
 func (c *checker) end(pe *ParseError) error {
 	x12 := c.doc.Standard == X12
+	after := "input ends"
+	if c.lastNum > 0 {
+		after = fmt.Sprintf("input ends after segment %d %s", c.lastNum, printable(c.lastTag, 8))
+	}
+	pe.Segment = 0
 	switch {
 	case c.msg != nil:
 		pe.Tag = pick(x12, "SE", "UNT")
-		pe.Err = fmt.Errorf("input ends inside message %q (from segment %d): %s missing",
-			printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
+		pe.Err = fmt.Errorf("%s inside message %q (from segment %d): %s missing",
+			after, printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
 	case c.grp != nil:
 		pe.Tag = pick(x12, "GE", "UNE")
-		pe.Err = fmt.Errorf("input ends inside group %q: %s missing", printable(c.grp.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside group %q: %s missing", after, printable(c.grp.ControlRef, 20), pe.Tag)
 	case c.ic != nil:
 		pe.Tag = pick(x12, "IEA", "UNZ")
-		pe.Err = fmt.Errorf("input ends inside interchange %q: %s missing", printable(c.ic.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside interchange %q: %s missing", after, printable(c.ic.ControlRef, 20), pe.Tag)
 	case len(c.doc.Interchanges) == 0:
 		pe.Err = fmt.Errorf("no interchange")
 	default:
@@ -351,27 +362,3 @@ func pick(cond bool, a, b string) string {
 	return b
 }
 
-// sameControlNumber compares control numbers: numerically when both are
-// digits (X12 pads with zeros: 000075776 = 75776), else exactly.
-func sameControlNumber(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if a == b {
-		return true
-	}
-	if !digits(a) || !digits(b) {
-		return false
-	}
-	return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0")
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
