@@ -3,6 +3,7 @@ package edifact
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // checker follows the envelope structure segment by segment and builds the
@@ -27,6 +28,10 @@ type checker struct {
 	// missing trailer is reported after a segment that exists.
 	lastNum int
 	lastTag string
+	// counting (Check) keeps no message headers, only counts, and copies
+	// the strings it keeps so that no string arena outlives its message.
+	counting bool
+	nmsgs    int // messages closed, when counting
 }
 
 // messageDone hands a checked message to onMessage and recycles its segments.
@@ -39,6 +44,40 @@ func (c *checker) messageDone(m *Message) error {
 	c.segBuf, m.Segments = m.Segments[:0], nil
 	c.keep.reset()
 	return err
+}
+
+// closed counts a checked message and keeps its header unless counting.
+func (c *checker) closed(m *Message) {
+	c.ic.nmsg++
+	if c.grp != nil {
+		c.grp.nmsg++
+	}
+	c.msg = nil
+	if c.counting {
+		c.nmsgs++
+		return
+	}
+	c.ic.Messages = append(c.ic.Messages, m)
+	if c.grp != nil {
+		c.grp.Messages = append(c.grp.Messages, m)
+	}
+}
+
+// headerTags are the segments whose values the checker keeps after the
+// segment (envelope and message headers).
+var headerTags = map[string]bool{"UNB": true, "UNG": true, "UNH": true, "ISA": true, "GS": true, "ST": true}
+
+// ownStrings copies a segment with its strings, so that what the checker
+// keeps does not pin the Reader's string arena (32 KiB blocks) in memory.
+func ownStrings(s *Segment) *Segment {
+	out := s.Clone()
+	out.Tag = strings.Clone(s.Tag)
+	for _, e := range out.Elements {
+		for i := range e {
+			e[i] = strings.Clone(e[i])
+		}
+	}
+	return &out
 }
 
 // newMessageSegments returns the slice a new message appends to.
@@ -101,6 +140,9 @@ func count(s *Segment, e int, name string) (int, error) {
 func (c *checker) add(s *Segment) error {
 	c.doc.Segments++
 	c.lastNum, c.lastTag = s.Number, s.Tag
+	if c.counting && headerTags[s.Tag] {
+		s = ownStrings(s)
+	}
 	if c.ic != nil {
 		c.ic.Segments++
 	}
@@ -204,7 +246,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 	if err != nil {
 		return err
 	}
-	want, what := len(ic.Messages), "messages"
+	want, what := ic.nmsg, "messages"
 	if len(ic.Groups) > 0 {
 		want, what = len(ic.Groups), "groups"
 	}
@@ -254,11 +296,11 @@ func (c *checker) closeGroup(s *Segment) error {
 	if err != nil {
 		return err
 	}
-	if len(g.Messages) == 0 {
+	if g.nmsg == 0 {
 		return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no message", printable(g.ControlRef, 20))
 	}
-	if n != len(g.Messages) {
-		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, len(g.Messages))
+	if n != g.nmsg {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, g.nmsg)
 	}
 	ref, err := need(s, 2, 1, "group reference (0048)")
 	if err != nil {
@@ -317,11 +359,7 @@ func (c *checker) closeMessage(s *Segment) error {
 	if ref != m.Ref {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNT reference %q does not match UNH %q", printable(ref, 20), printable(m.Ref, 20))
 	}
-	c.ic.Messages = append(c.ic.Messages, m)
-	if c.grp != nil {
-		c.grp.Messages = append(c.grp.Messages, m)
-	}
-	c.msg = nil
+	c.closed(m)
 	return c.messageDone(m)
 }
 
@@ -361,4 +399,3 @@ func pick(cond bool, a, b string) string {
 	}
 	return b
 }
-

@@ -51,6 +51,17 @@ func FuzzParse(f *testing.F) {
 			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
 				t.Fatalf("Parse: %v\nWalk:  %v", err, werr)
 			}
+			// So must Check, reading in small chunks (fuzz workers run one
+			// input at a time, so the package variable is safe to set).
+			var sum *Summary
+			var cerr error
+			withChunk(int64(len(data)%13+1), func() { sum, cerr = Check(bytes.NewReader(data), int64(len(data)), &o) })
+			if (err == nil) != (cerr == nil) || (err != nil && err.Error() != cerr.Error()) {
+				t.Fatalf("Parse: %v\nCheck: %v", err, cerr)
+			}
+			if err == nil && (sum.Messages != len(doc.Messages()) || sum.Segments != doc.Segments) {
+				t.Fatalf("Check %+v, Parse %d messages %d segments", sum, len(doc.Messages()), doc.Segments)
+			}
 			if err != nil {
 				checkErrorContract(t, err, len(data))
 				continue

@@ -53,11 +53,11 @@ func (c *checker) addX12(s *Segment) error {
 		if err != nil {
 			return err
 		}
-		if len(g.Messages) == 0 {
+		if g.nmsg == 0 {
 			return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no transaction set", printable(g.ControlRef, 20))
 		}
-		if n != len(g.Messages) {
-			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, len(g.Messages))
+		if n != g.nmsg {
+			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, g.nmsg)
 		}
 		ref, err := need(s, 2, 1, "group control number (GE02)")
 		if err != nil {
@@ -151,8 +151,6 @@ func (c *checker) closeX12Message(s *Segment) error {
 	if ref != m.Ref {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "SE control number %q does not match ST02 %q", printable(ref, 20), printable(m.Ref, 20))
 	}
-	c.ic.Messages = append(c.ic.Messages, m)
-	c.grp.Messages = append(c.grp.Messages, m)
-	c.msg = nil
+	c.closed(m)
 	return c.messageDone(m)
 }
