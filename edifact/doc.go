@@ -27,6 +27,9 @@
 // allowed between segments only. With ReuseSegment the returned segment's
 // slices alias the Reader's buffers until the next Read, like
 // csv.Reader.ReuseRecord; the strings themselves are never overwritten.
+// ReadRaw runs the same checks but returns a RawSegment, a view of the
+// Reader's buffers: nothing is allocated per segment and a string is made
+// only for the values the caller asks for.
 //
 // Parse runs Guard, the Reader and the envelope checks: UNB/UNZ, UNG/UNE and
 // UNH/UNT counts and references, missing and extra trailers, a message cut
