@@ -82,10 +82,10 @@ type Reader struct {
 	segAt   int64  // where the tokenized segment starts
 	comps   []string
 	elems   [][]string
-	// wantStrings is set by Read, cleared by ReadRaw: the tokenizer then
-	// cuts the strings in its pass (compsDone) or leaves them to build.
+	// wantStrings is set by Read (tokenizeStrings fills out), cleared by
+	// ReadRaw (tokenizeSpans fills text, spans, occs and elemOcc).
 	wantStrings bool
-	compsDone   bool
+	out         *Segment
 	seg         Segment
 	raw1        RawSegment
 	err         error
@@ -144,7 +144,10 @@ func (r *Reader) Read() (*Segment, error) {
 	if err := r.next(); err != nil {
 		return nil, err
 	}
-	seg := r.build()
+	seg := r.out
+	if r.bin != nil { // X12 BIN data: one element of its own
+		seg.Elements = append(seg.Elements, []string{string(r.bin)})
+	}
 	seg.Number = r.num
 	return seg, nil
 }
