@@ -148,3 +148,67 @@ func BenchmarkReaderScaling(b *testing.B) {
 		})
 	}
 }
+
+// The plain alternatives over the same 10 MB buffer, run beside
+// BenchmarkReader10MB so that the ratio is visible in one run: the floor a
+// separator scan can reach (bytes.IndexByte for the terminator only) and a
+// 256-entry table loop over every byte (all four separators).
+func BenchmarkScanIndexByte10MB(b *testing.B) {
+	data := invoic10MB()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		n := 0
+		for p := data; ; n++ {
+			k := bytes.IndexByte(p, '\'')
+			if k < 0 {
+				break
+			}
+			p = p[k+1:]
+		}
+		if n != invoicSegments(invoic10MBLines)+1 { // +1: the UNA
+			b.Fatalf("%d terminators", n)
+		}
+	}
+}
+
+func BenchmarkScanTable10MB(b *testing.B) {
+	data := invoic10MB()
+	var cls [256]uint8
+	for _, c := range []byte(":+?'") {
+		cls[c] = 1
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		n := 0
+		for _, c := range data {
+			n += int(cls[c])
+		}
+		if n == 0 {
+			b.Fatal("no separators")
+		}
+	}
+}
+
+// BenchmarkReaderRaw10MB reads the same interchange with ReadRaw: the same
+// checks, no strings.
+func BenchmarkReaderRaw10MB(b *testing.B) {
+	b.SetBytes(int64(len(invoic10MB())))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewReader(bytes.NewReader(invoic10MB()))
+		n := 0
+		for {
+			_, err := r.ReadRaw()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			n++
+		}
+		if n != invoicSegments(invoic10MBLines) {
+			b.Fatalf("read %d segments", n)
+		}
+	}
+}

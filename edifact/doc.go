@@ -27,6 +27,9 @@
 // allowed between segments only. With ReuseSegment the returned segment's
 // slices alias the Reader's buffers until the next Read, like
 // csv.Reader.ReuseRecord; the strings themselves are never overwritten.
+// ReadRaw runs the same checks but returns a RawSegment, a view of the
+// Reader's buffers: nothing is allocated per segment and a string is made
+// only for the values the caller asks for.
 //
 // Parse runs Guard, the Reader and the envelope checks: UNB/UNZ, UNG/UNE and
 // UNH/UNT counts and references, missing and extra trailers, a message cut
@@ -35,7 +38,11 @@
 // Parse holds the whole document (about ten times the input size in memory,
 // so at most ~100 MB at the default MaxSize); Walk runs the same checks but
 // hands each message to a callback and drops it, so that memory is bounded
-// by the largest message.
+// by the largest message. GuardReaderAt, WalkReaderAt and Check do the same
+// over an io.ReaderAt (a file) without holding the input: Guard's pass reads
+// 1 MiB chunks, then the Reader streams the body. Check keeps only counts, so
+// its memory is the largest message plus the references of the open
+// interchange (for the duplicate check), whatever the file's size.
 //
 // # Errors
 //

@@ -24,6 +24,14 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	segBuf    []Segment
+	// last is the number and tag of the last segment added, so that a
+	// missing trailer is reported after a segment that exists.
+	lastNum int
+	lastTag string
+	// counting (Check) keeps no message headers, only counts, and copies
+	// the strings it keeps so that no string arena outlives its message.
+	counting bool
+	nmsgs    int // messages closed, when counting
 }
 
 // messageDone hands a checked message to onMessage and recycles its segments.
@@ -36,6 +44,40 @@ func (c *checker) messageDone(m *Message) error {
 	c.segBuf, m.Segments = m.Segments[:0], nil
 	c.keep.reset()
 	return err
+}
+
+// closed counts a checked message and keeps its header unless counting.
+func (c *checker) closed(m *Message) {
+	c.ic.nmsg++
+	if c.grp != nil {
+		c.grp.nmsg++
+	}
+	c.msg = nil
+	if c.counting {
+		c.nmsgs++
+		return
+	}
+	c.ic.Messages = append(c.ic.Messages, m)
+	if c.grp != nil {
+		c.grp.Messages = append(c.grp.Messages, m)
+	}
+}
+
+// headerTags are the segments whose values the checker keeps after the
+// segment (envelope and message headers).
+var headerTags = map[string]bool{"UNB": true, "UNG": true, "UNH": true, "ISA": true, "GS": true, "ST": true}
+
+// ownStrings copies a segment with its strings, so that what the checker
+// keeps does not pin the Reader's string arena (32 KiB blocks) in memory.
+func ownStrings(s *Segment) *Segment {
+	out := s.Clone()
+	out.Tag = strings.Clone(s.Tag)
+	for _, e := range out.Elements {
+		for i := range e {
+			e[i] = strings.Clone(e[i])
+		}
+	}
+	return &out
 }
 
 // newMessageSegments returns the slice a new message appends to.
@@ -97,6 +139,10 @@ func count(s *Segment, e int, name string) (int, error) {
 // add takes one segment; what it keeps it copies (s may alias the Reader).
 func (c *checker) add(s *Segment) error {
 	c.doc.Segments++
+	c.lastNum, c.lastTag = s.Number, s.Tag
+	if c.counting && headerTags[s.Tag] {
+		s = ownStrings(s)
+	}
 	if c.ic != nil {
 		c.ic.Segments++
 	}
@@ -200,7 +246,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 	if err != nil {
 		return err
 	}
-	want, what := len(ic.Messages), "messages"
+	want, what := ic.nmsg, "messages"
 	if len(ic.Groups) > 0 {
 		want, what = len(ic.Groups), "groups"
 	}
@@ -250,11 +296,11 @@ func (c *checker) closeGroup(s *Segment) error {
 	if err != nil {
 		return err
 	}
-	if len(g.Messages) == 0 {
+	if g.nmsg == 0 {
 		return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no message", printable(g.ControlRef, 20))
 	}
-	if n != len(g.Messages) {
-		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, len(g.Messages))
+	if n != g.nmsg {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, g.nmsg)
 	}
 	ref, err := need(s, 2, 1, "group reference (0048)")
 	if err != nil {
@@ -313,28 +359,31 @@ func (c *checker) closeMessage(s *Segment) error {
 	if ref != m.Ref {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNT reference %q does not match UNH %q", printable(ref, 20), printable(m.Ref, 20))
 	}
-	c.ic.Messages = append(c.ic.Messages, m)
-	if c.grp != nil {
-		c.grp.Messages = append(c.grp.Messages, m)
-	}
-	c.msg = nil
+	c.closed(m)
 	return c.messageDone(m)
 }
 
 // end checks that nothing is left open when the input ends at pe's position.
+// The error names no segment (the missing trailer has none): Tag is the
+// trailer that is missing and the text names the last segment present.
 func (c *checker) end(pe *ParseError) error {
 	x12 := c.doc.Standard == X12
+	after := "input ends"
+	if c.lastNum > 0 {
+		after = fmt.Sprintf("input ends after segment %d %s", c.lastNum, printable(c.lastTag, 8))
+	}
+	pe.Segment = 0
 	switch {
 	case c.msg != nil:
 		pe.Tag = pick(x12, "SE", "UNT")
-		pe.Err = fmt.Errorf("input ends inside message %q (from segment %d): %s missing",
-			printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
+		pe.Err = fmt.Errorf("%s inside message %q (from segment %d): %s missing",
+			after, printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
 	case c.grp != nil:
 		pe.Tag = pick(x12, "GE", "UNE")
-		pe.Err = fmt.Errorf("input ends inside group %q: %s missing", printable(c.grp.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside group %q: %s missing", after, printable(c.grp.ControlRef, 20), pe.Tag)
 	case c.ic != nil:
 		pe.Tag = pick(x12, "IEA", "UNZ")
-		pe.Err = fmt.Errorf("input ends inside interchange %q: %s missing", printable(c.ic.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside interchange %q: %s missing", after, printable(c.ic.ControlRef, 20), pe.Tag)
 	case len(c.doc.Interchanges) == 0:
 		pe.Err = fmt.Errorf("no interchange")
 	default:
@@ -349,29 +398,4 @@ func pick(cond bool, a, b string) string {
 		return a
 	}
 	return b
-}
-
-// sameControlNumber compares control numbers: numerically when both are
-// digits (X12 pads with zeros: 000075776 = 75776), else exactly.
-func sameControlNumber(a, b string) bool {
-	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
-	if a == b {
-		return true
-	}
-	if !digits(a) || !digits(b) {
-		return false
-	}
-	return strings.TrimLeft(a, "0") == strings.TrimLeft(b, "0")
-}
-
-func digits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

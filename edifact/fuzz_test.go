@@ -51,6 +51,17 @@ func FuzzParse(f *testing.F) {
 			if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
 				t.Fatalf("Parse: %v\nWalk:  %v", err, werr)
 			}
+			// So must Check, reading in small chunks (fuzz workers run one
+			// input at a time, so the package variable is safe to set).
+			var sum *Summary
+			var cerr error
+			withChunk(int64(len(data)%13+1), func() { sum, cerr = Check(bytes.NewReader(data), int64(len(data)), &o) })
+			if (err == nil) != (cerr == nil) || (err != nil && err.Error() != cerr.Error()) {
+				t.Fatalf("Parse: %v\nCheck: %v", err, cerr)
+			}
+			if err == nil && (sum.Messages != len(doc.Messages()) || sum.Segments != doc.Segments) {
+				t.Fatalf("Check %+v, Parse %d messages %d segments", sum, len(doc.Messages()), doc.Segments)
+			}
 			if err != nil {
 				checkErrorContract(t, err, len(data))
 				continue
@@ -78,15 +89,25 @@ func FuzzParse(f *testing.F) {
 }
 
 // FuzzReader: the Reader alone (no Guard in front) never panics, never
-// reports a position outside the input, and always ends.
+// reports a position outside the input, and always ends. ReadRaw, on a
+// second Reader, agrees with Read on every segment and error.
 func FuzzReader(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := NewReader(bytes.NewReader(data))
 		r.MaxSegmentLen, r.MaxElementLen = 4096, 1024
 		r.ReuseSegment = len(data)%2 == 0
+		raw := NewReader(bytes.NewReader(data))
+		raw.MaxSegmentLen, raw.MaxElementLen = 4096, 1024
 		for i := 0; i <= len(data); i++ {
 			s, err := r.Read()
+			rs, rerr := raw.ReadRaw()
+			if (err == nil) != (rerr == nil) || (err != nil && err.Error() != rerr.Error()) {
+				t.Fatalf("Read: %v\nReadRaw: %v", err, rerr)
+			}
+			if err == nil {
+				sameRaw(t, s, rs)
+			}
 			if err == io.EOF {
 				return
 			}
@@ -104,4 +125,24 @@ func FuzzReader(f *testing.F) {
 		}
 		t.Fatalf("more segments than bytes")
 	})
+}
+
+// sameRaw checks that a RawSegment says what the Segment says.
+func sameRaw(t *testing.T, s *Segment, rs *RawSegment) {
+	t.Helper()
+	if string(rs.Tag()) != s.Tag || rs.Len() != len(s.Elements) || rs.Offset != s.Offset ||
+		rs.Line != s.Line || rs.Column != s.Column || rs.Number != s.Number {
+		t.Fatalf("raw %q %d elements at %d:%d:%d #%d, segment %q %d at %d:%d:%d #%d", rs.Tag(), rs.Len(),
+			rs.Offset, rs.Line, rs.Column, rs.Number, s.Tag, len(s.Elements), s.Offset, s.Line, s.Column, s.Number)
+	}
+	for e, comps := range s.Elements {
+		if rs.Components(e+1) != len(comps) {
+			t.Fatalf("%s element %d: %d components raw, %d", s.Tag, e+1, rs.Components(e+1), len(comps))
+		}
+		for c, v := range comps {
+			if got := rs.Value(e+1, c+1); got != v {
+				t.Fatalf("%s element %d component %d: raw %q, %q", s.Tag, e+1, c+1, got, v)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package edifact
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -25,6 +26,11 @@ type GuardResult struct {
 	SyntaxVersion string // 1..4 for EDIFACT, ISA12 (e.g. 00401) for X12
 	Separators    Separators
 	Warnings      []Warning
+
+	// src, when set (GuardReaderAt), holds the body from Offset to end and
+	// Body only its head: the scans then read it in chunks.
+	src io.ReaderAt
+	end int64
 }
 
 var (
@@ -215,47 +221,62 @@ func (g *GuardResult) scan(o *Options, cs *charset) error {
 		}
 	}
 	allow(&g.Separators)
-	body, base := g.Body, g.Offset
 	extraHeaders := false
 	suppressed := 0
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if tbl[c] == byteOK {
-			continue
-		}
-		if !extraHeaders {
-			// A later interchange may declare other separators (an X12
-			// mailbag ends one with NAK and the next with LF): allow what any
-			// header in the stream declares; the reader checks each exactly.
-			extraHeaders = true
-			for _, s := range otherHeaders(body) {
-				allow(&s)
-			}
+	err := g.chunks(func(body []byte, base int64) error {
+		for i := 0; i < len(body); i++ {
+			c := body[i]
 			if tbl[c] == byteOK {
 				continue
 			}
+			if !extraHeaders {
+				// A later interchange may declare other separators (an X12
+				// mailbag ends one with NAK and the next with LF): allow what
+				// any header in the stream declares; the reader checks each
+				// exactly.
+				extraHeaders = true
+				others, err := g.otherHeaders()
+				if err != nil {
+					return err
+				}
+				for _, s := range others {
+					allow(&s)
+				}
+				if tbl[c] == byteOK {
+					continue
+				}
+			}
+			if tbl[c] == byteControl {
+				return &GuardError{Offset: base + int64(i), Code: CodeInvalidCharacter,
+					Msg: fmt.Sprintf("control character %s is not a declared separator", quoteByte(c))}
+			}
+			msg := fmt.Sprintf("byte %s is outside the %s repertoire (%s)", quoteByte(c), g.Syntax, cs.note)
+			if !o.Lenient {
+				return &GuardError{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg}
+			}
+			if len(g.Warnings) < maxWarnings {
+				g.Warnings = append(g.Warnings, Warning{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg})
+			} else {
+				suppressed++
+			}
 		}
-		if tbl[c] == byteControl {
-			return &GuardError{Offset: base + int64(i), Code: CodeInvalidCharacter,
-				Msg: fmt.Sprintf("control character %s is not a declared separator", quoteByte(c))}
-		}
-		msg := fmt.Sprintf("byte %s is outside the %s repertoire (%s)", quoteByte(c), g.Syntax, cs.note)
-		if !o.Lenient {
-			return &GuardError{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg}
-		}
-		if len(g.Warnings) < maxWarnings {
-			g.Warnings = append(g.Warnings, Warning{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg})
-		} else {
-			suppressed++
-		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if cs.utf8 && !utf8.Valid(body) {
-		i := firstInvalidUTF8(body)
-		msg := fmt.Sprintf("invalid UTF-8 under %s: byte %s", g.Syntax, quoteByte(body[i]))
-		if !o.Lenient {
-			return &GuardError{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg}
+	if cs.utf8 {
+		off, c, bad, err := g.invalidUTF8()
+		if err != nil {
+			return err
 		}
-		g.Warnings = append(g.Warnings, Warning{Offset: base + int64(i), Code: CodeInvalidCharacter, Msg: msg})
+		if bad {
+			msg := fmt.Sprintf("invalid UTF-8 under %s: byte %s", g.Syntax, quoteByte(c))
+			if !o.Lenient {
+				return &GuardError{Offset: off, Code: CodeInvalidCharacter, Msg: msg}
+			}
+			g.Warnings = append(g.Warnings, Warning{Offset: off, Code: CodeInvalidCharacter, Msg: msg})
+		}
 	}
 	if suppressed > 0 {
 		g.Warnings = append(g.Warnings, Warning{Offset: g.Warnings[len(g.Warnings)-1].Offset, Code: CodeInvalidCharacter,
@@ -264,23 +285,23 @@ func (g *GuardResult) scan(o *Options, cs *charset) error {
 	return nil
 }
 
-// otherHeaders returns the separators declared by every UNA or well-formed
-// ISA in the body. It runs at most once per Guard and is linear.
-func otherHeaders(body []byte) []Separators {
+// headersIn returns the separators declared by every UNA or well-formed ISA
+// starting in b[:n] (b may extend past n so that a header there is whole).
+func headersIn(b []byte, n int) []Separators {
 	var out []Separators
 	for _, tag := range []string{"UNA", "ISA"} {
 		for off := 0; ; {
-			k := bytes.Index(body[off:], []byte(tag))
-			if k < 0 {
+			k := bytes.Index(b[off:], []byte(tag))
+			if k < 0 || off+k >= n {
 				break
 			}
 			at := off + k
 			if tag == "UNA" {
-				if s, rep, err := parseUNA(body[at:]); err == nil {
+				if s, rep, err := parseUNA(b[at:]); err == nil {
 					s.Repetition = rep
 					out = append(out, s)
 				}
-			} else if s, _, err := parseISA(body[at:]); err == nil {
+			} else if s, _, err := parseISA(b[at:]); err == nil {
 				out = append(out, s)
 			}
 			off = at + 3

@@ -243,9 +243,9 @@ func TestEnvelopeErrors(t *testing.T) {
 		{"UNZ ref", unb + "UNH+1+X:D:96A:UN'UNT+2+1'UNZ+1+IC2'", CodeReferenceMismatch, 4, "UNZ"},
 		{"UNH inside message", unb + "UNH+1+X:D:96A:UN'UNH+2+X:D:96A:UN'", CodeMissing, 3, "UNH"},
 		{"UNB inside message", unb + "UNH+1+X:D:96A:UN'UNB+UNOA:3+S+R+1:1+2'", CodeNotSupportedPosition, 3, "UNB"},
-		{"cut off inside message", unb + "UNH+1+X:D:96A:UN'BGM+1'", CodeMissing, 4, "UNT"},
-		{"cut off inside group", unb + "UNG+X+S+R+1:1+G1+UN+D:96A'UNH+1+X:D:96A:UN'UNT+2+1'", CodeMissing, 5, "UNE"},
-		{"UNZ missing at EOF", unb + "UNH+1+X:D:96A:UN'UNT+2+1'", CodeMissing, 4, "UNZ"},
+		{"cut off inside message", unb + "UNH+1+X:D:96A:UN'BGM+1'", CodeMissing, 0, "UNT"},
+		{"cut off inside group", unb + "UNG+X+S+R+1:1+G1+UN+D:96A'UNH+1+X:D:96A:UN'UNT+2+1'", CodeMissing, 0, "UNE"},
+		{"UNZ missing at EOF", unb + "UNH+1+X:D:96A:UN'UNT+2+1'", CodeMissing, 0, "UNZ"},
 		{"segment outside message", unb + "BGM+1'UNZ+0+IC1'", CodeOutsideEnvelope, 2, "BGM"},
 		{"UNT without UNH", unb + "UNT+2+1'", CodeNotSupportedPosition, 2, "UNT"},
 		{"UNE without UNG", unb + "UNE+1+G1'", CodeNotSupportedPosition, 2, "UNE"},
@@ -303,10 +303,39 @@ func TestX12Envelope(t *testing.T) {
 			}
 		})
 	}
-	// Control numbers compare as numbers: IEA "101" matches ISA13 "000000101".
-	in := strings.Replace(s, "IEA*1*000000101", "IEA*1*101", 1)
-	if _, err := Parse([]byte(in), nil); err != nil {
-		t.Error(err)
+	// Control numbers must be identical strings: "101" does not close
+	// "000000101", nor "1" an ST02 "0001" (partner issue).
+	for _, c := range []struct{ from, to, tag string }{
+		{"IEA*1*000000101", "IEA*1*101", "IEA"},
+		{"GE*1*101", "GE*1*0101", "GE"},
+		{"SE*8*0001", "SE*8*1", "SE"},
+	} {
+		in := strings.Replace(s, c.from, c.to, 1)
+		_, err := Parse([]byte(in), nil)
+		if pe := wantParseErr(t, err, CodeReferenceMismatch, len(in)); pe.Tag != c.tag || pe.Element != 2 {
+			t.Errorf("%s: tag %q element %d: %v", c.to, pe.Tag, pe.Element, err)
+		}
+	}
+	// ST02 is AN 4/9: "001" is refused even when SE02 repeats it.
+	in := strings.NewReplacer("ST*850*0001", "ST*850*001", "SE*8*0001", "SE*8*001").Replace(s)
+	_, err = Parse([]byte(in), nil)
+	if pe := wantParseErr(t, err, CodeInvalidValue, len(in)); pe.Tag != "ST" || !strings.Contains(pe.Error(), "shorter than 4") {
+		t.Errorf("short ST02: %v", err)
+	}
+}
+
+// TestMissingTrailerNamesLastSegment: a trailer missing at the end is not
+// given the number of a segment that does not exist.
+func TestMissingTrailerNamesLastSegment(t *testing.T) {
+	in := "UNB+UNOA:3+S+R+240101:1200+IC1'UNH+1+X:D:96A:UN'BGM+1'"
+	_, err := Parse([]byte(in), nil)
+	pe := wantParseErr(t, err, CodeMissing, len(in))
+	if pe.Segment != 0 || pe.Tag != "UNT" || !strings.Contains(pe.Error(), "input ends after segment 3 BGM inside message") {
+		t.Errorf("segment %d tag %q: %v", pe.Segment, pe.Tag, err)
+	}
+	if _, err := Parse([]byte("UNB+UNOA:3+S+R+240101:1200+IC1'"), nil); err == nil ||
+		!strings.Contains(err.Error(), "after segment 1 UNB inside interchange") {
+		t.Errorf("UNB only: %v", err)
 	}
 }
 

@@ -43,7 +43,8 @@ type Interchange struct {
 	Offset         int64      // of UNB / ISA
 	Segments       int        // UNB/ISA through UNZ/IEA
 
-	cs *charset
+	cs   *charset
+	nmsg int // messages closed so far, also when Messages is not kept (Check)
 }
 
 // Group is a functional group UNG..UNE (GS..GE).
@@ -57,6 +58,8 @@ type Group struct {
 	Version    string // UNG S008 0052 / GS08
 	Release    string // UNG S008 0054
 	Messages   []*Message
+
+	nmsg int // messages closed so far, also when Messages is not kept (Check)
 }
 
 // Message is one UNH..UNT (ST..SE) with its segments, header and trailer

@@ -41,11 +41,20 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 		return nil, err
 	}
 	o := opts.setDefaults()
-	r := newReaderOptions(bytes.NewReader(g.Body), len(g.Body), &o)
-	r.BaseOffset = g.Offset
-	r.ReuseSegment = true // the checker keeps copies made by its keeper
 	c := newChecker(g.Standard)
 	c.onMessage = fn
+	return c.run(g, bytes.NewReader(g.Body), &o)
+}
+
+// run reads the guarded body from src through the checker.
+func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, error) {
+	n := len(g.Body)
+	if g.src != nil {
+		n = int(g.end - g.Offset)
+	}
+	r := newReaderOptions(src, n, o)
+	r.BaseOffset = g.Offset
+	r.ReuseSegment = true // the checker keeps copies made by its keeper
 	c.doc.Warnings = g.Warnings
 	for {
 		s, err := r.Read()
@@ -53,7 +62,7 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 			break
 		}
 		if err != nil {
-			if _, ok := err.(*ParseError); !ok { // cannot happen on a bytes.Reader
+			if _, ok := err.(*ParseError); !ok && g.src == nil { // cannot happen on a bytes.Reader
 				err = &ParseError{Offset: r.InputOffset(), Code: CodeUnspecified, Err: err}
 			}
 			return nil, err
@@ -62,7 +71,7 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 			return nil, err
 		}
 		if s.Tag == "UNZ" && c.ic == nil && len(c.doc.Interchanges) > 1 {
-			if err := recheck(g, c.doc, r.InputOffset(), &o); err != nil {
+			if err := recheck(g, c.doc, r.InputOffset(), o); err != nil {
 				return nil, err
 			}
 		}
@@ -89,8 +98,10 @@ func recheck(g *GuardResult, doc *Document, end int64, o *Options) error {
 	if ic.Syntax == g.Syntax {
 		return nil
 	}
-	sub := &GuardResult{Body: g.Body[ic.Offset-g.Offset : end-g.Offset], Offset: ic.Offset,
-		Syntax: ic.Syntax, Separators: ic.Separators}
+	sub := &GuardResult{Offset: ic.Offset, Syntax: ic.Syntax, Separators: ic.Separators, src: g.src, end: end}
+	if g.src == nil {
+		sub.Body = g.Body[ic.Offset-g.Offset : end-g.Offset]
+	}
 	cs := lookupCharset(ic.Syntax)
 	if cs == nil {
 		w := Warning{Offset: ic.Offset, Code: CodeSyntaxNotSupported,

@@ -54,6 +54,7 @@ type Reader struct {
 	num       int   // segments returned so far
 
 	std        string // EDIFACT or X12 once the first header was read
+	endTag     string // the interchange trailer of std: UNZ or IEA
 	sep        Separators
 	syntax     string // syntax identifier of the current interchange
 	cls        [256]uint8
@@ -68,11 +69,26 @@ type Reader struct {
 	raw   []byte // the segment being read when it spans buffer refills
 	cur   []byte // the bytes of the segment being read, for error positions
 	arena []byte // string arena, see arena.go
-	occs  []occ
-	comps []string
-	elems [][]string
-	seg   Segment
-	err   error
+
+	// The tokenized segment, valid until the next read: components are
+	// text[span] (text is the body itself unless it held release
+	// characters), elemOcc indexes the first occurrence of each element.
+	text    []byte
+	spans   []span
+	occs    []occ
+	elemOcc []int32
+	unrel   []byte // scratch for a text without release characters (never the body, which may be br's buffer)
+	bin     []byte // X12 BIN data, an element of its own
+	segAt   int64  // where the tokenized segment starts
+	comps   []string
+	elems   [][]string
+	// wantStrings is set by Read (tokenizeStrings fills out), cleared by
+	// ReadRaw (tokenizeSpans fills text, spans, occs and elemOcc).
+	wantStrings bool
+	out         *Segment
+	seg         Segment
+	raw1        RawSegment
+	err         error
 }
 
 // NewReader returns a Reader with the default limits.
@@ -106,7 +122,7 @@ func newReaderOptions(r io.Reader, n int, o *Options) *Reader {
 func (r *Reader) Reset(src io.Reader) {
 	r.br.Reset(src)
 	r.off, r.line, r.lineStart, r.num = 0, 1, 0, 0
-	r.std, r.sep, r.syntax = "", Separators{}, ""
+	r.std, r.sep, r.syntax, r.endTag = "", Separators{}, "", ""
 	r.inside, r.pendingUNB, r.repIfV4 = false, false, 0
 	r.err = nil
 }
@@ -124,20 +140,32 @@ func (r *Reader) InputOffset() int64 { return r.BaseOffset + r.off }
 // any other error is a *ParseError (or an I/O error of the underlying reader)
 // and is returned again by every later call.
 func (r *Reader) Read() (*Segment, error) {
-	if r.err != nil {
-		return nil, r.err
-	}
-	seg, err := r.read()
-	if err != nil {
-		r.err = err
+	r.wantStrings = true
+	if err := r.next(); err != nil {
 		return nil, err
 	}
-	r.num++
+	seg := r.out
+	if r.bin != nil { // X12 BIN data: one element of its own
+		seg.Elements = append(seg.Elements, []string{string(r.bin)})
+	}
 	seg.Number = r.num
 	return seg, nil
 }
 
-func (r *Reader) read() (*Segment, error) {
+// next reads and tokenizes the next segment, or fails for good.
+func (r *Reader) next() error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.read(); err != nil {
+		r.err = err
+		return err
+	}
+	r.num++
+	return nil
+}
+
+func (r *Reader) read() error {
 	if !r.inside {
 		if r.off == 0 && r.num == 0 {
 			// A UTF-8 BOM at the very start (Guard strips it too, but the
@@ -148,12 +176,12 @@ func (r *Reader) read() (*Segment, error) {
 			}
 		}
 		if err := r.skipNewlines(); err != nil {
-			return nil, err
+			return err
 		}
 		r.mark()
 		isa, err := r.header()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if isa {
 			return r.isa()
@@ -245,14 +273,14 @@ func (r *Reader) header() (isa bool, err error) {
 		if serr != nil {
 			return false, r.errAt(r.off+int64(serr.pos), "ISA", CodeInvalidServiceChar, serr)
 		}
-		r.std, r.sep, r.inside, r.syntax = X12, s, true, X12
+		r.std, r.sep, r.inside, r.syntax, r.endTag = X12, s, true, X12, "IEA"
 		r.setClasses()
 		return true, nil
 	default:
 		return false, r.errAt(r.off, "", CodeMissing,
 			fmt.Errorf("expected an interchange header (UNA, UNB or ISA), found %q", printable(string(p), 3)))
 	}
-	r.std, r.inside, r.pendingUNB, r.syntax = EDIFACT, true, true, ""
+	r.std, r.inside, r.pendingUNB, r.syntax, r.endTag = EDIFACT, true, true, "", "UNZ"
 	r.setClasses()
 	return false, nil
 }
@@ -282,16 +310,16 @@ func (r *Reader) setClasses() {
 
 // isa reads the 106-byte ISA header: split on the element separator only,
 // because ISA16 *is* the component separator.
-func (r *Reader) isa() (*Segment, error) {
+func (r *Reader) isa() error {
 	start := r.off
 	p, err := r.br.Peek(isaLen)
 	if err != nil {
-		return nil, r.ioErr(err)
+		return r.ioErr(err)
 	}
 	r.raw = append(r.raw[:0], p...)
 	r.advance(p)
 	if _, err := r.br.Discard(isaLen); err != nil {
-		return nil, r.ioErr(err)
+		return r.ioErr(err)
 	}
 	var cls [256]uint8
 	for b := range cls {
@@ -307,7 +335,7 @@ func (r *Reader) isa() (*Segment, error) {
 // segment reads up to the next unreleased terminator and tokenizes it. The
 // CR and LF that follow the previous terminator are skipped here, in the same
 // scan, rather than byte by byte.
-func (r *Reader) segment() (*Segment, error) {
+func (r *Reader) segment() error {
 	term, rel := r.sep.Segment, r.sep.Release
 	max := r.MaxSegmentLen
 	r.mark()
@@ -332,13 +360,13 @@ func (r *Reader) segment() (*Segment, error) {
 				if err == nil || err == bufio.ErrBufferFull {
 					continue
 				}
-				return nil, r.ioErr(err)
+				return r.ioErr(err)
 			}
 		}
 		if max > 0 && len(r.raw)+len(chunk) > max {
 			r.raw = append(r.raw, chunk[:max-len(r.raw)]...)
 			r.cur = r.raw
-			return nil, r.errAt(r.segStart+int64(max), tagOf(r.raw, &r.cls), CodeTooLong,
+			return r.errAt(r.segStart+int64(max), tagOf(r.raw, &r.cls), CodeTooLong,
 				fmt.Errorf("segment is longer than %d bytes", max))
 		}
 		if err == nil && len(r.raw) == 0 && !released(chunk, rel) {
@@ -359,17 +387,17 @@ func (r *Reader) segment() (*Segment, error) {
 		r.cur = r.raw
 		if err == io.EOF {
 			if string(r.raw[:min(3, len(r.raw))]) == "UNA" && r.std == EDIFACT {
-				return nil, r.errAt(r.segStart, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
+				return r.errAt(r.segStart, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
 			}
-			return nil, r.errAt(r.segStart, tagOf(r.raw, &r.cls), CodeMissing,
+			return r.errAt(r.segStart, tagOf(r.raw, &r.cls), CodeMissing,
 				fmt.Errorf("segment is not terminated: input ends %d bytes after its start without %s", len(r.raw), quoteByte(term)))
 		}
-		return nil, r.ioErr(err)
+		return r.ioErr(err)
 	}
 	start := r.segStart
 	r.cur = seg
 	if r.std == EDIFACT && len(seg) >= 3 && string(seg[:3]) == "UNA" {
-		return nil, r.errAt(start, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
+		return r.errAt(start, "UNA", CodeMissing, errors.New("UNA inside an interchange: UNZ is missing before it"))
 	}
 	if r.std == X12 && len(seg) > 4 && string(seg[:3]) == "BIN" && seg[3] == r.sep.Element {
 		if len(r.raw) == 0 {
@@ -377,15 +405,14 @@ func (r *Reader) segment() (*Segment, error) {
 		}
 		data, err := r.binary(start)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		r.advance(r.raw)
-		s, err := r.tokenize(r.raw[:data-1], &r.cls, start)
-		if err != nil {
-			return nil, err
+		if err := r.tokenize(r.raw[:data-1], &r.cls, start); err != nil {
+			return err
 		}
-		s.Elements = append(s.Elements, []string{string(r.raw[data : len(r.raw)-1])})
-		return s, nil
+		r.bin = r.raw[data : len(r.raw)-1]
+		return nil
 	}
 	// A line break inside the segment is refused by the tokenizer, so lines
 	// only advance here when the terminator itself is a line feed.

@@ -5,7 +5,9 @@ import "strings"
 // addX12 follows ISA..IEA, GS..GE, ST..SE. X12 has no release character and
 // ISA is fixed-width (its separators are read by the Reader); here the counts
 // and control numbers are checked: SE01 counts ST..SE, GE01 the STs of the
-// group, IEA01 the GSs of the interchange.
+// group, IEA01 the GSs of the interchange. Control numbers must repeat the
+// header's exactly: "1" does not close "0001" (partners' translators match
+// them as strings, so a numeric match would accept what they reject).
 func (c *checker) addX12(s *Segment) error {
 	if c.msg != nil {
 		switch s.Tag {
@@ -51,17 +53,17 @@ func (c *checker) addX12(s *Segment) error {
 		if err != nil {
 			return err
 		}
-		if len(g.Messages) == 0 {
+		if g.nmsg == 0 {
 			return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no transaction set", printable(g.ControlRef, 20))
 		}
-		if n != len(g.Messages) {
-			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, len(g.Messages))
+		if n != g.nmsg {
+			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, g.nmsg)
 		}
 		ref, err := need(s, 2, 1, "group control number (GE02)")
 		if err != nil {
 			return err
 		}
-		if !sameControlNumber(ref, g.ControlRef) {
+		if ref != g.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %q does not match GS %q", printable(ref, 20), printable(g.ControlRef, 20))
 		}
 		c.grp = nil
@@ -78,6 +80,9 @@ func (c *checker) addX12(s *Segment) error {
 		}
 		if m.Ref, err = need(s, 2, 1, "transaction set control number (ST02)"); err != nil {
 			return err
+		}
+		if len(m.Ref) < 4 { // ST02 is AN 4/9
+			return segErr(s, 2, 1, CodeInvalidValue, "ST02 transaction set control number %q is shorter than 4 characters", printable(m.Ref, 20))
 		}
 		m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
 		c.msg = m
@@ -101,7 +106,7 @@ func (c *checker) addX12(s *Segment) error {
 		if err != nil {
 			return err
 		}
-		if !sameControlNumber(ref, ic.ControlRef) {
+		if ref != ic.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %q does not match ISA13 %q", printable(ref, 20), printable(ic.ControlRef, 20))
 		}
 		c.doc.Interchanges = append(c.doc.Interchanges, ic)
@@ -143,11 +148,9 @@ func (c *checker) closeX12Message(s *Segment) error {
 	if err != nil {
 		return err
 	}
-	if !sameControlNumber(ref, m.Ref) {
+	if ref != m.Ref {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "SE control number %q does not match ST02 %q", printable(ref, 20), printable(m.Ref, 20))
 	}
-	c.ic.Messages = append(c.ic.Messages, m)
-	c.grp.Messages = append(c.grp.Messages, m)
-	c.msg = nil
+	c.closed(m)
 	return c.messageDone(m)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/edihub/edihub/edifact"
 )
@@ -114,11 +115,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			return ctx.Err()
 		}
 		res := checkResult{File: name}
-		data, rerr := readLimited(e, name, f.maxSize)
-		var doc *edifact.Document
-		if rerr == nil {
-			doc, err = edifact.Parse(data, f.options())
-		}
+		sum, err, rerr := checkFile(e, name, f.options())
 		switch {
 		case rerr != nil:
 			unreadable++
@@ -128,9 +125,9 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			res.Error = err.Error()
 			describeError(&res, err)
 		default:
-			res.OK, res.Standard = true, doc.Standard
-			res.Interchanges, res.Messages, res.Segments = len(doc.Interchanges), len(doc.Messages()), doc.Segments
-			res.Warnings = doc.Warnings
+			res.OK, res.Standard = true, sum.Standard
+			res.Interchanges, res.Messages, res.Segments = sum.Interchanges, sum.Messages, sum.Segments
+			res.Warnings = sum.Warnings
 		}
 		if f.json {
 			if err := enc.Encode(res); err != nil {
@@ -144,7 +141,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 				fmt.Fprintf(e.stdout, "    warning: %s\n", w)
 			}
 		} else {
-			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, oneLine(res.Error))
+			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, singleLine(res.Error))
 		}
 	}
 	switch {
@@ -172,21 +169,90 @@ func describeError(res *checkResult, err error) {
 	}
 }
 
-// readLimited reads a file (or stdin for "-") but never more than max+1
-// bytes: one byte over is enough for Guard to refuse it with its size.
-func readLimited(e *env, name string, max int64) ([]byte, error) {
-	var r io.Reader
-	if name == "-" {
-		r = e.stdin
-	} else {
-		fh, err := os.Open(name)
-		if err != nil {
-			return nil, err
+// checkFile checks one file without holding it: edifact.Check reads a
+// regular file in chunks, so memory is the largest message whatever the
+// file's size. Stdin (or a pipe) is read into memory, at most max+1 bytes.
+// rerr is an error opening or reading the file, err the file's verdict.
+func checkFile(e *env, name string, o *edifact.Options) (sum *edifact.Summary, err, rerr error) {
+	if name != "-" {
+		fh, oerr := os.Open(name)
+		if oerr != nil {
+			return nil, nil, oerr
 		}
 		defer fh.Close()
-		r = fh
+		st, serr := fh.Stat()
+		if serr != nil {
+			return nil, nil, fmt.Errorf("stat %s: %w", name, serr)
+		}
+		if st.Mode().IsRegular() {
+			sum, err = edifact.Check(fh, st.Size(), o)
+			return sum, err, ioError(err)
+		}
+		return checkStream(fh, o)
 	}
-	return io.ReadAll(io.LimitReader(r, max+1))
+	return checkStream(e.stdin, o)
+}
+
+// checkStream checks a stream that cannot be read at random (stdin).
+func checkStream(r io.Reader, o *edifact.Options) (sum *edifact.Summary, err, rerr error) {
+	data, size, rerr := readLimited(r, o.MaxSize)
+	if rerr != nil {
+		return nil, nil, rerr
+	}
+	sum, err = edifact.Check(bytes.NewReader(data), size, o)
+	return sum, err, ioError(err)
+}
+
+// ioError returns err if it is not the input's fault (no Cause), so that it
+// counts as unreadable rather than failed.
+func ioError(err error) error {
+	if _, ok := err.(interface{ Cause() string }); err == nil || ok {
+		return nil
+	}
+	return err
+}
+
+// readLimited reads at most max bytes; size is the stream's true length: when
+// it is over max, the rest is counted (not kept) so that the size refusal
+// names the input's size rather than the limit.
+func readLimited(r io.Reader, max int64) (data []byte, size int64, err error) {
+	data, err = io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading input: %w", err)
+	}
+	size = int64(len(data))
+	if size > max {
+		rest, err := io.Copy(io.Discard, r)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading input: %w", err)
+		}
+		size += rest
+		data = nil
+	}
+	return data, size, nil
+}
+
+// openInput opens a file, or stdin for "-".
+func openInput(e *env, name string) (io.Reader, func(), error) {
+	if name == "-" {
+		return e.stdin, func() {}, nil
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fh, func() { fh.Close() }, nil
+}
+
+// singleLine keeps an error on one line without touching the quoted bytes
+// (runs of spaces in a partner's data are evidence; oneLine collapses them).
+func singleLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func runEdifactJSON(e *env, args []string) error {
@@ -203,9 +269,18 @@ func runEdifactJSON(e *env, args []string) error {
 	if err := f.options().Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	data, err := readLimited(e, files[0], f.maxSize)
+	r, closeInput, err := openInput(e, files[0])
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	data, size, err := readLimited(r, f.maxSize)
+	closeInput()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if size > f.maxSize { // refused on its size, which is not read
+		_, err := edifact.GuardReaderAt(bytes.NewReader(nil), size, f.options())
+		return failedErr("%s: %v", files[0], err)
 	}
 	doc, err := edifact.Parse(data, f.options())
 	if err != nil {

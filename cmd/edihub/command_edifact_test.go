@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // runEdifactCmd runs "edihub edifact ..." in-process and returns the exit
@@ -86,9 +93,28 @@ func TestEdifactCheck(t *testing.T) {
 		t.Errorf("json: %v", res)
 	}
 
-	// The size limit refuses before parsing.
-	if code, out, _ = runEdifactCmd(t, "", "check", "--max-size", "10", good); code != exitFailed || !strings.Contains(out, "over the limit of 10") {
-		t.Errorf("max-size: exit %d %q", code, out)
+	// The size limit refuses before parsing, and names the file's size (not
+	// the limit + 1 that was read), from a file and from stdin.
+	st, _ := os.Stat(good)
+	want := fmt.Sprintf("input is %d bytes, over the limit of 10", st.Size())
+	if code, out, _ = runEdifactCmd(t, "", "check", "--max-size", "10", good); code != exitFailed || !strings.Contains(out, want) {
+		t.Errorf("max-size: exit %d %q, want %q", code, out, want)
+	}
+	body, _ := os.ReadFile(good)
+	if code, out, _ = runEdifactCmd(t, string(body), "check", "--max-size", "10", "-"); code != exitFailed || !strings.Contains(out, want) {
+		t.Errorf("max-size stdin: exit %d %q, want %q", code, out, want)
+	}
+	if code, _, stderr := runEdifactCmd(t, "", "json", "--max-size", "10", good); code != exitFailed || !strings.Contains(stderr, want) {
+		t.Errorf("json max-size: exit %d %q, want %q", code, stderr, want)
+	}
+	// The error line keeps the quoted bytes as they are: four spaces stay
+	// four (as in --json), not one.
+	indented := filepath.Join(t.TempDir(), "indented.edi")
+	if err := os.WriteFile(indented, []byte("    XYZ+1'"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ = runEdifactCmd(t, "", "check", indented); code != exitFailed || !strings.Contains(out, `found "    XYZ+"`) {
+		t.Errorf("indented: exit %d %q", code, out)
 	}
 	// stdin.
 	if code, out, _ = runEdifactCmd(t, "UNB+UNOA:3+S+R+1:1+1'UNH+1+X:D:96A:UN'UNT+2+1'UNZ+1+1'", "check", "-"); code != exitOK || !strings.HasPrefix(out, "ok  -  (1 interchanges") {
@@ -135,5 +161,103 @@ func TestEdifactJSON(t *testing.T) {
 	}
 	if code, _, stderr := runEdifactCmd(t, "", "json", bad); code != exitFailed || !strings.Contains(stderr, "code 29") {
 		t.Errorf("bad: exit %d %q", code, stderr)
+	}
+}
+
+// writeBigInterchange writes one UNB with small messages (~250 bytes each)
+// until the file holds size bytes, and returns the number of messages.
+func writeBigInterchange(t *testing.T, path string, size int) int {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(fh)
+	n, _ := fmt.Fprint(w, "UNA:+.? 'UNB+UNOA:3+SENDER:14+RECEIVER:14+240101:1200+REF1'\n")
+	msgs := 0
+	for n < size {
+		msgs++
+		k, _ := fmt.Fprintf(w, "UNH+%d+INVOIC:D:96A:UN:EAN008'\nBGM+380+INV%08d+9'\nDTM+137:20240101:102'\n"+
+			"NAD+SU+4000001000005::9++SUPPLIER GMBH?+CO KG+STRASSE 1+STADT++12345+DE'\n"+
+			"LIN+1++4000862141404:EN'\nQTY+47:%d:PCE'\nMOA+203:%d.50'\nUNT+8+%d'\n", msgs, msgs, msgs%97+1, msgs*3, msgs)
+		n += k
+	}
+	fmt.Fprintf(w, "UNZ+%d+REF1'\n", msgs)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// TestEdifactCheckStreams checks a 20 MB interchange in-process and samples
+// the heap meanwhile: the file is never held (the old check read it whole
+// and parsed it into ~10x its size).
+func TestEdifactCheckStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 20 MB")
+	}
+	const size = 20 << 20
+	path := filepath.Join(t.TempDir(), "big.edi")
+	msgs := writeBigInterchange(t, path, size)
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	done, peakc := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-done:
+				peakc <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	code, out, _ := runEdifactCmd(t, "", "check", "--max-size", "30000000", path)
+	close(done)
+	peak := <-peakc
+	want := fmt.Sprintf("ok  %s  (1 interchanges, %d messages, %d segments)\n", path, msgs, 8*msgs+2)
+	if code != exitOK || out != want {
+		t.Fatalf("exit %d %q, want %q", code, out, want)
+	}
+	// A proportional bound: less than the file itself; the live part is a
+	// 1 MiB chunk plus ~60 bytes per message reference (duplicate check).
+	t.Logf("peak heap %.1f MB for a %d MB file", float64(peak)/(1<<20), size>>20)
+	if limit := uint64(size * 3 / 4); peak > limit {
+		t.Errorf("peak heap %d bytes, over %d", peak, limit)
+	}
+}
+
+// TestEdifactCheckRSS50MB (opt-in: EDIHUB_BIG_CHECK=1) builds edihub and
+// checks a 50 MB interchange in a child process: its peak RSS must stay
+// under 100 MB (it was 789 MB for 52 MB when the check held the file).
+func TestEdifactCheckRSS50MB(t *testing.T) {
+	if os.Getenv("EDIHUB_BIG_CHECK") == "" {
+		t.Skip("set EDIHUB_BIG_CHECK=1 to build edihub and check 50 MB")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "edihub")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	path := filepath.Join(dir, "big.edi")
+	msgs := writeBigInterchange(t, path, 50<<20)
+	cmd := exec.Command(bin, "edifact", "check", "--max-size", "60000000", path)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "ok  ") {
+		t.Fatalf("%v: %s", err, out)
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB on Linux
+	t.Logf("%d messages in %v: max RSS %.1f MB: %s", msgs, time.Since(start), float64(rss)/1024, strings.TrimSpace(string(out)))
+	if rss > 100<<10 {
+		t.Errorf("max RSS %d KiB, over 100 MiB", rss)
 	}
 }
