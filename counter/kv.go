@@ -150,34 +150,15 @@ func (s *KVStore) Get(k Key) (Record, error) {
 	return r, nil
 }
 
-// RecordFailure appends f to k's record and returns the new record. It is
-// stored (on every replica) when it returns.
+// RecordFailure appends f to k's record and returns the new record; it is
+// stored when it returns.
 func (s *KVStore) RecordFailure(k Key, f Failure) (Record, error) {
-	if f.At.IsZero() {
-		f.At = s.opts.Now()
-	}
-	r, err := s.update(k, func(r *Record) { r.add(f) })
-	if err != nil {
-		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
-	}
-	return r, nil
+	return recordFailure(s.update, s.opts.Now, k, f)
 }
 
 // MarkSolo records that k is about to run alone (a suspect after a crash),
-// stored when it returns.
-func (s *KVStore) MarkSolo(k Key) (Record, error) {
-	r, err := s.update(k, func(r *Record) {
-		r.SoloRuns++
-		r.LastAt = s.opts.Now()
-		if r.FirstAt.IsZero() {
-			r.FirstAt = r.LastAt
-		}
-	})
-	if err != nil {
-		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
-	}
-	return r, nil
-}
+// stored when it returns, so that a death during the run is attributed to k.
+func (s *KVStore) MarkSolo(k Key) (Record, error) { return markSolo(s.update, s.opts.Now, k) }
 
 // update reads k's record, applies change and writes it back if nobody
 // wrote it in between; otherwise it reads again.

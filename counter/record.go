@@ -114,3 +114,34 @@ func (r *Record) add(f Failure) {
 		r.Failures = append(r.Failures[:0], r.Failures[len(r.Failures)-maxKept:]...)
 	}
 }
+
+// updater is the read-modify-write each store provides: it applies change
+// to k's record and stores the result.
+type updater func(k Key, change func(*Record)) (Record, error)
+
+// recordFailure and markSolo are the two changes a store makes; both
+// stores share them, so the record means the same in either.
+func recordFailure(update updater, now func() time.Time, k Key, f Failure) (Record, error) {
+	if f.At.IsZero() {
+		f.At = now()
+	}
+	r, err := update(k, func(r *Record) { r.add(f) })
+	if err != nil {
+		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
+	}
+	return r, nil
+}
+
+func markSolo(update updater, now func() time.Time, k Key) (Record, error) {
+	r, err := update(k, func(r *Record) {
+		r.SoloRuns++
+		r.LastAt = now()
+		if r.FirstAt.IsZero() {
+			r.FirstAt = r.LastAt
+		}
+	})
+	if err != nil {
+		return Record{}, fmt.Errorf("mark solo run of %s: %w", k, err)
+	}
+	return r, nil
+}

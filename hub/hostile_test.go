@@ -132,3 +132,24 @@ func TestForgedRetryIsDeadLetteredNotProcessed(t *testing.T) {
 		}
 	}
 }
+
+// Nothing is stranded: what a raw client publishes to the literal subject
+// edi.ingest.* (stored without a partition, read by no partition worker)
+// is dead-lettered with a cause. (A literal edi.ingest.> is stored too, but
+// no consumer filter can select it apart from every other message; the
+// permissions allow partners only their own edi.ingest.<id>.)
+func TestLiteralWildcardSubjectsAreDeadLettered(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	env := startHub(t, url, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	rawPublish(t, url, "edi.ingest.*", "", []byte("star"))
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "fine", nil)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 }, "literal subject stranded")
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "DLQ") {
+		if m.Subject != wire.DLQSubject("parse", wire.CauseUnknown) || !strings.Contains(m.Header.Get(wire.HdrErrorMsg), "literal subject") {
+			t.Fatalf("dead letter %s %v", m.Subject, m.Header)
+		}
+	}
+	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 1 {
+		t.Fatalf("PARSED %d", n)
+	}
+}

@@ -248,6 +248,11 @@ func (h *Hub) Run(ctx context.Context) error {
 		}
 		start(src.name, src.run)
 	}
+	stray, serr := h.straySource(ctx)
+	if serr != nil {
+		return serr
+	}
+	start(stray.name, stray.run)
 	start("advisories", h.watchAdvisories)
 	start("housekeeping", h.housekeeping)
 	start("leak-probe", h.runLeakProbe)

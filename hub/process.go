@@ -94,6 +94,11 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
+	if s.stray {
+		err := fmt.Errorf("published to the literal subject %q: it names no partner, so no partition reads it", escape.Header(msg.Subject()))
+		h.deadLetter(d, failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err)), wire.CauseUnknown, 1, false, counter.Record{})
+		return true
+	}
 	if s.partition < 0 {
 		if err := h.bindRetry(d); err != nil {
 			h.log.Warn().Err(err).Str("stage", s.stage).Msg("a due retry does not match its original; dead-lettered")

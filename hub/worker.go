@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 )
@@ -19,6 +20,7 @@ type source struct {
 	partition int    // -1 for retry sources
 	stage     string // retry sources: the stage they retry
 	slot      int    // its row in the in-flight table
+	stray     bool   // INGEST messages no partition reads (see straySource)
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -28,6 +30,27 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
 	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p}, nil
+}
+
+// straySource reads what INGEST stored without its partition transform:
+// a raw client can publish to the literal subject edi.ingest.*, which the
+// stream accepts but no partition worker reads. Well-formed messages are
+// stored with four tokens; these keep three, so this filter sees only
+// them, and each is dead-lettered with a cause instead of lying stranded
+// with lag 0. (A literal edi.ingest.> is stored as well, but every filter
+// that selects it selects all of INGEST; the NATS permissions keep
+// partners to their own edi.ingest.<id>.)
+func (h *Hub) straySource(ctx context.Context) (*source, error) {
+	cfg := js.ConsumerConfig{
+		Durable: "ingest-stray", Description: "edihub: INGEST messages without a partition (literal wildcard subjects)",
+		FilterSubject: wire.IngestWildcard, AckPolicy: js.AckExplicitPolicy, AckWait: h.cfg.Attempts.AckWait,
+		MaxAckPending: 1, MaxDeliver: -1, DeliverPolicy: js.DeliverAllPolicy,
+	}
+	c, err := h.js.CreateOrUpdateConsumer(ctx, h.cfg.Streams.Ingest, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
+	}
+	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: h.stages[0].Name, stray: true}, nil
 }
 
 func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source, error) {

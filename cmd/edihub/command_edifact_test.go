@@ -227,10 +227,12 @@ func TestEdifactCheckStreams(t *testing.T) {
 	if code != exitOK || out != want {
 		t.Fatalf("exit %d %q, want %q", code, out, want)
 	}
-	// A proportional bound: less than the file itself; the live part is a
-	// 1 MiB chunk plus ~60 bytes per message reference (duplicate check).
+	// A proportional bound: less than the file itself (holding the document
+	// took ten times the file); the live part is a 1 MiB chunk plus ~60
+	// bytes per message reference (duplicate check), and the garbage
+	// collector's pacing, which under -race and load roughly doubles it.
 	t.Logf("peak heap %.1f MB for a %d MB file", float64(peak)/(1<<20), size>>20)
-	if limit := uint64(size * 3 / 4); peak > limit {
+	if limit := uint64(size); peak > limit {
 		t.Errorf("peak heap %d bytes, over %d", peak, limit)
 	}
 }
