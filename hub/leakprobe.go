@@ -118,10 +118,7 @@ func (h *Hub) runLeakProbe(ctx context.Context) error {
 		if err != nil {
 			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
 		} else {
-			for subj, n := range depth {
-				stage, cause := dlqParts(subj)
-				h.met.dlqDepth.WithLabelValues(stage, cause).Set(float64(n))
-			}
+			h.met.setDLQDepth(h.stageNames(), depth)
 			for _, a := range p.observe(leakSample{at: time.Now(), depth: depth, dead: h.deadLettered.Load(), processed: h.processed.Load()}) {
 				h.alerter.Fire(ctx, a)
 			}

@@ -1,7 +1,11 @@
 package hub
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/edihub/edihub/wire"
 )
 
 // metrics are the hub's Prometheus collectors, registered on the registry
@@ -13,7 +17,7 @@ type metrics struct {
 	poison            *prometheus.CounterVec   // stage, cause
 	retries           *prometheus.CounterVec   // stage, tier
 	deadLetters       *prometheus.CounterVec   // stage, cause
-	dlqDepth          *prometheus.GaugeVec     // stage, cause
+	dlqDepth          *prometheus.GaugeVec     // stage, cause: see setDLQDepth
 	counterRecords    prometheus.Gauge
 	counterWrites     prometheus.Counter
 	counterErrors     prometheus.Counter
@@ -30,6 +34,9 @@ type metrics struct {
 	okMessages prometheus.Counter
 	okDuration prometheus.Observer
 	okAttempts prometheus.Observer
+
+	depthMu     sync.Mutex
+	depthSeries map[[2]string]bool // dlqDepth series set by the last setDLQDepth
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -98,4 +105,47 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.counterRecords, m.counterWrites, m.counterErrors, m.lag, m.redeliveries, m.alerts, m.abandoned,
 		m.duplicates, m.maxDeliveries)
 	return m
+}
+
+// otherLabel stands for a stage or cause that is not configured.
+const otherLabel = "other"
+
+// setDLQDepth sets edihub_dlq_depth_messages from the message count of
+// each DLQ subject (edi.<stage>.dlq.<cause>). Subjects are data: anyone
+// allowed to publish into the DLQ stream picks their tokens, escape
+// sequences included. So a label is only ever a configured stage or a
+// known cause, and anything else counts under "other": at most
+// (stages+1)×(causes+1) series, none of them chosen by a publisher. A
+// series whose subjects emptied (purged, expired, replayed) is deleted
+// rather than left at its last value.
+func (m *metrics) setDLQDepth(stages []string, depth map[string]uint64) {
+	known := make(map[string]bool, len(stages))
+	for _, s := range stages {
+		known[s] = true
+	}
+	sums := map[[2]string]uint64{}
+	for subj, n := range depth {
+		stage, cause, ok := wire.ParseDLQSubject(subj)
+		if !ok || !known[stage] {
+			stage = otherLabel
+		}
+		if !ok || !wire.ValidCause(cause) {
+			cause = otherLabel
+		}
+		if n > 0 {
+			sums[[2]string{stage, cause}] += n
+		}
+	}
+	m.depthMu.Lock()
+	defer m.depthMu.Unlock()
+	for k := range m.depthSeries {
+		if _, ok := sums[k]; !ok {
+			m.dlqDepth.DeleteLabelValues(k[0], k[1])
+		}
+	}
+	m.depthSeries = make(map[[2]string]bool, len(sums))
+	for k, n := range sums {
+		m.dlqDepth.WithLabelValues(k[0], k[1]).Set(float64(n))
+		m.depthSeries[k] = true
+	}
 }

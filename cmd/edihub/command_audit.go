@@ -82,7 +82,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	for _, r := range recs {
 		ev := r.Event
 		if r.Error != "" {
-			fmt.Fprintf(tw, "%d\t%s\t-\t(unreadable)\t-\t-\t-\t%s\n", r.Seq, r.Stored.Format("2006-01-02 15:04:05Z"), r.Error)
+			fmt.Fprintf(tw, "%d\t%s\t-\t(unreadable)\t-\t-\t-\t%s\n", r.Seq, r.Stored.Format("2006-01-02 15:04:05Z"), escape.Text(r.Error))
 			continue
 		}
 		payload := short(ev.PayloadBefore)

@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
@@ -129,7 +130,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	if *asJSON {
 		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(e.stdout, string(out))
+		fmt.Fprintln(e.stdout, string(escape.JSONBytes(out)))
 	}
 	return nil
 }

@@ -156,18 +156,18 @@ func opsErr(err error) error {
 	case errors.As(err, &ee):
 		return err
 	case errors.Is(err, ops.ErrBadID), errors.Is(err, ops.ErrBadRequest), errors.Is(err, ops.ErrReasonRequired):
-		return usageErr("%s", escape.Line(err.Error()))
+		return usageErr("%s", err.Error())
 	case errors.Is(err, js.ErrStreamNotFound):
-		return unreachableErr(fmt.Errorf("%s (is this server running an edihub hub?)", escape.Line(err.Error())))
+		return unreachableErr(fmt.Errorf("%s (is this server running an edihub hub?)", err.Error()))
 	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, js.ErrJetStreamNotEnabled):
-		return unreachableErr(errors.New(escape.Line(err.Error())))
+		return unreachableErr(errors.New(err.Error()))
 	}
-	return failedErr("%s", escape.Line(err.Error()))
+	return failedErr("%s", err.Error())
 }
 
 func (s *session) printJSON(v any) error {
-	enc := json.NewEncoder(s.e.stdout)
+	enc := json.NewEncoder(escape.JSONWriter(s.e.stdout))
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

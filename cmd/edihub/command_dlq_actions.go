@@ -75,7 +75,7 @@ func printResults(s *session, verb string, res []ops.ActionResult) error {
 		case !r.OK:
 			failed++
 			if !s.json {
-				fmt.Fprintf(s.e.stdout, "%s  NOT %s: %s\n", r.ID, verb, escape.Line(r.Error))
+				fmt.Fprintf(s.e.stdout, "%s  NOT %s: %s\n", r.ID, verb, escape.Text(r.Error))
 			}
 		case s.json:
 		case r.NewID != "":

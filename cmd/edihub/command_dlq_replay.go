@@ -98,13 +98,13 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 		switch {
 		case it.DryRun != nil:
 			d := it.DryRun
-			fmt.Fprintf(w, "%s → %s: %s\n", id, escape.Line(it.Subject), escape.Line(d.Verdict))
-			fmt.Fprintf(w, "    guard: %s\n", d.Guard)
+			fmt.Fprintf(w, "%s → %s: %s\n", id, escape.Line(it.Subject), escape.Text(d.Verdict))
+			fmt.Fprintf(w, "    guard: %s\n", escape.Text(d.Guard))
 			if d.Parse != "" {
-				fmt.Fprintf(w, "    parse: %s\n", d.Parse)
+				fmt.Fprintf(w, "    parse: %s\n", escape.Text(d.Parse))
 			}
 			for _, k := range d.Interchanges {
-				fmt.Fprintf(w, "    interchange %s → %s #%s\n", k.Sender, k.Recipient, k.ControlRef)
+				fmt.Fprintf(w, "    interchange %s → %s #%s\n", escape.Line(k.Sender), escape.Line(k.Recipient), escape.Line(k.ControlRef))
 			}
 		case it.Outcome == ops.OutcomeReplayed:
 			dedup := ""
@@ -113,7 +113,7 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 			}
 			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, escape.Line(it.Subject), it.NewID, dedup)
 		default:
-			fmt.Fprintf(w, "%s: %s: %s%s\n", id, strings.ToUpper(it.Outcome), escape.Line(it.Error), replayHint(it.Reason))
+			fmt.Fprintf(w, "%s: %s: %s%s\n", id, strings.ToUpper(it.Outcome), escape.Text(it.Error), replayHint(it.Reason))
 		}
 	}
 	verb := "replayed"

@@ -15,6 +15,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
@@ -44,11 +45,11 @@ func (d *driller) say(step, format string, a ...any) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.json {
-		b, _ := json.Marshal(s)
+		b, _ := escape.JSON(s)
 		fmt.Fprintln(d.e.stdout, string(b))
 		return
 	}
-	fmt.Fprintf(d.e.stdout, "%6.1fs  %s\n", time.Since(d.start).Seconds(), s.Text)
+	fmt.Fprintf(d.e.stdout, "%6.1fs  %s\n", time.Since(d.start).Seconds(), escape.Text(s.Text))
 }
 
 func runDrill(ctx context.Context, e *env, args []string) error {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/escape"
 )
 
 func init() {
@@ -109,7 +110,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	failed, unreadable := 0, 0
-	enc := json.NewEncoder(e.stdout)
+	enc := json.NewEncoder(escape.JSONWriter(e.stdout))
 	for _, name := range files {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -136,12 +137,12 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		if res.OK {
-			fmt.Fprintf(e.stdout, "ok  %s  (%d interchanges, %d messages, %d segments)\n", name, res.Interchanges, res.Messages, res.Segments)
+			fmt.Fprintf(e.stdout, "ok  %s  (%d interchanges, %d messages, %d segments)\n", escape.Line(name), res.Interchanges, res.Messages, res.Segments)
 			for _, w := range res.Warnings {
-				fmt.Fprintf(e.stdout, "    warning: %s\n", w)
+				fmt.Fprintf(e.stdout, "    warning: %s\n", escape.Text(fmt.Sprint(w)))
 			}
 		} else {
-			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", name, singleLine(res.Error))
+			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", escape.Line(name), escape.Text(singleLine(res.Error)))
 		}
 	}
 	switch {
@@ -296,6 +297,6 @@ func runEdifactJSON(e *env, args []string) error {
 		return failedErr("%s: %v", files[0], err)
 	}
 	out.WriteByte('\n')
-	_, err = out.WriteTo(e.stdout)
+	_, err = e.stdout.Write(escape.JSONBytes(out.Bytes()))
 	return err
 }

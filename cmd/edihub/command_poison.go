@@ -126,7 +126,7 @@ func mapForensicErr(err error) error {
 }
 
 func (p *poisonCmd) printJSON(v any) error {
-	enc := json.NewEncoder(p.e.stdout)
+	enc := json.NewEncoder(escape.JSONWriter(p.e.stdout))
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }

@@ -56,7 +56,7 @@ func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
 	fmt.Fprintf(w, "partner %s  stage %s  poison cause %s  quarantined %s\n", esc(r.Partner), esc(r.Stage), esc(r.PoisonCause),
 		r.QuarantinedAt.Local().Format("2006-01-02 15:04:05"))
 	if t != nil {
-		fmt.Fprintf(w, "ticket  %s: %s\n", t.ID, t.State)
+		fmt.Fprintf(w, "ticket  %s: %s\n", escape.Line(t.ID), escape.Line(t.State))
 		for _, n := range t.Notes {
 			fmt.Fprintf(w, "          %s %s %s: %s\n", n.At.Local().Format("2006-01-02 15:04:05"), esc(n.Actor), n.Action, esc(n.Text))
 		}

@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,8 +39,8 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *partner == "" || strings.ContainsAny(*partner, ".*> \t") {
-		return usageErr("--partner is required and must be one subject token (no dots, spaces or wildcards)")
+	if err := wire.ValidPartnerID(*partner); err != nil {
+		return usageErr("--partner %s: %v", escape.Line(*partner), err)
 	}
 	if fs.NArg() == 0 {
 		return usageErr("name at least one file to send")
@@ -63,14 +61,14 @@ func runSend(ctx context.Context, e *env, args []string) error {
 		}
 		switch {
 		case cf.json:
-			b, _ := json.Marshal(r)
+			b, _ := escape.JSON(r)
 			fmt.Fprintln(e.stdout, string(b))
 		case !r.OK && progress:
-			fmt.Fprintf(e.stderr, "\rFAIL %s: %s\n", r.File, r.Error)
+			fmt.Fprintf(e.stderr, "\rFAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error))
 		case !r.OK:
-			fmt.Fprintf(e.stderr, "FAIL %s: %s\n", r.File, r.Error)
+			fmt.Fprintf(e.stderr, "FAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error))
 		case !progress:
-			fmt.Fprintf(e.stdout, "sent %s (%d bytes) → %s seq %d\n", r.File, r.Bytes, r.Stream, r.Seq)
+			fmt.Fprintf(e.stdout, "sent %s (%d bytes) → %s seq %d\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
 		}
 		if progress {
 			fmt.Fprintf(e.stderr, "\rsent %d/%d files, %d failed", i+1, len(files), failed)

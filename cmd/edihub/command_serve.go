@@ -22,6 +22,7 @@ import (
 
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/ops"
@@ -95,6 +96,29 @@ func applyServeFlags(cfg *fileConfig, fs *flag.FlagSet, dataDir, listen, httpAdd
 func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o750); err != nil {
 		return failedErr("data folder: %v", err)
+	}
+	// Before anything else is opened: a second serve on the same folder
+	// would share the in-flight table, the counter store and the
+	// JetStream store of the first.
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		var inUse *errDataInUse
+		if errors.As(err, &inUse) {
+			return usageErr("%v", err)
+		}
+		return failedErr("%v", err)
+	}
+	defer lock.Close()
+	// Busy ports are said at once, before the stores open.
+	httpLn, err := net.Listen("tcp", cfg.HTTP.Listen)
+	if err != nil {
+		return usageErr("%v", portErr("HTTP address", cfg.HTTP.Listen, err))
+	}
+	defer httpLn.Close() // closed already once the HTTP server ran
+	if cfg.NATS.URL == "" {
+		if err := checkPortFree("NATS listen address", cfg.NATS.Listen); err != nil {
+			return usageErr("%v", err)
+		}
 	}
 	const stageCount = 1 // the built-in parse stage
 	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, stageCount))
@@ -174,10 +198,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		}
 		apiHandler = api.New(o, tokens, log)
 	}
-	httpSrv, err := startHTTP(cfg.HTTP.Listen, reg, h, nc, apiHandler, log)
-	if err != nil {
-		return failedErr("%v", err)
-	}
+	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j), apiHandler, log)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -223,36 +244,119 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	return nil
 }
 
-// startHTTP serves /metrics, /healthz (the process lives) and /readyz (the
-// hub runs and NATS is connected).
-func startHTTP(addr string, reg *prometheus.Registry, h *hub.Hub, nc *nats.Conn, apiHandler http.Handler, log zerolog.Logger) (*http.Server, error) {
+// startHTTP serves /metrics, /healthz (the process lives) and /readyz (see
+// readyzHandler) on ln.
+func startHTTP(ln net.Listener, reg *prometheus.Registry, ready func() bool, nc *nats.Conn, wc *jsWriteCheck, apiHandler http.Handler, log zerolog.Logger) *http.Server {
 	mux := http.NewServeMux()
 	if apiHandler != nil {
 		mux.Handle(api.Prefix, apiHandler)
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		switch {
-		case !nc.IsConnected():
-			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
-		case !h.Ready():
-			http.Error(w, "hub not running", http.StatusServiceUnavailable)
-		default:
-			fmt.Fprintln(w, "ready")
-		}
-	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("http listen %s: %w", addr, err)
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.Handle("/readyz", readyzHandler(nc, ready, wc))
+	srv := newHTTPServer(mux)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error().Str("component", "http").Err(err).Msg("http server stopped")
 		}
 	}()
-	return srv, nil
+	return srv
+}
+
+// HTTP server timeouts: a client that sends its headers or body slowly, or
+// never reads the answer, or keeps an idle connection, holds a connection
+// and a goroutine for at most this long. The write timeout leaves room for
+// a bulk replay through the API.
+const (
+	httpReadHeaderTimeout = 5 * time.Second
+	httpReadTimeout       = 30 * time.Second
+	httpWriteTimeout      = 2 * time.Minute
+	httpIdleTimeout       = 2 * time.Minute
+)
+
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: httpReadHeaderTimeout, ReadTimeout: httpReadTimeout,
+		WriteTimeout: httpWriteTimeout, IdleTimeout: httpIdleTimeout, MaxHeaderBytes: 64 << 10}
+}
+
+// readyzHandler reports ready while NATS is connected, the hub runs and
+// JetStream takes writes. A full store (disk or limits) makes every copy,
+// dead letter and ingest publish fail, so the hub is not ready then; the
+// write check runs again on later requests, so readiness returns by
+// itself once space is freed.
+func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !nc.IsConnected():
+			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
+		case !ready():
+			http.Error(w, "hub not running", http.StatusServiceUnavailable)
+		default:
+			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+			defer cancel()
+			if err := wc.check(ctx); err != nil {
+				http.Error(w, "JetStream refuses writes: "+escape.Text(oneLine(err.Error())), http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ready")
+		}
+	})
+}
+
+// The write check's stream: one file-stored message at most (each probe
+// replaces the one before), on a subject outside edi.>.
+const (
+	readyzStream  = "EDIHUB_READYZ"
+	readyzSubject = "edihub.readyz"
+)
+
+// jsWriteCheck publishes to the probe stream and remembers the outcome for
+// a second, so a busy prober costs at most one write a second. It is a real
+// write to the file store, so it fails as the hub's own publishes do when
+// JetStream is out of space (server or account limits, a full disk), and
+// succeeds again once there is room.
+type jsWriteCheck struct {
+	js    js.JetStream
+	every time.Duration
+
+	mu      sync.Mutex
+	at      time.Time
+	err     error
+	created bool
+}
+
+func newJSWriteCheck(j js.JetStream) *jsWriteCheck { return &jsWriteCheck{js: j, every: time.Second} }
+
+func (c *jsWriteCheck) check(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.at.IsZero() && time.Since(c.at) < c.every {
+		return c.err
+	}
+	c.err = c.probe(ctx)
+	c.at = time.Now()
+	return c.err
+}
+
+func (c *jsWriteCheck) probe(ctx context.Context) error {
+	if !c.created {
+		_, err := c.js.CreateOrUpdateStream(ctx, js.StreamConfig{
+			Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
+			MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: 1,
+			Description: "edihub /readyz write check: one message, replaced on every check",
+		})
+		if err != nil {
+			return fmt.Errorf("probe stream %s: %w", readyzStream, err)
+		}
+		c.created = true
+	}
+	if _, err := c.js.Publish(ctx, readyzSubject, nil); err != nil {
+		if errors.Is(err, js.ErrNoStreamResponse) || errors.Is(err, js.ErrStreamNotFound) {
+			c.created = false // deleted behind our back: create it again next time
+		}
+		return err
+	}
+	return nil
 }
 
 // actorName is the OS user for audit events, or def.

@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/edihub/edihub/escape"
 )
 
 // env is what a subcommand may touch of the outside world, so tests can run
@@ -88,14 +90,14 @@ func run(ctx context.Context, e *env, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(e.stderr, "edihub %s: %v\n", c.name, ee.err)
+			fmt.Fprintf(e.stderr, "edihub %s: %s\n", c.name, escape.Text(ee.err.Error()))
 		}
 		return ee.code
 	}
 	if errors.Is(err, errHelp) {
 		return exitOK
 	}
-	fmt.Fprintf(e.stderr, "edihub %s: %v\n", c.name, err)
+	fmt.Fprintf(e.stderr, "edihub %s: %s\n", c.name, escape.Text(err.Error()))
 	return exitFailed
 }
 

@@ -128,7 +128,9 @@ func (a *api) write(h http.HandlerFunc) http.HandlerFunc {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
+	// C1 and bidi controls as \uXXXX: a client that prints a value (curl
+	// in a terminal) shows no control sequence.
+	enc := json.NewEncoder(escape.JSONWriter(w))
 	enc.SetEscapeHTML(true) // a console may put values into HTML
 	_ = enc.Encode(v)
 }

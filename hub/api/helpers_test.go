@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
@@ -49,4 +50,13 @@ func lastAudit(t *testing.T, j js.JetStream) audit.Event {
 		t.Fatalf("read audit: %v (%d)", err, len(recs))
 	}
 	return recs[0].Event
+}
+
+// deadLettersWith publishes one payload with headers and waits for its
+// dead letter.
+func (e *opsEnv) deadLettersWith(t *testing.T, partner string, hdr nats.Header, payload string) {
+	t.Helper()
+	before := jetstreamtest.CountMsgs(t, e.JS, "DLQ")
+	jetstreamtest.PublishIngest(t, e.JS, partner, payload, hdr)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, e.JS, "DLQ") == before+1 })
 }
