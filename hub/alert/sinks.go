@@ -29,7 +29,7 @@ func (s logSink) Send(_ context.Context, a Alert) error {
 	if a.Suppressed > 0 {
 		ev = ev.Int("suppressed", a.Suppressed)
 	}
-	ev.Msg(escape.Line(a.Summary))
+	ev.Msg(escape.Text(a.Summary))
 	return nil
 }
 

@@ -341,7 +341,7 @@ func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRu
 	d = &DryRun{Subject: subject, Guard: "ok"}
 	defer func() {
 		if r := recover(); r != nil {
-			d.OK, d.Verdict = false, escape.Line(fmt.Sprintf("the parser panicked: %v — this build would quarantine it", r))
+			d.OK, d.Verdict = false, escape.Text(fmt.Sprintf("the parser panicked: %v — this build would quarantine it", r))
 		}
 	}()
 	opts := o.o.EDIFACT.Options(e.Partner)
