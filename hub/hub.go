@@ -70,6 +70,10 @@ type Options struct {
 	// server killed with the process may not have persisted. Nil: no table.
 	InFlight InFlightTable
 	Suspects []counter.Suspect
+	// Keyring signs audit events and the hub's copies (x-hub-mac). Nil:
+	// events and copies are unauthenticated, and the sandbox reproduces no
+	// drill.
+	Keyring *audit.Keyring
 
 	// testHooks let tests crash the pipeline between two steps.
 	testHooks testHooks
@@ -90,6 +94,7 @@ type Hub struct {
 	met     *metrics
 	alerter *alert.Alerter
 	audit   *audit.Auditor
+	keys    *audit.Keyring
 	exec    *executor
 	onFatal func(string)
 	actor   string
@@ -142,7 +147,7 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{}, runCtx: context.Background(),
+		suspects: map[int]uint64{}, runCtx: context.Background(), keys: o.Keyring,
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
@@ -173,7 +178,7 @@ func New(o Options) (*Hub, error) {
 		}
 		h.met.alerts.WithLabelValues(a.Name, sink, res).Inc()
 	}
-	h.audit = audit.New(j, cfg.Streams.Audit)
+	h.audit = audit.New(j, cfg.Streams.Audit, audit.WithKeyring(o.Keyring))
 	return h, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 )
 
@@ -20,10 +21,16 @@ func init() {
 const auditUsage = `Usage: edihub audit <subcommand> [flags]
 
   ls [--since 24h] [--limit N]   events, oldest first (actor, action, IDs, reason, payload hashes)
-  verify [--anchor HASH]         check the hash chain from the first event; names the first
-                                 event that was altered or is missing. Exit 1 if broken.
+  verify [--anchor HASH]         check the hash chain and each event's MAC from the first
+                                 event; names every event that is altered, missing, reordered,
+                                 forged (MAC wrong or absent) or foreign (not an event), by
+                                 sequence. Exit 1 if any, or if no audit key was found (then
+                                 only the hash chain is checked, which anyone can forge).
                                  Note the printed last hash somewhere else (a ticket) and pass
                                  it as --anchor later: that also catches events cut off at the end.
+
+The audit key is <data>/audit.key (--data, default the config's data_dir or ./data),
+or $EDIHUB_AUDIT_KEY; serve creates the file at its first start.
 `
 
 func runAudit(ctx context.Context, e *env, args []string) error {
@@ -65,7 +72,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	if *limit < 0 {
 		return usageErr("--limit: want 0 or more")
 	}
-	s, err := of.connect(e, "edihub-audit")
+	s, err := of.connectAs(e, "edihub-audit", false)
 	if err != nil {
 		return err
 	}
@@ -132,7 +139,7 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
-	s, err := of.connect(e, "edihub-audit")
+	s, err := of.connectAs(e, "edihub-audit", false)
 	if err != nil {
 		return err
 	}
@@ -145,11 +152,24 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 		if err := s.printJSON(v); err != nil {
 			return err
 		}
-	} else if v.OK {
-		fmt.Fprintf(e.stdout, "audit chain intact: %d events, last seq %d, last hash %s\n", v.Events, v.LastSeq, nonEmptyStr(v.LastHash, "-"))
+	} else {
+		if v.OK {
+			fmt.Fprintf(e.stdout, "audit chain intact: %d events, last seq %d, last hash %s\n", v.Events, v.LastSeq, nonEmptyStr(v.LastHash, "-"))
+		}
+		if v.Legacy > 0 {
+			fmt.Fprintf(e.stdout, "%d legacy event(s) through seq %d carry no MAC (written before audit keys): only the hash chain vouches for them\n", v.Legacy, v.LegacyThrough)
+		}
+		for _, p := range v.Problems {
+			fmt.Fprintf(e.stdout, "event %d: %s: %s\n", p.Seq, p.Kind, escape.Line(p.Detail))
+		}
 	}
-	if !v.OK {
-		return failedErr("audit chain broken at event %d (%s): %s", v.Problem.Seq, v.Problem.Kind, v.Problem.Detail)
+	switch {
+	case !v.OK && !v.Authenticated:
+		return failedErr("audit chain broken at event %d (%s): %s (%d problem(s) in all); and %s", v.Problem.Seq, v.Problem.Kind, v.Problem.Detail, len(v.Problems), audit.NoKeyNote)
+	case !v.OK:
+		return failedErr("audit chain broken at event %d (%s): %s (%d problem(s) in all)", v.Problem.Seq, v.Problem.Kind, v.Problem.Detail, len(v.Problems))
+	case !v.Authenticated:
+		return failedErr("%s; pass the hub's --data or set $%s", audit.NoKeyNote, audit.KeyEnv)
 	}
 	return nil
 }

@@ -72,12 +72,14 @@ type opsFlags struct {
 	clientFlags
 	actor  string
 	config string
+	data   dataFlag
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
 	f.clientFlags.register(fs, e)
 	fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
 	fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
+	f.data.register(fs)
 }
 
 // opsClock is the clock of bulk replays; tests replace it to check --rate
@@ -96,11 +98,21 @@ type session struct {
 }
 
 func (f *opsFlags) connect(e *env, client string) (*session, error) {
+	return f.connectAs(e, client, true)
+}
+
+// connectAs: appends says whether the session will append audit events
+// (warn when there is no key) or only read and verify them.
+func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, error) {
 	cfg, err := loadConfig(f.config)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	cfg.Hub.SetDefaults()
+	keys, err := loadCLIKeyring(e, f.data.resolve(cfg.DataDir), appends)
+	if err != nil {
+		return nil, err
+	}
 	nc, j, err := ejs.Connect(f.server, client)
 	if err != nil {
 		return nil, unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
@@ -110,7 +122,7 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
 	o := ops.OpsOptions{
-		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit), Actor: actor,
+		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Actor: actor,
 		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(),
 	}
 	if !cfg.Ledger.Disabled {

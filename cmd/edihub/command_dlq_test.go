@@ -20,6 +20,7 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -63,7 +64,7 @@ func startDLQHub(t *testing.T) *dlqHub {
 	cfg := hub.Config{Partitions: 2}
 	cfg.Attempts.AckWait = time.Second
 	cfg.DuplicateWindow = time.Minute
-	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, led), validate},
+	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, led), validate},
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func (d *dlqHub) cmd(t *testing.T, args ...string) (stdout, stderr string, code 
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
 		getenv: func(k string) string {
-			return map[string]string{"USER": "alice", "EDITOR": os.Getenv("TEST_EDITOR")}[k]
+			return map[string]string{"USER": "alice", "EDITOR": os.Getenv("TEST_EDITOR"), audit.KeyEnv: testAuditKey}[k]
 		}}
 	code = run(context.Background(), e, append(args, "--server", d.url))
 	return out.String(), errb.String(), code
@@ -390,4 +391,21 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if _, errOut, code := d.cmd(t, "audit", "verify", "--anchor", "0123abcd"); code != 1 || !strings.Contains(errOut, "anchor") {
 		t.Fatalf("verify with a foreign anchor: %d %s", code, errOut)
 	}
+}
+
+// testAuditKey is the hub's audit key in these tests, given to the CLI as
+// $EDIHUB_AUDIT_KEY.
+const testAuditKey = "6564696875622d746573742d61756469742d6b65792d3031323334353637383930"
+
+func testAuditKeyring(t *testing.T) *audit.Keyring {
+	t.Helper()
+	b, err := audit.ParseKey(testAuditKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := audit.NewKeyring(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -35,6 +35,7 @@ type poisonCmd struct {
 	cfg   sandboxFile
 	js    js.JetStream
 	store *forensics.Store
+	keys  *audit.Keyring
 }
 
 func runPoison(ctx context.Context, e *env, args []string) error {
@@ -68,6 +69,8 @@ func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action
 	note := fs.String("note", "", "ticket: why (required; goes to the ticket and the audit trail)")
 	actor := fs.String("actor", "", "ticket: who acts (default: the OS user)")
 	rows := fs.Int("rows", 400, "show: payload lines to print at most")
+	var data dataFlag
+	data.register(fs)
 	// Flags may come after the ID (edihub poison show POISON:3 --json).
 	var pos []string
 	for {
@@ -89,6 +92,11 @@ func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action
 	var err error
 	if p.cfg, err = loadSandboxConfig(*configPath); err != nil {
 		return usageErr("%v", err)
+	}
+	if sub == "ticket" || sub == "reanalyse" {
+		if p.keys, err = cliKeyring(e, data.resolve(p.cfg.DataDir)); err != nil {
+			return err
+		}
 	}
 	nc, j, err := ejs.Connect(p.cf.server, "edihub-poison")
 	if err != nil {
@@ -170,7 +178,7 @@ func (p *poisonCmd) ticket(ctx context.Context, id, action, note, actor string) 
 	if actor == "" {
 		actor = osUser()
 	}
-	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, audit.New(p.js, p.cfg.Sandbox.AuditStream))
+	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, audit.New(p.js, p.cfg.Sandbox.AuditStream, audit.WithKeyring(p.keys)))
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ type sandboxSection = forensics.Config
 // It is decoded leniently: the other sections belong to serve, which
 // checks them strictly.
 type sandboxFile struct {
+	DataDir string         `yaml:"data_dir"` // for the audit key
 	Hub     hub.Config     `yaml:"hub"`
 	Sandbox sandboxSection `yaml:"sandbox"`
 }
@@ -69,6 +70,8 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 	configPath := fs.String("config", "", "YAML config file; reads the hub: and sandbox: sections")
 	logLevel := fs.String("log-level", "info", "trace, debug, info, warn, error")
 	metricsAddr := fs.String("metrics", "", "serve /metrics on this address (off by default)")
+	var data dataFlag
+	data.register(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -82,6 +85,10 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 	log, err := newLogger(e.stderr, *logLevel, "auto")
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	keys, err := cliKeyring(e, data.resolve(cfg.DataDir))
+	if err != nil {
+		return err
 	}
 	nc, _, err := ejs.Connect(cf.server, "edihub-sandbox")
 	if err != nil {
@@ -100,7 +107,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 		defer srv.Close()
 	}
 	f, err := forensics.New(forensics.Options{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Hub.EDIFACT,
-		Logger: log, Registry: reg, Actor: actorName("edihub-sandbox")})
+		Logger: log, Registry: reg, Actor: actorName("edihub-sandbox"), Keyring: keys})
 	if err != nil {
 		return usageErr("%v", err)
 	}

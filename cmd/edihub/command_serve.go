@@ -25,6 +25,7 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
@@ -120,6 +121,21 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 			return usageErr("%v", err)
 		}
 	}
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil {
+		cfg.DataDir = abs // the sandbox worker is told where the key is
+	}
+	created, err := audit.EnsureKeyFile(cfg.DataDir, os.Getenv)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	keys, err := audit.LoadKeyring(cfg.DataDir, os.Getenv)
+	if err != nil {
+		return failedErr("refusing to start: %v", err)
+	}
+	if created {
+		log.Info().Str("component", "serve").Str("file", filepath.Join(cfg.DataDir, audit.KeyFile)).Str("kid", keys.CurrentID()).
+			Msg("audit key created: back it up; without it the audit trail cannot be authenticated")
+	}
 	const stageCount = 1 // the built-in parse stage
 	inflight, suspects, err := counter.OpenInFlight(filepath.Join(cfg.DataDir, "inflight.map"), hub.Slots(cfg.Hub, stageCount))
 	if err != nil {
@@ -171,7 +187,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
-		Logger: log, Registry: reg, Actor: actorName("edihub-serve"),
+		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
 			os.Exit(exitFatal)
@@ -228,7 +244,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		log.Info().Str("component", "serve").Int("inbound", len(cfg.Bridge.Inbound)).Int("outbound", len(cfg.Bridge.Outbound)).Msg("Kafka bridge started")
 	}
 
-	waitSandbox, err := startSandboxChild(ctx, cfg.Sandbox, url, cfg.path, log)
+	waitSandbox, err := startSandboxChild(ctx, cfg.Sandbox, url, cfg.path, cfg.DataDir, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}

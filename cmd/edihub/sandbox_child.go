@@ -20,7 +20,7 @@ import (
 // started again with backoff (1s doubling to 30s, reset after a minute of
 // life); on ctx it gets SIGTERM, then SIGKILL after 10s. wait blocks until
 // it is gone. With the section disabled it does nothing.
-func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, configPath string, log zerolog.Logger) (wait func(), err error) {
+func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, configPath, dataDir string, log zerolog.Logger) (wait func(), err error) {
 	log = log.With().Str("component", "sandbox").Logger()
 	if !cfg.IsEnabled() {
 		log.Info().Msg("forensic sandbox worker disabled (sandbox.enabled: false)")
@@ -37,6 +37,7 @@ func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, confi
 	if configPath != "" {
 		args = append(args, "--config", configPath)
 	}
+	args = append(args, "--data", dataDir) // the worker signs its audit events and checks x-hub-mac with serve's key
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

@@ -45,14 +45,16 @@ func Read(ctx context.Context, j js.JetStream, stream string, since time.Time, l
 
 // Kinds of audit chain problems.
 const (
-	Altered    = "altered"     // the event's hash does not match its content
-	BrokenLink = "broken-link" // prev is not the hash of the event before
-	Missing    = "missing"     // a sequence is gone (deleted or purged)
-	Unreadable = "unreadable"  // the stored bytes are not an event
-	NoAnchor   = "anchor-not-found"
+	Altered         = "altered"         // the event's hash does not match its content
+	BrokenLink      = "broken-link"     // prev is not the hash of the authentic event before (reordered, replaced, removed)
+	Missing         = "missing"         // a sequence is gone (deleted or purged)
+	Unreadable      = "unreadable"      // the stored bytes are not an event (foreign or malformed)
+	Forged          = "forged"          // the MAC does not verify, or its key is not in the keyring
+	Unauthenticated = "unauthenticated" // no MAC, after signed events began: forged without the key, or written without it
+	NoAnchor        = "anchor-not-found"
 )
 
-// Problem is the first place where the chain does not hold.
+// Problem is one place where the chain does not hold.
 type Problem struct {
 	Seq    uint64 `json:"seq"`
 	Kind   string `json:"kind"`
@@ -61,21 +63,49 @@ type Problem struct {
 
 // Verification is the result of Verify.
 type Verification struct {
-	OK       bool     `json:"ok"`
-	Events   int      `json:"events"`
-	LastSeq  uint64   `json:"last_seq"`
-	LastHash string   `json:"last_hash,omitempty"`
-	Problem  *Problem `json:"problem,omitempty"`
+	// OK: no problem, and (with a keyring) every event after the legacy
+	// ones is signed. Without a keyring OK covers the hash chain only:
+	// Authenticated is false and Note says so.
+	OK       bool   `json:"ok"`
+	Events   int    `json:"events"` // events that chain (problems excluded)
+	LastSeq  uint64 `json:"last_seq"`
+	LastHash string `json:"last_hash,omitempty"`
+	// Authenticated: a keyring was given and MACs were checked.
+	Authenticated bool `json:"authenticated"`
+	// Legacy counts events without a MAC written before the first signed
+	// one (from before audit keys): they are only as good as the plain
+	// hash chain. LegacyThrough is the last of them.
+	Legacy        int    `json:"legacy,omitempty"`
+	LegacyThrough uint64 `json:"legacy_through,omitempty"`
+	Note          string `json:"note,omitempty"`
+	// Problem is the first of Problems, for callers that show one.
+	Problem  *Problem  `json:"problem,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
 }
 
-// Verify walks the stream from sequence 1 and reports the first event
-// whose hash does not match its content, whose prev does not chain onto
-// the event before, or the first sequence that is missing. With anchor (a
-// last_hash noted earlier, e.g. in a ticket or another system), it also
-// checks that the event with that hash is still there, which catches the
-// one change the chain alone cannot see: events cut off at the end.
+// NoKeyNote is Verification.Note when no keyring was given.
+const NoKeyNote = "events not authenticated: no key (hash chain checked only; anyone who can publish on the audit subject can append a chained event)"
+
+// Verify is VerifyWith without a keyring: the hash chain only.
 func Verify(ctx context.Context, j js.JetStream, stream, anchor string) (Verification, error) {
-	var v Verification
+	return VerifyWith(ctx, j, stream, anchor, nil)
+}
+
+// VerifyWith walks the stream from sequence 1 and reports every event
+// whose hash does not match its content, whose prev does not chain onto
+// the last authentic event before it, every sequence that is missing,
+// every message that is not an event, and, with keys, every event whose
+// MAC is wrong or absent (legacy events before the first signed one
+// excepted). The chain continues over foreign and forged events, which is
+// what appenders do too. With anchor (a last_hash noted earlier, e.g. in a
+// ticket or another system), it also checks that the event with that hash
+// is still there, which catches the one change the chain alone cannot
+// see: events cut off at the end.
+func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys *Keyring) (Verification, error) {
+	v := Verification{Authenticated: keys != nil}
+	if keys == nil {
+		v.Note = NoKeyNote
+	}
 	s, err := j.Stream(ctx, stream)
 	if err != nil {
 		return v, fmt.Errorf("audit stream %s: %w", stream, err)
@@ -85,47 +115,82 @@ func Verify(ctx context.Context, j js.JetStream, stream, anchor string) (Verific
 		return v, fmt.Errorf("audit stream %s: %w", stream, err)
 	}
 	next, prev := uint64(1), ""
+	resync := false // after a gap: the next event's prev cannot be checked
+	signed := false // a signed event was seen: unsigned ones are no longer legacy
+	seen := map[string]uint64{}
 	anchorFound := anchor == ""
-	stop := fmt.Errorf("stop")
-	problem := func(seq uint64, kind, format string, a ...any) error {
-		v.Problem = &Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, a...)}
-		return stop
+	problem := func(seq uint64, kind, format string, a ...any) {
+		v.Problems = append(v.Problems, Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, a...)})
 	}
 	err = ejs.Scan(ctx, j, stream, nil, func(m js.Msg, md *js.MsgMetadata) error {
 		seq := md.Sequence.Stream
 		if seq != next {
-			return problem(next, Missing, "events %d..%d are missing (deleted or purged); the next stored event is %d", next, seq-1, seq)
+			problem(next, Missing, "events %d..%d are missing (deleted or purged); the next stored event is %d", next, seq-1, seq)
+			resync = true
 		}
-		next++
+		next = seq + 1
 		var ev Event
 		if err := json.Unmarshal(m.Data(), &ev); err != nil {
-			return problem(seq, Unreadable, "event %d is not an audit event: %s", seq, escape.Line(err.Error()))
+			problem(seq, Unreadable, "message %d on %s is not an audit event (foreign or malformed; skipped): %s", seq, escape.Line(m.Subject()), escape.Line(err.Error()))
+			return nil
+		}
+		if !ev.wellFormed() {
+			problem(seq, Unreadable, "message %d on %s is not an audit event (no action, time or hash; skipped)", seq, escape.Line(m.Subject()))
+			return nil
 		}
 		if h := ev.computeHash(); h != ev.Hash {
-			return problem(seq, Altered, "event %d (%s by %s) was altered: its hash is %s, its content hashes to %s",
+			problem(seq, Altered, "event %d (%s by %s) was altered: its hash is %s, its content hashes to %s",
 				seq, escape.Line(ev.Action), escape.Line(ev.Actor), escape.Line(ev.Hash), h)
+			prev, resync = ev.Hash, false // what comes next chained onto the original
+			return nil
 		}
-		if ev.Prev != prev {
-			return problem(seq, BrokenLink, "event %d does not chain onto event %d: prev is %s, want %s (an event before it was altered, replaced or removed)",
-				seq, seq-1, escape.Line(ev.Prev), cmp.Or(prev, `""`))
+		if keys != nil {
+			switch {
+			case ev.MAC == "" && !signed:
+				v.Legacy++
+				v.LegacyThrough = seq
+			case ev.MAC == "":
+				problem(seq, Unauthenticated, "event %d (%s by %s) has no MAC although signed events come before it: forged by someone without the key, or written by a process without it (skipped)",
+					seq, escape.Line(ev.Action), escape.Line(ev.Actor))
+				return nil
+			default:
+				if err := keys.Check(macDomain, ev.KID, ev.MAC, ev.macInput()); err != nil {
+					problem(seq, Forged, "event %d (%s by %s) is not authentic: %s (skipped)", seq, escape.Line(ev.Action), escape.Line(ev.Actor), escape.Line(err.Error()))
+					return nil
+				}
+				signed = true
+			}
 		}
-		prev = ev.Hash
-		v.Events++
+		if ev.Prev != prev && !resync {
+			where := "no event before it has that hash"
+			if k, ok := seen[ev.Prev]; ok {
+				where = fmt.Sprintf("it points to event %d", k)
+			}
+			problem(seq, BrokenLink, "event %d does not chain onto event %d: prev is %s, want %s; %s (reordered, replaced or removed events)",
+				seq, v.LastSeq, escape.Line(ev.Prev), cmp.Or(prev, `""`), where)
+		} else {
+			v.Events++
+		}
+		prev, resync = ev.Hash, false
+		seen[ev.Hash] = seq
 		v.LastSeq, v.LastHash = seq, ev.Hash
 		if ev.Hash == anchor {
 			anchorFound = true
 		}
 		return nil
 	})
-	if err != nil && err != stop {
+	if err != nil {
 		return v, err
 	}
-	if v.Problem == nil && next <= info.State.LastSeq {
+	if next <= info.State.LastSeq {
 		problem(next, Missing, "events %d..%d are missing (deleted at the end of the stream)", next, info.State.LastSeq)
 	}
-	if v.Problem == nil && !anchorFound {
+	if !anchorFound {
 		problem(v.LastSeq, NoAnchor, "no event has the anchor hash %s: events were cut off or the stream was replaced", escape.Line(anchor))
 	}
-	v.OK = v.Problem == nil
+	if len(v.Problems) > 0 {
+		v.Problem = &v.Problems[0]
+	}
+	v.OK = len(v.Problems) == 0
 	return v, nil
 }

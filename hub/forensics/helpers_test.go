@@ -13,7 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
@@ -46,6 +48,12 @@ var poisonOrig struct {
 	seq uint64
 }
 
+// testCopyKeys is the hub's keyring in these tests; a poison copy whose
+// x-hub-mac is signAsHub is signed with it, as a --drill hub would.
+var testCopyKeys, _ = audit.NewKeyring([]byte("forensics-test-key-0123456789abcdef"))
+
+const signAsHub = "sign-as-hub"
+
 // publishPoison publishes a quarantine copy as the hub's quarantine does.
 func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string, extra nats.Header) uint64 {
 	t.Helper()
@@ -63,6 +71,9 @@ func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string,
 	h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
 	for k, v := range extra {
 		h[k] = v
+	}
+	if h.Get(wire.HdrHubMAC) == signAsHub {
+		hub.SignCopy(testCopyKeys, h, []byte(payload))
 	}
 	ack, err := j.PublishMsg(context.Background(), &nats.Msg{Subject: wire.PoisonSubject(stage), Header: h, Data: []byte(payload)})
 	if err != nil {
@@ -117,7 +128,8 @@ func startForensics(t testing.TB, url string, cfg Config, mod func(*Options)) *f
 	alerts := &capturedAlerts{}
 	reg := prometheus.NewRegistry()
 	o := Options{Conn: nc, Config: cfg, Logger: log, Registry: reg, Spec: testForensicSpec(t),
-		Alerter: alert.New(time.Hour, []alert.Sink{alerts}, log, nil), Actor: "forensics-test"}
+		Alerter: alert.New(time.Hour, []alert.Sink{alerts}, log, nil), Actor: "forensics-test",
+		Keyring: testCopyKeys}
 	if mod != nil {
 		mod(&o)
 	}

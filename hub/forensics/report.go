@@ -36,6 +36,9 @@ type Report struct {
 	Drill           string              `json:"drill,omitempty"`
 	QuarantinedAt   time.Time           `json:"quarantined_at"`
 	Headers         map[string][]string `json:"headers"`
+	// Collision is set when another POISON message had already claimed
+	// this origin: this report is stored under a key of its own.
+	Collision string `json:"collision,omitempty"`
 
 	PayloadObject string `json:"payload_object"`
 	PayloadSHA256 string `json:"payload_sha256"`

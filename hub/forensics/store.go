@@ -65,10 +65,15 @@ func OpenStore(ctx context.Context, j js.JetStream, cfg Config, create bool) (*S
 // save stores payload, ticket and report, in that order: the report is
 // the last thing written, so a report always has its payload and ticket.
 // Every write is keyed by the original message, so a crash and a second
-// analysis overwrite the same objects instead of adding new ones.
+// analysis of the same POISON message overwrite the same objects instead
+// of adding new ones; a different POISON message claiming the same origin
+// never overwrites them (see claimKey).
 func (s *Store) save(ctx context.Context, r *Report, payload []byte, actor string, reanalyse bool) (*Ticket, error) {
 	if s.obj == nil || s.kv == nil {
 		return nil, errors.New("forensic buckets are not open")
+	}
+	if err := s.claimKey(ctx, r); err != nil {
+		return nil, err
 	}
 	meta := map[string]string{"poison-id": r.ID, "poison-seq": strconv.FormatUint(r.PoisonSeq, 10), "partner": r.Partner, "stage": r.Stage}
 	if _, err := s.obj.Put(ctx, js.ObjectMeta{Name: r.PayloadObject, Description: "quarantined payload, byte for byte", Metadata: meta}, bytes.NewReader(payload)); err != nil {
@@ -88,6 +93,37 @@ func (s *Store) save(ctx context.Context, r *Report, payload []byte, actor strin
 		return nil, fmt.Errorf("store report %s: %w", ReportObject(r.Key), err)
 	}
 	return t, nil
+}
+
+// claimKey keeps r off objects that belong to another POISON message: the
+// origin headers (x-original-*) are whatever the publisher wrote, so a
+// second message claiming an analysed origin, forged or not, is stored
+// under <key>/poison-<seq> with its own ticket, and the report says so.
+func (s *Store) claimKey(ctx context.Context, r *Report) error {
+	own := strconv.FormatUint(r.PoisonSeq, 10)
+	for _, name := range []string{ReportObject(r.Key), r.PayloadObject} {
+		info, err := s.obj.GetInfo(ctx, name)
+		if errors.Is(err, js.ErrObjectNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("check %s: %w", name, err)
+		}
+		if other := info.Metadata["poison-seq"]; other != own {
+			first := r.Key
+			r.Key = collisionKey(first, r.PoisonSeq)
+			r.PayloadObject, r.Ticket = PayloadObject(r.Key), ticketKey(r.Key)
+			r.Collision = fmt.Sprintf("%s was already analysed for POISON:%s; this message claims the same origin and is stored under %s instead",
+				first, other, r.Key)
+			return nil
+		}
+	}
+	return nil
+}
+
+// collisionKey is where a second POISON message for an analysed origin goes.
+func collisionKey(key string, poisonSeq uint64) string {
+	return key + "/poison-" + strconv.FormatUint(poisonSeq, 10)
 }
 
 // upsertTicket opens the ticket, or on a repeated analysis updates its
@@ -255,16 +291,20 @@ func (s *Store) Report(ctx context.Context, id string) (*Report, error) {
 }
 
 func (s *Store) keyOfPoison(ctx context.Context, seq uint64) (string, error) {
+	want := strconv.FormatUint(seq, 10)
 	if st, err := s.js.Stream(ctx, s.cfg.PoisonStream); err == nil {
 		if m, err := st.GetMsg(ctx, seq); err == nil {
-			return reportFromPoison(s.cfg.PoisonStream, seq, m.Subject, m.Header, nil).Key, nil
+			key := reportFromPoison(s.cfg.PoisonStream, seq, m.Subject, m.Header, nil).Key
+			if info, err := s.obj.GetInfo(ctx, ReportObject(key)); err == nil && info.Metadata["poison-seq"] != want {
+				key = collisionKey(key, seq) // another message had the key first
+			}
+			return key, nil
 		}
 	}
 	infos, err := s.obj.List(ctx)
 	if err != nil && !errors.Is(err, js.ErrNoObjectsFound) {
 		return "", fmt.Errorf("list reports: %w", err)
 	}
-	want := strconv.FormatUint(seq, 10)
 	for _, in := range infos {
 		if strings.HasSuffix(in.Name, "/report.json") && in.Metadata["poison-seq"] == want {
 			return strings.TrimSuffix(in.Name, "/report.json"), nil
@@ -301,12 +341,12 @@ type PoisonEntry struct {
 // List returns every quarantined message still in the poison stream and
 // every report whose copy has aged out, oldest first.
 func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
-	byKey := map[string]*PoisonEntry{}
+	bySeq := map[string]*PoisonEntry{} // joined by poison sequence: two messages may claim one origin
 	var out []*PoisonEntry
 	err := s.scanPoison(ctx, func(seq uint64, subject string, r *Report, size int) {
 		e := &PoisonEntry{ID: r.ID, Key: r.Key, Partner: r.Partner, Stage: r.Stage, PoisonCause: r.PoisonCause,
 			QuarantinedAt: r.QuarantinedAt, Bytes: size, Outcome: "pending", InStream: true}
-		byKey[r.Key] = e
+		bySeq[strconv.FormatUint(seq, 10)] = e
 		out = append(out, e)
 	})
 	if err != nil {
@@ -322,14 +362,14 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 			if !ok {
 				continue
 			}
-			e := byKey[key]
+			e := bySeq[in.Metadata["poison-seq"]]
 			if e == nil {
 				seq, _ := strconv.ParseUint(in.Metadata["poison-seq"], 10, 64)
-				e = &PoisonEntry{ID: wire.PoisonID(seq), Key: key, Partner: in.Metadata["partner"], Stage: in.Metadata["stage"]}
-				byKey[key] = e
+				e = &PoisonEntry{ID: wire.PoisonID(seq), Partner: in.Metadata["partner"], Stage: in.Metadata["stage"]}
+				bySeq[in.Metadata["poison-seq"]] = e
 				out = append(out, e)
 			}
-			e.Outcome, e.Ticket = in.Metadata["outcome"], in.Metadata["ticket"]
+			e.Key, e.Outcome, e.Ticket = key, in.Metadata["outcome"], in.Metadata["ticket"]
 		}
 	}
 	res := make([]PoisonEntry, 0, len(out))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +43,10 @@ type Options struct {
 	Spec func(stage string) sandbox.Spec
 	// Actor names the worker in tickets and audit events.
 	Actor string
+	// Keyring (the hub's audit keys) signs the worker's audit events and
+	// checks a copy's x-hub-mac: x-drill-mode is honoured only when the
+	// hub's MAC verifies. Nil: no drill is reproduced.
+	Keyring *audit.Keyring
 }
 
 // Worker is the analysis worker: a durable consumer on the poison
@@ -60,6 +65,7 @@ type Worker struct {
 	ownAlrt bool
 	spec    func(stage string) sandbox.Spec
 	actor   string
+	keys    *audit.Keyring
 	breaker *sandbox.Breaker
 
 	mu    sync.Mutex
@@ -87,12 +93,13 @@ func New(o Options) (*Worker, error) {
 	f := &Worker{
 		cfg: cfg, edi: o.EDIFACT, nc: o.Conn, js: j, log: o.Logger.With().Str("component", "forensics").Logger(),
 		met: newMetrics(reg), audit: o.Auditor, alerter: o.Alerter, spec: o.Spec, actor: o.Actor,
+		keys: o.Keyring,
 	}
 	if f.actor == "" {
 		f.actor = "edihub-sandbox"
 	}
 	if f.audit == nil {
-		f.audit = audit.New(j, cfg.AuditStream)
+		f.audit = audit.New(j, cfg.AuditStream, audit.WithKeyring(o.Keyring))
 	}
 	if f.alerter == nil {
 		alog := o.Logger.With().Str("component", "alerts").Logger()
@@ -277,10 +284,34 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 	log.Warn().Str("outcome", string(rep.Outcome)).Str("summary", rep.Summary).Str("ticket", r.Ticket).Msg("forensic report stored")
 }
 
+// childHeaders are the headers the child gets: the copy's, without
+// x-drill-mode unless the hub's x-hub-mac over it verifies (anyone who can
+// publish on the poison subjects could otherwise make the sandbox panic,
+// spin or kill itself). The note says why a drill was not reproduced.
+func (f *Worker) childHeaders(r *Report, payload []byte) (map[string][]string, string) {
+	h := nats.Header{}
+	for k, vs := range r.Headers {
+		h[k] = append([]string(nil), vs...)
+	}
+	if h.Get(wire.HdrDrillMode) == "" {
+		return h, ""
+	}
+	if err := hub.VerifyCopy(f.keys, h, payload); err != nil {
+		for k := range h {
+			if strings.EqualFold(k, wire.HdrDrillMode) {
+				delete(h, k)
+			}
+		}
+		return h, "x-drill-mode ignored, no drill reproduced: the hub did not mark this copy (" + escape.Line(err.Error()) + ")"
+	}
+	return h, ""
+}
+
 // runSandbox runs the child for r's stage and fills r's verdict.
 func (f *Worker) runSandbox(ctx context.Context, r *Report, payload []byte) (*sandbox.Report, error) {
+	headers, drillNote := f.childHeaders(r, payload)
 	in, err := encodeChildInput(preamble{Stage: r.Stage, Stream: r.OriginalStream, Seq: r.OriginalSeq, Partner: r.Partner,
-		Headers: r.Headers, EDIFACT: f.edi.Options(r.Partner)}, payload)
+		Headers: headers, EDIFACT: f.edi.Options(r.Partner)}, payload)
 	if err != nil {
 		return nil, err
 	}
@@ -302,6 +333,9 @@ func (f *Worker) runSandbox(ctx context.Context, r *Report, payload []byte) (*sa
 	}
 	rep.PayloadBytes = len(payload) // the child read the preamble too; report the message's size
 	rep.Notes = append(rep.Notes, "offsets are relative to the payload; the child got a one-line JSON preamble before it")
+	if drillNote != "" {
+		rep.Notes = append(rep.Notes, drillNote)
+	}
 	f.met.runs.WithLabelValues(string(rep.Outcome)).Inc()
 	f.met.runDuration.Observe(rep.WallTime.Seconds())
 	f.met.childCPU.Observe(rep.CPUTime.Seconds())

@@ -52,12 +52,12 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 				t.Errorf("progress %+v, want the UNT (segment 4) with its offset", r.Sandbox.Progress)
 			}
 		}},
-		{"drill panic", "parse", forensicInterchange("PANIC1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
+		{"drill panic", "parse", forensicInterchange("PANIC1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "drill: panic on purpose" || !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
 				t.Errorf("panic %q, stack:\n%s", r.Sandbox.PanicValue, r.Sandbox.Stack)
 			}
 		}},
-		{"drill hang", "parse", forensicInterchange("HANG1"), nats.Header{wire.HdrDrill: {hub.DrillHang}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
+		{"drill hang", "parse", forensicInterchange("HANG1"), nats.Header{wire.HdrDrill: {hub.DrillHang}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
 			if !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
 				t.Errorf("the CPU-cap stack does not show where it spun:\n%.2000s", r.Sandbox.Stack)
 			}
@@ -65,6 +65,19 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 		{"spoofed drill header", "parse", forensicInterchange("SPOOF1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a partner's own x-drill header made the sandbox panic: %q", r.Sandbox.PanicValue)
+			}
+		}},
+		// Anyone who may publish on edi.poison.> can write x-drill-mode: on;
+		// only the hub can sign it.
+		{"partner's own drill mode", "parse", forensicInterchange("SPOOF2"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+			if r.Sandbox.PanicValue != "" || !strings.Contains(strings.Join(r.Sandbox.Notes, " "), "x-drill-mode ignored") {
+				t.Errorf("an unsigned x-drill-mode: on was honoured: panic %q, notes %q", r.Sandbox.PanicValue, r.Sandbox.Notes)
+			}
+		}},
+		{"forged hub MAC", "parse", forensicInterchange("SPOOF3"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"},
+			wire.HdrHubMAC: {testCopyKeys.CurrentID() + ":" + strings.Repeat("0", 64)}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+			if r.Sandbox.PanicValue != "" {
+				t.Errorf("a forged x-hub-mac was honoured: %q", r.Sandbox.PanicValue)
 			}
 		}},
 		{"unbounded allocation", "hog", forensicInterchange("HOG1"), nil, sandbox.OutcomeMemoryCap, func(t *testing.T, r *Report) {

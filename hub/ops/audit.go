@@ -16,7 +16,8 @@ func (o *Ops) AuditList(ctx context.Context, since time.Duration, limit int) ([]
 	return audit.Read(ctx, o.o.JS, o.o.Streams.Audit, t, limit)
 }
 
-// AuditVerify is audit.Verify on the hub's AUDIT stream.
+// AuditVerify is audit.VerifyWith on the hub's AUDIT stream, with the
+// Auditor's keyring (none: the hash chain only, and the result says so).
 func (o *Ops) AuditVerify(ctx context.Context, anchor string) (audit.Verification, error) {
-	return audit.Verify(ctx, o.o.JS, o.o.Streams.Audit, anchor)
+	return audit.VerifyWith(ctx, o.o.JS, o.o.Streams.Audit, anchor, o.o.Auditor.Keyring())
 }
