@@ -75,6 +75,11 @@ func setFailure(m *nats.Msg, o outcome) {
 // exists before the original is gone.
 func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck func(), opts ...js.PublishOpt) bool {
 	ctx := h.runCtx
+	// The copy, the audit event and the ack may take longer than AckWait
+	// on a busy server: the original stays in progress meanwhile, or the
+	// server would hand it out again behind our back.
+	stop := ejs.KeepAlive(d.msg, h.exec.heartbeat)
+	defer stop()
 	id := wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
 	ack, err := h.storeCopy(ctx, d, m, id, kind, opts...)
 	if err != nil {

@@ -31,12 +31,6 @@ const (
 // death. It gives up only when the hub stops (ctx), and then returns the
 // error.
 func (h *Hub) storeCopy(ctx context.Context, d *delivery, m *nats.Msg, id, kind string, opts ...js.PublishOpt) (*js.PubAck, error) {
-	var stopBeat func()
-	defer func() {
-		if stopBeat != nil {
-			stopBeat()
-		}
-	}()
 	wait := copyRetryBase
 	for try := 1; ; try++ {
 		// A try is not cut short by shutdown: a message being drained still
@@ -64,9 +58,6 @@ func (h *Hub) storeCopy(ctx context.Context, d *delivery, m *nats.Msg, id, kind 
 		h.alerter.Fire(ctx, alert.Alert{Name: "CopyStoreFailing", Severity: "critical", Partner: d.partner,
 			Summary: "a " + kind + " copy cannot be stored (" + escape.Header(err.Error()) + "); the partition waits and retries",
 			Labels:  map[string]string{"kind": kind, "stream": d.meta.Stream}})
-		if stopBeat == nil {
-			stopBeat = ejs.KeepAlive(d.msg, h.exec.heartbeat)
-		}
 		select {
 		case <-ctx.Done():
 			return nil, err
