@@ -156,7 +156,16 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.MSG.DELETE." + n.Poison,
 				api + "STREAM.CREATE.KV_" + n.Edits, // the first dlq edit creates the bucket
 				api + "STREAM.UPDATE.KV_" + n.Edits,
-				api + "STREAM.PURGE.OBJ_" + n.Forensic, // reanalyse replaces a report
+				// poison reanalyse runs the worker's code, which opens the
+				// forensic buckets with CreateOrUpdate (an UPDATE request, a
+				// CREATE when missing) and replaces a report (a purge of its
+				// old chunks). An operator could thus change those two
+				// buckets' limits; they hold evidence, not the audit trail.
+				api + "STREAM.CREATE.OBJ_" + n.Forensic,
+				api + "STREAM.UPDATE.OBJ_" + n.Forensic,
+				api + "STREAM.PURGE.OBJ_" + n.Forensic,
+				api + "STREAM.CREATE.KV_" + n.Tickets,
+				api + "STREAM.UPDATE.KV_" + n.Tickets,
 				api + "CONSUMER.CREATE.>",              // Scan: ephemeral consumers
 				api + "CONSUMER.INFO.>",
 				api + "CONSUMER.DELETE.>",
