@@ -166,7 +166,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.PURGE.OBJ_" + n.Forensic,
 				api + "STREAM.CREATE.KV_" + n.Tickets,
 				api + "STREAM.UPDATE.KV_" + n.Tickets,
-				api + "CONSUMER.CREATE.>",              // Scan: ephemeral consumers
+				api + "CONSUMER.CREATE.>", // Scan: ephemeral consumers
 				api + "CONSUMER.INFO.>",
 				api + "CONSUMER.DELETE.>",
 				api + "CONSUMER.MSG.NEXT.>",
