@@ -457,3 +457,134 @@ func auditMsgs(t *testing.T, j js.JetStream) uint64 {
 	}
 	return info.State.Msgs
 }
+
+// TestEmbeddedServerAuth: serve's embedded server with nats.auth users
+// gets the same role table. serve connects as the hub user, hands the
+// password to its sandbox worker in the environment only, anonymous
+// clients are refused, the partner and the operator work within their
+// roles, and no secret is logged or on a command line.
+func TestEmbeddedServerAuth(t *testing.T) {
+	dir := t.TempDir()
+	opFile := filepath.Join(dir, "oncall.password")
+	if err := os.WriteFile(opFile, []byte(operatorPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "edihub.yaml")
+	cfg := fastConfig + `
+nats:
+  auth:
+    users:
+      - {name: edihub, role: hub, password_env: HUB_PW}
+      - {name: oncall, role: operator, password_file: ` + opFile + `}
+      - {name: acme, role: partner, partner: ACME, password_env: ACME_PW}
+`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
+	serve := exec.Command(binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "info")
+	serve.Env = append(os.Environ(), "HUB_PW="+hubPassword, "ACME_PW="+acmePassword)
+	serve.Stdout, serve.Stderr = serveLog, serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logText := func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
+	done := make(chan struct{})
+	go func() { _ = serve.Wait(); close(done) }()
+	stop := func() {
+		_ = serve.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = serve.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("serve log:\n%s", logText())
+		}
+	})
+	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatal("the embedded server accepted an anonymous client")
+	}
+
+	// The sandbox worker connected as the hub user (its durable consumer
+	// exists) without the password on its command line.
+	_, hubJS, _ := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
+	jetstreamtest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		_, err := hubJS.Consumer(context.Background(), "POISON", "forensics")
+		return err
+	})
+	if _, err := os.Stat("/proc/self/cmdline"); err == nil {
+		m := regexp.MustCompile(`"pid":(\d+)[^\n]*sandbox worker started|sandbox worker started[^\n]*"pid":(\d+)`).FindStringSubmatch(logText())
+		if m == nil {
+			t.Fatal("no 'sandbox worker started' line with its pid")
+		}
+		b, err := os.ReadFile("/proc/" + m[1] + m[2] + "/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if argv := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(argv, hubPassword) || !strings.Contains(argv, "--user edihub") {
+			t.Fatalf("worker command line: %q", argv)
+		}
+	}
+
+	acme, acmeJS, acmeV := connectAs(t, url, ejs.ClientAuth{User: "acme", Password: acmePassword, InboxPrefix: ejs.PartnerInboxPrefix("ACME")})
+	parsed, err := acme.SubscribeSync("edi.parsed.ACME.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acmeJS.Publish(context.Background(), "edi.ingest.ACME", []byte(validInterchange("EMB00001"))); err != nil {
+		t.Fatalf("partner publishes: %v", err)
+	}
+	if m, err := parsed.NextMsg(30 * time.Second); err != nil || !strings.Contains(string(m.Data), "EMB00001") {
+		t.Fatalf("partner result: %v", err)
+	}
+	acmeV.expectDenied(t, acme, "partner publishes for another partner", "edi.ingest.BETA", func() error {
+		return acme.Publish("edi.ingest.BETA", []byte("x"))
+	})
+
+	// The operator, password from a file; the partner may not run it.
+	cli := func(user string, env ...string) (string, error) {
+		cmd := exec.Command(binary, "audit", "verify", "--server", url, "--user", user, "--password-file", opFile)
+		if user == "acme" {
+			cmd = exec.Command(binary, "audit", "verify", "--server", url, "--user", user)
+		}
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli("oncall"); err != nil {
+		t.Fatalf("operator audit verify: %v\n%s", err, out)
+	}
+	if out, err := cli("acme", "EDIHUB_NATS_PASSWORD="+acmePassword); err == nil {
+		t.Fatalf("a partner verified the audit trail:\n%s", out)
+	} else if strings.Contains(out, acmePassword) {
+		t.Fatalf("the error shows the password:\n%s", out)
+	}
+
+	stop()
+	for _, pw := range []string{hubPassword, operatorPassword, acmePassword} {
+		if strings.Contains(logText(), pw) {
+			t.Errorf("serve's log contains a password")
+		}
+	}
+}
