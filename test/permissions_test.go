@@ -274,6 +274,19 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	}
 	waitParsed("PERM0001")
 
+	// edihub send works as the partner (its replies on _INBOX_ACME).
+	sendFile := filepath.Join(dir, "send.edi")
+	if err := os.WriteFile(sendFile, []byte(validInterchange("PERM0004")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	send := exec.Command(binary, "send", "--partner", "ACME", "--server", url, "--user", "acme",
+		"--inbox-prefix", ejs.PartnerInboxPrefix("ACME"), sendFile)
+	send.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+acmePassword)
+	if out, err := send.CombinedOutput(); err != nil {
+		t.Fatalf("partner: edihub send: %v\n%s", err, out)
+	}
+	waitParsed("PERM0004")
+
 	// ... and reads its results through a durable consumer of its own.
 	cons, err := acmeJS.CreateOrUpdateConsumer(ctx, "PARSED", js.ConsumerConfig{Durable: "ACME", FilterSubject: "edi.parsed.ACME.>"})
 	if err != nil {
