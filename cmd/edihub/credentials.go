@@ -31,7 +31,7 @@ type authFlags struct {
 func (a *authFlags) register(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&a.creds, "creds", "", "NATS credentials `file` (JWT + nkey seed)")
 	fs.StringVar(&a.nkey, "nkey", "", "NATS nkey seed `file`")
-	fs.StringVar(&a.user, "user", e.getenv(envNATSUser), "NATS user (or $"+envNATSUser+"); the password from --password-file or $"+envNATSPassword)
+	fs.StringVar(&a.user, "user", "", "NATS user (default $"+envNATSUser+" unless --creds or --nkey); the password from --password-file or $"+envNATSPassword)
 	fs.StringVar(&a.passwordFile, "password-file", "", "`file` whose first line is the NATS password (instead of $"+envNATSPassword+")")
 	fs.StringVar(&a.tlsCA, "tls-ca", "", "PEM `file` of CAs that sign the NATS server's certificate")
 	fs.StringVar(&a.tlsCert, "tls-cert", "", "client certificate PEM `file` for NATS (with --tls-key)")
@@ -44,6 +44,9 @@ func (a *authFlags) register(fs *flag.FlagSet, e *env) {
 func (a *authFlags) clientAuth(getenv func(string) string) ejs.ClientAuth {
 	c := ejs.ClientAuth{CredsFile: a.creds, NKeyFile: a.nkey, User: a.user, PasswordFile: a.passwordFile,
 		TLSCA: a.tlsCA, TLSCert: a.tlsCert, TLSKey: a.tlsKey, InboxPrefix: a.inboxPrefix}
+	if c.User == "" && c.CredsFile == "" && c.NKeyFile == "" {
+		c.User = getenv(envNATSUser)
+	}
 	if c.User != "" && c.PasswordFile == "" {
 		c.Password = getenv(envNATSPassword)
 	}
@@ -128,6 +131,9 @@ type natsUser struct {
 func (n *natsConfig) clientAuth(getenv func(string) string) ejs.ClientAuth {
 	c := ejs.ClientAuth{CredsFile: n.Creds, NKeyFile: n.NKey, User: n.User, PasswordFile: n.PasswordFile,
 		TLSCA: n.TLS.CA, TLSCert: n.TLS.Cert, TLSKey: n.TLS.Key}
+	if c.User == "" && c.CredsFile == "" && c.NKeyFile == "" {
+		c.User = getenv(envNATSUser)
+	}
 	if c.User != "" && c.PasswordFile == "" && n.PasswordEnv != "" {
 		c.Password = getenv(n.PasswordEnv)
 	}
@@ -240,7 +246,4 @@ func applyAuthFlags(cfg *natsConfig, fs *flag.FlagSet, a *authFlags) {
 			cfg.TLS.Key = a.tlsKey
 		}
 	})
-	if cfg.User == "" && a.user != "" { // from $EDIHUB_NATS_USER
-		cfg.User = a.user
-	}
 }
