@@ -26,6 +26,11 @@ type ServerOptions struct {
 	ReadyTimeout time.Duration
 	// Logger receives the server's own log lines (component=nats-server).
 	Logger *zerolog.Logger
+	// Users, when any, turn authentication on: each gets the permissions
+	// of its role (RolePermissions), the same as configs/nats-permissions.conf.
+	Users []AuthUser
+	// AuthNames are the stream and bucket names the permissions name.
+	AuthNames AuthNames
 }
 
 func (o *ServerOptions) setDefaults() {
@@ -87,6 +92,13 @@ func StartServer(opts *ServerOptions) (*server.Server, error) {
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true, // the hub owns signal handling and drains first
 		NoLog:      o.Logger == nil,
+	}
+	if len(o.Users) > 0 {
+		users, nkeys, err := serverUsers(o.Users, o.AuthNames)
+		if err != nil {
+			return nil, err
+		}
+		sopts.Users, sopts.Nkeys = users, nkeys
 	}
 	s, err := server.NewServer(sopts)
 	if err != nil {

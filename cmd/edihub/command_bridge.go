@@ -18,7 +18,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/edihub/edihub/bridge"
-	ejs "github.com/edihub/edihub/jetstream"
 )
 
 func init() {
@@ -34,6 +33,8 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 func runBridge(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bridge", "--brokers HOST:PORT[,…] (--in topic=T … | --out filter=F,topic=T … | --config FILE)")
 	server := fs.String("server", defaultServerURL(e), "NATS URL of the hub (or $NATS_URL)")
+	var auth authFlags // --creds, --nkey, --user, --password-file, --tls-*
+	auth.register(fs, e)
 	brokers := fs.String("brokers", "", "Kafka seed brokers, comma separated (overrides the config file)")
 	configPath := fs.String("config", "", "hub YAML config; its bridge: section is read")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on HOST:PORT/metrics (off when empty)")
@@ -72,7 +73,7 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 		defer stop()
 	}
 
-	nc, j, err := ejs.Connect(*server, "edihub-bridge")
+	nc, j, err := connectWith(*server, "edihub-bridge", auth.clientAuth(e.getenv))
 	if err != nil {
 		return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
 	}

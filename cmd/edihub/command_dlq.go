@@ -21,7 +21,6 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
@@ -113,7 +112,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 	if err != nil {
 		return nil, err
 	}
-	nc, j, err := ejs.Connect(f.server, client)
+	nc, j, err := f.clientFlags.connect(client)
 	if err != nil {
 		return nil, unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
 	}

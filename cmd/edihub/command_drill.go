@@ -74,7 +74,7 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
 	}
 	d := &driller{e: e, json: cf.json, start: time.Now()}
-	nc, j, err := ejs.Connect(cf.server, "edihub-drill",
+	nc, j, err := cf.connect("edihub-drill",
 		nats.DisconnectErrHandler(func(c *nats.Conn, _ error) {
 			if c.IsClosed() { // our own Close at the end
 				return

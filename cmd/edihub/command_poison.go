@@ -16,7 +16,6 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
-	ejs "github.com/edihub/edihub/jetstream"
 )
 
 func init() {
@@ -98,7 +97,7 @@ func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action
 			return err
 		}
 	}
-	nc, j, err := ejs.Connect(p.cf.server, "edihub-poison")
+	nc, j, err := p.cf.connect("edihub-poison")
 	if err != nil {
 		return unreachableErr(err)
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/forensics"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -90,7 +89,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	nc, _, err := ejs.Connect(cf.server, "edihub-sandbox")
+	nc, _, err := cf.connect("edihub-sandbox")
 	if err != nil {
 		return unreachableErr(err)
 	}

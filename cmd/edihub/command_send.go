@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nuid"
 
 	"github.com/edihub/edihub/escape"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -45,7 +44,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return usageErr("name at least one file to send")
 	}
-	nc, j, err := ejs.Connect(cf.server, "edihub-send")
+	nc, j, err := cf.connect("edihub-send")
 	if err != nil {
 		return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
 	}

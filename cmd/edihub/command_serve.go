@@ -48,6 +48,8 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	natsURL := fs.String("nats-url", "", "use this external NATS server or cluster instead of the embedded one")
 	drill := fs.Bool("drill", false, "enable the drill stage (x-drill: panic|hang|exit|error); never in production")
 	logLevel := fs.String("log-level", "", "trace, debug, info, warn, error (default info)")
+	var auth authFlags // overrides nats.creds, nkey, user, password_file, tls
+	auth.register(fs, e)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -59,6 +61,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	applyServeFlags(&cfg, fs, *dataDir, *listen, *httpAddr, *natsURL, *logLevel, *drill)
+	applyAuthFlags(&cfg.NATS, fs, &auth)
 	log, err := newLogger(e.stderr, cfg.Log.Level, cfg.Log.Format)
 	if err != nil {
 		return usageErr("%v", err)
@@ -147,10 +150,19 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 			Msg("the previous hub died while running messages: they run alone first, so that one that kills the process is found")
 	}
 	url := cfg.NATS.URL
+	auth := cfg.NATS.clientAuth(os.Getenv)
 	var srv *server.Server
 	if url == "" {
-		var err error
-		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log})
+		users, self, err := cfg.NATS.serverUsers(os.Getenv)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		auth = self
+		names := ejs.AuthNames{Ingest: cfg.Hub.Streams.Ingest, Parsed: cfg.Hub.Streams.Parsed, DLQ: cfg.Hub.Streams.DLQ,
+			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
+			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket}
+		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
+			Users: users, AuthNames: names})
 		if err != nil {
 			return failedErr("%v", err)
 		}
@@ -159,9 +171,9 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 			srv.WaitForShutdown()
 		}()
 		url = srv.ClientURL()
-		log.Info().Str("component", "serve").Str("nats", url).Str("store", filepath.Join(cfg.DataDir, "jetstream")).Msg("embedded NATS with JetStream started")
+		log.Info().Str("component", "serve").Str("nats", url).Int("users", len(users)).Str("store", filepath.Join(cfg.DataDir, "jetstream")).Msg("embedded NATS with JetStream started")
 	}
-	nc, j, err := ejs.Connect(url, "edihub-serve", nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+	nc, j, err := connectWith(url, "edihub-serve", auth, nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 		if err != nil {
 			log.Warn().Str("component", "serve").Err(err).Msg("disconnected from NATS; reconnecting")
 		}
@@ -244,14 +256,14 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		log.Info().Str("component", "serve").Int("inbound", len(cfg.Bridge.Inbound)).Int("outbound", len(cfg.Bridge.Outbound)).Msg("Kafka bridge started")
 	}
 
-	waitSandbox, err := startSandboxChild(ctx, cfg.Sandbox, url, cfg.path, cfg.DataDir, log)
+	waitSandbox, err := startSandboxChild(ctx, cfg.Sandbox, url, auth, cfg.path, cfg.DataDir, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); <-ctx.Done(); waitSandbox() }()
 
-	log.Info().Str("component", "serve").Str("http", cfg.HTTP.Listen).Str("nats", url).
+	log.Info().Str("component", "serve").Str("http", cfg.HTTP.Listen).Str("nats", ejs.RedactURL(url)).
 		Msg("starting the pipeline: publish interchanges to edi.ingest.<partner>; Ctrl-C stops")
 	if err := h.Run(ctx); err != nil {
 		return failedErr("%v", err)

@@ -55,6 +55,19 @@ type natsConfig struct {
 	URL string `yaml:"url"`
 	// MaxPayload of the embedded server, in bytes.
 	MaxPayload int32 `yaml:"max_payload"`
+	// Serve's own credentials (overridden by --creds, --nkey, --user,
+	// --password-file, --tls-*): a credentials file, an nkey seed file, or
+	// a user whose password is in the environment variable PasswordEnv or
+	// in PasswordFile. Never in URL: it would be logged and shown in ps.
+	Creds        string  `yaml:"creds"`
+	NKey         string  `yaml:"nkey"`
+	User         string  `yaml:"user"`
+	PasswordEnv  string  `yaml:"password_env"`
+	PasswordFile string  `yaml:"password_file"`
+	TLS          natsTLS `yaml:"tls"`
+	// Auth turns authentication of the embedded server on: users with the
+	// permissions of their role. serve connects as the (first) hub user.
+	Auth natsAuth `yaml:"auth"`
 }
 
 type httpConfig struct {
@@ -70,6 +83,7 @@ func defaultFileConfig() fileConfig {
 	c := fileConfig{DataDir: "data"}
 	c.NATS.Listen = "127.0.0.1:4222"
 	c.NATS.MaxPayload = 32 << 20
+	c.NATS.PasswordEnv = envNATSPassword
 	c.HTTP.Listen = "127.0.0.1:8080"
 	c.Log.Level = "info"
 	c.Log.Format = "auto"
@@ -101,6 +115,9 @@ func loadConfig(path string) (fileConfig, error) {
 
 // complete fills in every default and checks every section, as serve runs.
 func (c *fileConfig) complete() error {
+	if err := c.NATS.validateAuth(); err != nil {
+		return err
+	}
 	c.Hub.SetDefaults()
 	if err := c.Hub.Validate(); err != nil {
 		return err

@@ -44,14 +44,19 @@ func defaultServerURL(e *env) string {
 }
 
 // clientFlags are the flags of every command that talks to a running hub.
+// Credentials are flags or files (credentials.go), never in the URL.
 type clientFlags struct {
 	server string
 	json   bool
+	auth   authFlags
+	getenv func(string) string
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet, e *env) {
-	fs.StringVar(&c.server, "server", defaultServerURL(e), "NATS URL of the hub (or $NATS_URL)")
+	fs.StringVar(&c.server, "server", defaultServerURL(e), "NATS URL of the hub (or $NATS_URL); credentials: --creds, --nkey or --user")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts")
+	c.auth.register(fs, e)
+	c.getenv = e.getenv
 }
 
 // isTerminal reports whether w is a character device, for progress lines.

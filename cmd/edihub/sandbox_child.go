@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/hub/forensics"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/rs/zerolog"
 )
 
@@ -20,7 +21,11 @@ import (
 // started again with backoff (1s doubling to 30s, reset after a minute of
 // life); on ctx it gets SIGTERM, then SIGKILL after 10s. wait blocks until
 // it is gone. With the section disabled it does nothing.
-func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, configPath, dataDir string, log zerolog.Logger) (wait func(), err error) {
+//
+// Credentials reach it as file paths and the user name on its command
+// line and secrets (a password, a URL with one) in its environment only
+// (childNATS): /proc/<pid>/cmdline is readable by every local user.
+func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL string, auth ejs.ClientAuth, configPath, dataDir string, log zerolog.Logger) (wait func(), err error) {
 	log = log.With().Str("component", "sandbox").Logger()
 	if !cfg.IsEnabled() {
 		log.Info().Msg("forensic sandbox worker disabled (sandbox.enabled: false)")
@@ -30,9 +35,10 @@ func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, confi
 	if err != nil {
 		return nil, fmt.Errorf("sandbox worker: find own executable: %w", err)
 	}
-	args := []string{"sandbox", "--server", natsURL, "--log-level", log.GetLevel().String()}
-	if log.GetLevel() == zerolog.NoLevel || log.GetLevel() == zerolog.Disabled {
-		args = args[:3]
+	natsArgs, natsEnv := childNATS(natsURL, auth)
+	args := append([]string{"sandbox"}, natsArgs...)
+	if log.GetLevel() != zerolog.NoLevel && log.GetLevel() != zerolog.Disabled {
+		args = append(args, "--log-level", log.GetLevel().String())
 	}
 	if configPath != "" {
 		args = append(args, "--config", configPath)
@@ -42,17 +48,20 @@ func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL, confi
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		superviseSandbox(ctx, exe, args, log)
+		superviseSandbox(ctx, exe, args, natsEnv, log)
 	}()
 	return wg.Wait, nil
 }
 
-func superviseSandbox(ctx context.Context, exe string, args []string, log zerolog.Logger) {
+func superviseSandbox(ctx context.Context, exe string, args, env []string, log zerolog.Logger) {
 	backoff := time.Second
 	for ctx.Err() == nil {
 		cmd := exec.Command(exe, args...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // its own log lines, tagged component=forensics
 		cmd.SysProcAttr = workerProcAttr()
+		if len(env) > 0 {
+			cmd.Env = append(os.Environ(), env...)
+		}
 		started := time.Now()
 		if err := cmd.Start(); err != nil {
 			log.Error().Err(err).Msg("cannot start the sandbox worker")

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/hub/forensics"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/rs/zerolog"
 )
 
 func TestStartSandboxChildDisabledAndStops(t *testing.T) {
 	off := false
-	wait, err := startSandboxChild(context.Background(), forensics.Config{Enabled: &off}, "nats://127.0.0.1:1", "", t.TempDir(), zerolog.Nop())
+	wait, err := startSandboxChild(context.Background(), forensics.Config{Enabled: &off}, "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +23,7 @@ func TestStartSandboxChildDisabledAndStops(t *testing.T) {
 	// wait returns promptly after.
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	wait, err = startSandboxChild(ctx, forensics.Config{}, "nats://127.0.0.1:1", "", t.TempDir(), zerolog.Nop())
+	wait, err = startSandboxChild(ctx, forensics.Config{}, "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

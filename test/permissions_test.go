@@ -1,0 +1,603 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+// Passwords of the three users of configs/nats-permissions.conf; none of
+// them may show up in a log line, an error or a command line.
+const (
+	hubPassword      = "hub-Secret-7731"
+	operatorPassword = "op-Secret-8842"
+	acmePassword     = "acme-Secret-9953"
+)
+
+// natsServerBinary finds nats-server on PATH or where `go install` puts
+// it (.ci/run installs it there).
+func natsServerBinary(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("nats-server"); err == nil {
+		return p
+	}
+	gopath, _ := exec.Command("go", "env", "GOPATH").Output()
+	p := filepath.Join(strings.TrimSpace(string(gopath)), "bin", "nats-server")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2; .ci/run does); skipping the permissions test")
+	return ""
+}
+
+// startNATSServer runs a real nats-server process whose config includes
+// configs/nats-permissions.conf verbatim, with JetStream.
+func startNATSServer(t *testing.T) string {
+	t.Helper()
+	bin := natsServerBinary(t)
+	dir := t.TempDir()
+	conf, err := os.ReadFile(filepath.Join("..", "configs", "nats-permissions.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nats-permissions.conf"), conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	main := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 33554432\njetstream { store_dir: %q }\ninclude ./nats-permissions.conf\n",
+		port, filepath.Join(dir, "js"))
+	cfg := filepath.Join(dir, "server.conf")
+	if err := os.WriteFile(cfg, []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-c", cfg)
+	cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+hubPassword,
+		"OPERATOR_NATS_PASSWORD="+operatorPassword, "ACME_NATS_PASSWORD="+acmePassword)
+	log := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if t.Failed() {
+			log.mu.Lock()
+			t.Logf("nats-server log:\n%s", log.w.String())
+			log.mu.Unlock()
+		}
+	})
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	jetstreamtest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		nc, err := nats.Connect(url, nats.UserInfo("edihub", hubPassword))
+		if err != nil {
+			return err
+		}
+		nc.Close()
+		return nil
+	})
+	return url
+}
+
+// violations collects the permission errors the server sends a client.
+type violations struct{ ch chan error }
+
+func (v *violations) handler(_ *nats.Conn, _ *nats.Subscription, err error) {
+	select {
+	case v.ch <- err:
+	default:
+	}
+}
+
+// expectDenied runs act and waits for the server's permissions violation
+// naming subject.
+func (v *violations) expectDenied(t *testing.T, nc *nats.Conn, what, subject string, act func() error) {
+	t.Helper()
+	for len(v.ch) > 0 {
+		<-v.ch
+	}
+	actErr := act()
+	_ = nc.Flush()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-v.ch:
+			if errors.Is(err, nats.ErrPermissionViolation) && strings.Contains(err.Error(), `"`+subject+`"`) {
+				return
+			}
+			t.Logf("%s: other async error: %v", what, err)
+		case <-deadline:
+			t.Errorf("%s: not refused by the permissions (want a violation on %q; the call returned %v)", what, subject, actErr)
+			return
+		}
+	}
+}
+
+// connectAs connects with the given credentials through ClientAuth, the
+// way every edihub command does.
+func connectAs(t *testing.T, url string, a ejs.ClientAuth) (*nats.Conn, js.JetStream, *violations) {
+	t.Helper()
+	v := &violations{ch: make(chan error, 64)}
+	opts, err := a.Options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, j, err := ejs.Connect(url, "permissions-test-"+a.User, append(opts, nats.ErrorHandler(v.handler))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, j, v
+}
+
+// invalidInterchange fails the parse stage's envelope check (UNT counts 9
+// segments, the message has 3): a schema dead letter.
+func invalidInterchange(ref string) string {
+	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
+		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+9+1'UNZ+1+" + ref + "'"
+}
+
+// TestPermissionsConfInRealServer runs configs/nats-permissions.conf in a
+// real nats-server process: the real edihub binary runs the whole pipeline
+// as the hub user (quarantine and forensics included), a partner publishes
+// and reads its own results, the operator runs the runbook, and everything
+// the roles must not do is refused by the server. It also checks that no
+// password reaches serve's log, its command line or its sandbox worker's.
+func TestPermissionsConfInRealServer(t *testing.T) {
+	url := startNATSServer(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "edihub.yaml")
+	if err := os.WriteFile(cfgPath, []byte(fastConfig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+
+	// The partner subscribes to its own results before anything is sent.
+	acme, acmeJS, acmeV := connectAs(t, url, ejs.ClientAuth{User: "acme", Password: acmePassword, InboxPrefix: ejs.PartnerInboxPrefix("ACME")})
+	parsed, err := acme.SubscribeSync("edi.parsed.ACME.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// serve as the hub user: password in its environment only.
+	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
+	serve := exec.Command(binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
+		"--nats-url", url, "--user", "edihub", "--drill", "--log-level", "info")
+	serve.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+hubPassword)
+	serve.Stdout, serve.Stderr = serveLog, serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logText := func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = serve.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = serve.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = serve.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("serve log:\n%s", logText())
+		}
+	})
+	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+
+	// No secret on the command lines of serve and of its sandbox worker.
+	var workerPID int
+	jetstreamtest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		m := regexp.MustCompile(`"pid":(\d+)[^\n]*sandbox worker started|sandbox worker started[^\n]*"pid":(\d+)`).FindStringSubmatch(logText())
+		if m == nil {
+			return errors.New("no 'sandbox worker started' line yet")
+		}
+		workerPID, _ = strconv.Atoi(m[1] + m[2])
+		return nil
+	})
+	if _, err := os.Stat("/proc/self/cmdline"); err == nil {
+		for name, pid := range map[string]int{"serve": serve.Process.Pid, "sandbox worker": workerPID} {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if err != nil {
+				t.Fatalf("%s cmdline: %v", name, err)
+			}
+			argv := strings.ReplaceAll(string(b), "\x00", " ")
+			if strings.Contains(argv, hubPassword) {
+				t.Errorf("%s has the password on its command line: %q", name, argv)
+			}
+			if name == "sandbox worker" && (!strings.Contains(argv, " sandbox ") || !strings.Contains(argv, "--user edihub")) {
+				t.Errorf("pid %d is not the worker as expected: %q", pid, argv)
+			}
+		}
+	}
+
+	// The partner publishes to its own ingest subject: one good, one that
+	// fails the schema (DLQ), one that panics the stage (POISON).
+	for _, m := range []*nats.Msg{
+		{Subject: "edi.ingest.ACME", Data: []byte(validInterchange("PERM0001"))},
+		{Subject: "edi.ingest.ACME", Data: []byte(invalidInterchange("PERM0002"))},
+		{Subject: "edi.ingest.ACME", Data: []byte(validInterchange("PERM0003")), Header: nats.Header{"x-drill": []string{"panic"}}},
+	} {
+		if _, err := acmeJS.PublishMsg(ctx, m); err != nil {
+			t.Fatalf("partner publishes to its own ingest subject: %v", err)
+		}
+	}
+	waitParsed := func(ref string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			m, err := parsed.NextMsg(time.Until(deadline))
+			if err != nil {
+				break
+			}
+			if strings.Contains(string(m.Data), ref) {
+				return
+			}
+		}
+		t.Fatalf("the partner did not receive its result for %s on edi.parsed.ACME.>", ref)
+	}
+	waitParsed("PERM0001")
+
+	// edihub send works as the partner (its replies on _INBOX_ACME).
+	sendFile := filepath.Join(dir, "send.edi")
+	if err := os.WriteFile(sendFile, []byte(validInterchange("PERM0004")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	send := exec.Command(binary, "send", "--partner", "ACME", "--server", url, "--user", "acme",
+		"--inbox-prefix", ejs.PartnerInboxPrefix("ACME"), sendFile)
+	send.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+acmePassword)
+	if out, err := send.CombinedOutput(); err != nil {
+		t.Fatalf("partner: edihub send: %v\n%s", err, out)
+	}
+	waitParsed("PERM0004")
+
+	// ... and reads its results through a durable consumer of its own.
+	cons, err := acmeJS.CreateOrUpdateConsumer(ctx, "PARSED", js.ConsumerConfig{Durable: "ACME", FilterSubject: "edi.parsed.ACME.>"})
+	if err != nil {
+		t.Fatalf("partner consumer on PARSED: %v", err)
+	}
+	batch, err := cons.Fetch(1, js.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for m := range batch.Messages() {
+		got++
+		if err := m.Ack(); err != nil {
+			t.Errorf("partner acks its own consumer: %v", err)
+		}
+	}
+	if got != 1 || batch.Error() != nil {
+		t.Fatalf("partner consumer fetched %d messages (%v)", got, batch.Error())
+	}
+
+	// What the partner may not do.
+	acmeV.expectDenied(t, acme, "partner publishes for another partner", "edi.ingest.BETA", func() error {
+		return acme.Publish("edi.ingest.BETA", []byte(validInterchange("FORGED01")))
+	})
+	acmeV.expectDenied(t, acme, "partner reads another partner's results", "edi.parsed.BETA.>", func() error {
+		_, err := acme.SubscribeSync("edi.parsed.BETA.>")
+		return err
+	})
+	acmeV.expectDenied(t, acme, "partner reads every result", "edi.parsed.>", func() error {
+		_, err := acme.SubscribeSync("edi.parsed.>")
+		return err
+	})
+	acmeV.expectDenied(t, acme, "partner listens to everybody's replies", "_INBOX.>", func() error {
+		_, err := acme.SubscribeSync("_INBOX.>")
+		return err
+	})
+	acmeV.expectDenied(t, acme, "partner consumer on another partner's results", "$JS.API.CONSUMER.CREATE.PARSED.ACME.edi.parsed.BETA.>", func() error {
+		c, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := acmeJS.CreateOrUpdateConsumer(c, "PARSED", js.ConsumerConfig{Durable: "ACME", FilterSubject: "edi.parsed.BETA.>"})
+		return err
+	})
+	acmeV.expectDenied(t, acme, "partner reads INGEST", "$JS.API.STREAM.MSG.GET.INGEST", func() error {
+		_, err := acme.Request("$JS.API.STREAM.MSG.GET.INGEST", []byte(`{"seq":1}`), time.Second)
+		return err
+	})
+	acmeV.expectDenied(t, acme, "partner forges an audit event", "edi.audit.events", func() error {
+		return acme.Publish("edi.audit.events", []byte(`{"action":"forged"}`))
+	})
+
+	// The hub quarantined the panicking message and the forensic worker
+	// (its child, as the hub user) analysed it: ticket in KV, report in
+	// the object store. The operator runs the runbook.
+	op := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, append(args, "--server", url, "--user", "operator")...)
+		cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+operatorPassword)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("operator: edihub %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		if strings.Contains(string(out), operatorPassword) {
+			t.Errorf("edihub %s shows the password", strings.Join(args, " "))
+		}
+		return string(out)
+	}
+	hubNC, hubJS, hubV := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
+	var dlqID, poisonID string
+	jetstreamtest.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
+		for stream, id := range map[string]*string{"DLQ": &dlqID, "POISON": &poisonID} {
+			s, err := hubJS.Stream(ctx, stream)
+			if err != nil {
+				return err
+			}
+			info, err := s.Info(ctx)
+			if err != nil {
+				return err
+			}
+			if info.State.Msgs == 0 {
+				return fmt.Errorf("%s is empty", stream)
+			}
+			*id = fmt.Sprintf("%s:%d", stream, info.State.FirstSeq)
+		}
+		return nil
+	})
+	jetstreamtest.CheckFor(t, 60*time.Second, 500*time.Millisecond, func() error {
+		if out := op("poison", "ls"); !strings.Contains(out, "T-") {
+			return fmt.Errorf("no ticket yet:\n%s", out)
+		}
+		return nil
+	})
+	op("poison", "show", poisonID)
+	op("poison", "ticket", "ack", poisonID, "--note", "looking at it")
+	op("poison", "reanalyse", poisonID) // runs the child here, stores report and ticket as the operator
+	op("dlq", "ls")
+	op("dlq", "show", dlqID)
+	fixed := filepath.Join(dir, "fixed.edi")
+	if err := os.WriteFile(fixed, []byte(validInterchange("PERM0002")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	op("dlq", "edit", dlqID, "--from-file", fixed)
+	op("dlq", "replay", dlqID)
+	waitParsed("PERM0002") // the edit went through the pipeline
+	op("dlq", "drop", dlqID, "--reason", "edited and replayed")
+	op("audit", "verify")
+
+	// Nobody may delete, purge or rewrite AUDIT: not the operator, not the
+	// hub; the operator may not forge results nor write other audit subjects.
+	opNC, opJS, opV := connectAs(t, url, ejs.ClientAuth{User: "operator", Password: operatorPassword})
+	auditBefore := auditMsgs(t, hubJS)
+	short := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 2*time.Second) }
+	for _, who := range []struct {
+		name string
+		nc   *nats.Conn
+		j    js.JetStream
+		v    *violations
+	}{{"operator", opNC, opJS, opV}, {"hub", hubNC, hubJS, hubV}} {
+		who.v.expectDenied(t, who.nc, who.name+" deletes AUDIT", "$JS.API.STREAM.DELETE.AUDIT", func() error {
+			c, cancel := short()
+			defer cancel()
+			return who.j.DeleteStream(c, "AUDIT")
+		})
+		who.v.expectDenied(t, who.nc, who.name+" purges AUDIT", "$JS.API.STREAM.PURGE.AUDIT", func() error {
+			_, err := who.nc.Request("$JS.API.STREAM.PURGE.AUDIT", nil, time.Second)
+			return err
+		})
+		who.v.expectDenied(t, who.nc, who.name+" updates AUDIT", "$JS.API.STREAM.UPDATE.AUDIT", func() error {
+			c, cancel := short()
+			defer cancel()
+			_, err := who.j.UpdateStream(c, js.StreamConfig{Name: "AUDIT", Subjects: []string{"edi.audit.>"}})
+			return err
+		})
+		who.v.expectDenied(t, who.nc, who.name+" deletes an audit event", "$JS.API.STREAM.MSG.DELETE.AUDIT", func() error {
+			_, err := who.nc.Request("$JS.API.STREAM.MSG.DELETE.AUDIT", []byte(`{"seq":1}`), time.Second)
+			return err
+		})
+	}
+	opV.expectDenied(t, opNC, "operator deletes INGEST", "$JS.API.STREAM.DELETE.INGEST", func() error {
+		c, cancel := short()
+		defer cancel()
+		return opJS.DeleteStream(c, "INGEST")
+	})
+	opV.expectDenied(t, opNC, "operator forges a result", "edi.parsed.ACME.INVOIC", func() error {
+		return opNC.Publish("edi.parsed.ACME.INVOIC", []byte("{}"))
+	})
+	opV.expectDenied(t, opNC, "operator writes another audit subject", "edi.audit.forged", func() error {
+		return opNC.Publish("edi.audit.forged", []byte("{}"))
+	})
+	if after := auditMsgs(t, hubJS); after < auditBefore {
+		t.Fatalf("AUDIT lost events: %d before, %d after", auditBefore, after)
+	}
+	op("audit", "verify")
+
+	// An error names the URL without its password.
+	cmd := exec.Command(binary, "dlq", "ls", "--server", strings.Replace(url, "nats://", "nats://operator:Wrong-Secret-1@", 1))
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "Wrong-Secret-1") {
+		t.Errorf("a refused connection shows the URL's password:\n%s", out)
+	}
+
+	stop()
+	for _, pw := range []string{hubPassword, operatorPassword, acmePassword} {
+		if strings.Contains(logText(), pw) {
+			t.Errorf("serve's log contains a password")
+		}
+	}
+}
+
+func auditMsgs(t *testing.T, j js.JetStream) uint64 {
+	t.Helper()
+	s, err := j.Stream(context.Background(), "AUDIT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !info.Config.DenyDelete || !info.Config.DenyPurge {
+		t.Fatalf("AUDIT lost deny_delete/deny_purge: %+v", info.Config)
+	}
+	return info.State.Msgs
+}
+
+// TestEmbeddedServerAuth: serve's embedded server with nats.auth users
+// gets the same role table. serve connects as the hub user, hands the
+// password to its sandbox worker in the environment only, anonymous
+// clients are refused, the partner and the operator work within their
+// roles, and no secret is logged or on a command line.
+func TestEmbeddedServerAuth(t *testing.T) {
+	dir := t.TempDir()
+	opFile := filepath.Join(dir, "oncall.password")
+	if err := os.WriteFile(opFile, []byte(operatorPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "edihub.yaml")
+	cfg := fastConfig + `
+nats:
+  auth:
+    users:
+      - {name: edihub, role: hub, password_env: HUB_PW}
+      - {name: oncall, role: operator, password_file: ` + opFile + `}
+      - {name: acme, role: partner, partner: ACME, password_env: ACME_PW}
+`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
+	serve := exec.Command(binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
+		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "info")
+	serve.Env = append(os.Environ(), "HUB_PW="+hubPassword, "ACME_PW="+acmePassword)
+	serve.Stdout, serve.Stderr = serveLog, serveLog
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logText := func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
+	done := make(chan struct{})
+	go func() { _ = serve.Wait(); close(done) }()
+	stop := func() {
+		_ = serve.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = serve.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("serve log:\n%s", logText())
+		}
+	})
+	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	if nc, err := nats.Connect(url); err == nil {
+		nc.Close()
+		t.Fatal("the embedded server accepted an anonymous client")
+	}
+
+	// The sandbox worker connected as the hub user (its durable consumer
+	// exists) without the password on its command line.
+	_, hubJS, _ := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
+	jetstreamtest.CheckFor(t, 20*time.Second, 100*time.Millisecond, func() error {
+		_, err := hubJS.Consumer(context.Background(), "POISON", "forensics")
+		return err
+	})
+	if _, err := os.Stat("/proc/self/cmdline"); err == nil {
+		m := regexp.MustCompile(`"pid":(\d+)[^\n]*sandbox worker started|sandbox worker started[^\n]*"pid":(\d+)`).FindStringSubmatch(logText())
+		if m == nil {
+			t.Fatal("no 'sandbox worker started' line with its pid")
+		}
+		b, err := os.ReadFile("/proc/" + m[1] + m[2] + "/cmdline")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if argv := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(argv, hubPassword) || !strings.Contains(argv, "--user edihub") {
+			t.Fatalf("worker command line: %q", argv)
+		}
+	}
+
+	acme, acmeJS, acmeV := connectAs(t, url, ejs.ClientAuth{User: "acme", Password: acmePassword, InboxPrefix: ejs.PartnerInboxPrefix("ACME")})
+	parsed, err := acme.SubscribeSync("edi.parsed.ACME.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := acmeJS.Publish(context.Background(), "edi.ingest.ACME", []byte(validInterchange("EMB00001"))); err != nil {
+		t.Fatalf("partner publishes: %v", err)
+	}
+	if m, err := parsed.NextMsg(30 * time.Second); err != nil || !strings.Contains(string(m.Data), "EMB00001") {
+		t.Fatalf("partner result: %v", err)
+	}
+	acmeV.expectDenied(t, acme, "partner publishes for another partner", "edi.ingest.BETA", func() error {
+		return acme.Publish("edi.ingest.BETA", []byte("x"))
+	})
+
+	// The operator, password from a file; the partner may not run it.
+	cli := func(user string, env ...string) (string, error) {
+		cmd := exec.Command(binary, "audit", "verify", "--server", url, "--user", user, "--password-file", opFile)
+		if user == "acme" {
+			cmd = exec.Command(binary, "audit", "verify", "--server", url, "--user", user)
+		}
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli("oncall"); err != nil {
+		t.Fatalf("operator audit verify: %v\n%s", err, out)
+	}
+	if out, err := cli("acme", "EDIHUB_NATS_PASSWORD="+acmePassword); err == nil {
+		t.Fatalf("a partner verified the audit trail:\n%s", out)
+	} else if strings.Contains(out, acmePassword) {
+		t.Fatalf("the error shows the password:\n%s", out)
+	}
+
+	stop()
+	for _, pw := range []string{hubPassword, operatorPassword, acmePassword} {
+		if strings.Contains(logText(), pw) {
+			t.Errorf("serve's log contains a password")
+		}
+	}
+}
