@@ -342,7 +342,9 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	// the object store. The operator runs the runbook.
 	op := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(binary, append(args, "--server", url, "--user", "operator")...)
+		// The operator works on the hub's machine: --data is where the
+		// audit key is, so its own events are signed and verify checks them.
+		cmd := exec.Command(binary, append(args, "--server", url, "--user", "operator", "--data", filepath.Join(dir, "data"))...)
 		cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+operatorPassword)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -577,7 +579,7 @@ nats:
 
 	// The operator, password from a file; the partner may not run it.
 	cli := func(user string, env ...string) (string, error) {
-		cmd := exec.Command(binary, "audit", "verify", "--server", url, "--user", user, "--password-file", opFile)
+		cmd := exec.Command(binary, "audit", "verify", "--server", url, "--user", user, "--password-file", opFile, "--data", filepath.Join(dir, "data"))
 		if user == "acme" {
 			cmd = exec.Command(binary, "audit", "verify", "--server", url, "--user", user)
 		}

@@ -26,8 +26,12 @@ const (
 	// ForensicSubjectPrefix is the default prefix of forensic summaries:
 	// <prefix>.<partner>.
 	ForensicSubjectPrefix = "edi.forensic"
-	ingestPrefix          = "edi.ingest."
-	poisonPrefix          = "edi.poison."
+	// ReadyzSubject is where serve's /readyz writes its probe (stream
+	// ReadyzStream, one message): inside edi.> so the hub's NATS user may.
+	ReadyzSubject = "edi.readyz"
+	ReadyzStream  = "EDIHUB_READYZ"
+	ingestPrefix  = "edi.ingest."
+	poisonPrefix  = "edi.poison."
 )
 
 // IngestSubject is where a partner's interchanges are published.

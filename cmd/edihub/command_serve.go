@@ -29,6 +29,7 @@ import (
 	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/wire"
 )
 
 func init() {
@@ -332,10 +333,11 @@ func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Hand
 }
 
 // The write check's stream: one file-stored message at most (each probe
-// replaces the one before), on a subject outside edi.>.
+// replaces the one before), on a subject inside edi.>, which the
+// hub's NATS user may write.
 const (
-	readyzStream  = "EDIHUB_READYZ"
-	readyzSubject = "edihub.readyz"
+	readyzStream  = wire.ReadyzStream
+	readyzSubject = wire.ReadyzSubject
 )
 
 // jsWriteCheck publishes to the probe stream and remembers the outcome for
