@@ -194,6 +194,9 @@ func (h *Hub) quarantined(ctx context.Context, q poisonCopy) {
 // deadLetter moves a catalogued failure to edi.<stage>.dlq.<cause>, with a
 // per-message TTL from the cause's retention.
 func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exhausted bool, rec counter.Record) {
+	if d.messageID == "" { // the stage failed before it read the envelope
+		d.messageID = peekControlRef(d.msg.Data())
+	}
 	m := h.copyMsg(d, wire.DLQSubject(o.stage, cause), rec)
 	setFailure(m, o)
 	m.Header.Set(wire.HdrErrorCause, cause)

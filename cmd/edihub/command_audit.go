@@ -145,6 +145,9 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 	}
 	defer s.close()
 	v, err := s.ops.AuditVerify(ctx, *anchor)
+	if errors.Is(err, audit.ErrBadAnchor) {
+		return usageErr("--anchor: %v", err)
+	}
 	if err != nil {
 		return opsErr(err)
 	}
@@ -164,6 +167,8 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	switch {
+	case v.AnchorMissing && v.OK:
+		return usageErr("anchor %s not found: check it (a unique prefix of at least %d hex digits will do); if it is right, the events after it were cut off", escape.Line(*anchor), audit.MinAnchorDigits)
 	case !v.OK && !v.Authenticated:
 		return failedErr("audit chain broken at event %d (%s): %s (%d problem(s) in all); and %s", v.Problem.Seq, v.Problem.Kind, v.Problem.Detail, len(v.Problems), audit.NoKeyNote)
 	case !v.OK:

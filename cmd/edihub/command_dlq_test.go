@@ -388,8 +388,11 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if out, _, code := d.cmd(t, "audit", "verify"); code != 0 || !strings.Contains(out, "audit chain intact") {
 		t.Fatalf("verify: %d %s", code, out)
 	}
-	if _, errOut, code := d.cmd(t, "audit", "verify", "--anchor", "0123abcd"); code != 1 || !strings.Contains(errOut, "anchor") {
+	if _, errOut, code := d.cmd(t, "audit", "verify", "--anchor", "0123abcd0123abcd"); code != 2 || !strings.Contains(errOut, "anchor 0123abcd0123abcd not found") {
 		t.Fatalf("verify with a foreign anchor: %d %s", code, errOut)
+	}
+	if _, errOut, code := d.cmd(t, "audit", "verify", "--anchor", "0123"); code != 2 || !strings.Contains(errOut, "at least 12 hex digits") {
+		t.Fatalf("verify with a short anchor: %d %s", code, errOut)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/rs/zerolog"
 )
@@ -143,7 +144,8 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 func fail(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	switch {
-	case errors.Is(err, ops.ErrBadID), errors.Is(err, ops.ErrBadRequest), errors.Is(err, ops.ErrReasonRequired), errors.Is(err, ops.ErrNoChange):
+	case errors.Is(err, ops.ErrBadID), errors.Is(err, ops.ErrBadRequest), errors.Is(err, ops.ErrReasonRequired), errors.Is(err, ops.ErrNoChange),
+		errors.Is(err, audit.ErrBadAnchor):
 		status = http.StatusBadRequest
 	case errors.Is(err, ops.ErrNotFound):
 		status = http.StatusNotFound

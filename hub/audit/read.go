@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	ejs "github.com/edihub/edihub/jetstream"
@@ -51,7 +53,6 @@ const (
 	Unreadable      = "unreadable"      // the stored bytes are not an event (foreign or malformed)
 	Forged          = "forged"          // the MAC does not verify, or its key is not in the keyring
 	Unauthenticated = "unauthenticated" // no MAC, after signed events began: forged without the key, or written without it
-	NoAnchor        = "anchor-not-found"
 )
 
 // Problem is one place where the chain does not hold.
@@ -78,6 +79,10 @@ type Verification struct {
 	Legacy        int    `json:"legacy,omitempty"`
 	LegacyThrough uint64 `json:"legacy_through,omitempty"`
 	Note          string `json:"note,omitempty"`
+	// AnchorMissing: no event's hash starts with the anchor given. Either
+	// it was mistyped or events after it were cut off; only the caller can
+	// tell, so it is not counted among the problems.
+	AnchorMissing bool `json:"anchor_missing,omitempty"`
 	// Problem is the first of Problems, for callers that show one.
 	Problem  *Problem  `json:"problem,omitempty"`
 	Problems []Problem `json:"problems,omitempty"`
@@ -89,6 +94,24 @@ const NoKeyNote = "events not authenticated: no key (hash chain checked only; an
 // Verify is VerifyWith without a keyring: the hash chain only.
 func Verify(ctx context.Context, j js.JetStream, stream, anchor string) (Verification, error) {
 	return VerifyWith(ctx, j, stream, anchor, nil)
+}
+
+// MinAnchorDigits is the shortest anchor prefix Verify takes (the length
+// listings show).
+const MinAnchorDigits = 12
+
+// ErrBadAnchor is an anchor that is not a hex prefix of at least
+// MinAnchorDigits digits, or one that matches more than one event.
+var ErrBadAnchor = errors.New("bad anchor")
+
+func checkAnchor(a string) error {
+	if a == "" {
+		return nil
+	}
+	if len(a) < MinAnchorDigits || len(a) > 64 || strings.Trim(strings.ToLower(a), "0123456789abcdef") != "" {
+		return fmt.Errorf("%w %q: want at least %d hex digits of a last hash", ErrBadAnchor, escape.Line(a), MinAnchorDigits)
+	}
+	return nil
 }
 
 // VerifyWith walks the stream from sequence 1 and reports every event
@@ -118,7 +141,10 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 	resync := false // after a gap: the next event's prev cannot be checked
 	signed := false // a signed event was seen: unsigned ones are no longer legacy
 	seen := map[string]uint64{}
-	anchorFound := anchor == ""
+	if err := checkAnchor(anchor); err != nil {
+		return v, err
+	}
+	anchorMatches := map[string]bool{}
 	problem := func(seq uint64, kind, format string, a ...any) {
 		v.Problems = append(v.Problems, Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, a...)})
 	}
@@ -174,8 +200,8 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 		prev, resync = ev.Hash, false
 		seen[ev.Hash] = seq
 		v.LastSeq, v.LastHash = seq, ev.Hash
-		if ev.Hash == anchor {
-			anchorFound = true
+		if anchor != "" && strings.HasPrefix(ev.Hash, strings.ToLower(anchor)) {
+			anchorMatches[ev.Hash] = true
 		}
 		return nil
 	})
@@ -185,8 +211,16 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 	if next <= info.State.LastSeq {
 		problem(next, Missing, "events %d..%d are missing (deleted at the end of the stream)", next, info.State.LastSeq)
 	}
-	if !anchorFound {
-		problem(v.LastSeq, NoAnchor, "no event has the anchor hash %s: events were cut off or the stream was replaced", escape.Line(anchor))
+	if anchor != "" {
+		switch len(anchorMatches) {
+		case 0:
+			// A mistyped anchor and events cut off after it look alike;
+			// the caller says which to check (not a chain problem).
+			v.AnchorMissing = true
+		case 1:
+		default:
+			return v, fmt.Errorf("%w: %s matches %d events; give more digits", ErrBadAnchor, escape.Line(anchor), len(anchorMatches))
+		}
 	}
 	if len(v.Problems) > 0 {
 		v.Problem = &v.Problems[0]

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -54,8 +55,17 @@ func TestVerifyAuditDetectsMissingEvents(t *testing.T) {
 	if v := verify(t, j, "SCRATCH", evs[4].Hash); !v.OK || v.Events != 5 || v.LastHash != evs[4].Hash {
 		t.Fatalf("intact chain: %+v", v)
 	}
-	if v := verify(t, j, "SCRATCH", "feedface"); v.OK || v.Problem.Kind != NoAnchor {
+	if v := verify(t, j, "SCRATCH", "feedfacefeedface"); !v.AnchorMissing {
 		t.Fatalf("unknown anchor: %+v", v)
+	}
+	// A prefix of 12 hex digits, as listings show it, is an anchor.
+	if v := verify(t, j, "SCRATCH", evs[2].Hash[:12]); !v.OK || v.AnchorMissing {
+		t.Fatalf("12-digit anchor: %+v", v)
+	}
+	for _, bad := range []string{"feedface", "xyz0123456789ab"} {
+		if _, err := Verify(context.Background(), j, "SCRATCH", bad); !errors.Is(err, ErrBadAnchor) {
+			t.Fatalf("anchor %q: %v", bad, err)
+		}
 	}
 	if err := s.DeleteMsg(context.Background(), 3); err != nil {
 		t.Fatal(err)

@@ -188,7 +188,9 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 	if req.Filter != nil {
 		f := *req.Filter
 		if len(f.Kinds) == 0 {
-			f.Kinds = []string{wire.KindDLQ, wire.KindParking}
+			// Parked messages wait for a person's decision: a filter
+			// replays them only when it names kind=parking.
+			f.Kinds = []string{wire.KindDLQ}
 			if req.AllowPoison {
 				f.Kinds = append(f.Kinds, wire.KindPoison)
 			}

@@ -43,3 +43,27 @@ func TestReplayTargetIsComputedNeverRead(t *testing.T) {
 		t.Fatalf("PARSED holds %d messages: the replay bypassed the parser", n)
 	}
 }
+
+// A filter replays parked messages only when it names kind=parking: they
+// wait for a person's decision.
+func TestReplayFilterLeavesParkedMessages(t *testing.T) {
+	e := newOpsEnv(t)
+	ctx := context.Background()
+	e.deadLetters(t, "ACME", 2, "junk one", "junk two")
+	if res, err := e.ops.Park(ctx, []string{"DLQ:1"}, "waiting for ACME"); err != nil || !res[0].OK {
+		t.Fatalf("park: %+v %v", res, err)
+	}
+	f, err := ParseFilter("partner=ACME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := e.ops.Replay(ctx, ReplayRequest{Filter: &f, DryRun: true})
+	if err != nil || rep.Matched != 1 || rep.Items[0].ID != "DLQ:2" {
+		t.Fatalf("filter without kind: %+v %v", rep, err)
+	}
+	f.Kinds = []string{wire.KindParking}
+	rep, err = e.ops.Replay(ctx, ReplayRequest{Filter: &f, DryRun: true})
+	if err != nil || rep.Matched != 1 || rep.Items[0].ID[:8] != "PARKING:" {
+		t.Fatalf("kind=parking: %+v %v", rep, err)
+	}
+}
