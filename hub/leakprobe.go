@@ -51,7 +51,7 @@ func (p *leakProbe) observe(s leakSample) []alert.Alert {
 				p.firing[key] = true
 				stage, cause := dlqParts(subj)
 				out = append(out, alert.Alert{
-					Name: "DeadLetterQueueGrowing", Severity: "warning", Partner: subj,
+					Name: "DeadLetterQueueGrowing", Severity: "warning",
 					Summary: fmt.Sprintf("%s grew by %d messages in %v (threshold %d)", subj, grew, s.at.Sub(growthBase.at).Round(time.Second), p.cfg.GrowthThreshold),
 					Labels:  map[string]string{"subject": subj, "stage": stage, "cause": cause},
 				})

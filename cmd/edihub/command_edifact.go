@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/edihub/edihub/edifact"
@@ -137,7 +138,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			continue
 		}
 		if res.OK {
-			fmt.Fprintf(e.stdout, "ok  %s  (%d interchanges, %d messages, %d segments)\n", escape.Line(name), res.Interchanges, res.Messages, res.Segments)
+			fmt.Fprintf(e.stdout, "ok  %s  (%s, %s, %s)\n", escape.Line(name), plural(res.Interchanges, "interchange"), plural(res.Messages, "message"), plural(res.Segments, "segment"))
 			for _, w := range res.Warnings {
 				fmt.Fprintf(e.stdout, "    warning: %s\n", escape.Text(fmt.Sprint(w)))
 			}
@@ -299,4 +300,12 @@ func runEdifactJSON(e *env, args []string) error {
 	out.WriteByte('\n')
 	_, err = e.stdout.Write(escape.JSONBytes(out.Bytes()))
 	return err
+}
+
+// plural counts n things: 1 interchange, 2 interchanges.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }

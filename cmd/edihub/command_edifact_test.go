@@ -49,7 +49,7 @@ func TestEdifactCheck(t *testing.T) {
 	good, bad, lower := writeFiles(t)
 
 	code, out, _ := runEdifactCmd(t, "", "check", good)
-	if code != exitOK || out != "ok  "+good+"  (1 interchanges, 1 messages, 5 segments)\n" {
+	if code != exitOK || out != "ok  "+good+"  (1 interchange, 1 message, 5 segments)\n" {
 		t.Errorf("good: exit %d, %q", code, out)
 	}
 
@@ -117,7 +117,7 @@ func TestEdifactCheck(t *testing.T) {
 		t.Errorf("indented: exit %d %q", code, out)
 	}
 	// stdin.
-	if code, out, _ = runEdifactCmd(t, "UNB+UNOA:3+S+R+1:1+1'UNH+1+X:D:96A:UN'UNT+2+1'UNZ+1+1'", "check", "-"); code != exitOK || !strings.HasPrefix(out, "ok  -  (1 interchanges") {
+	if code, out, _ = runEdifactCmd(t, "UNB+UNOA:3+S+R+1:1+1'UNH+1+X:D:96A:UN'UNT+2+1'UNZ+1+1'", "check", "-"); code != exitOK || !strings.HasPrefix(out, "ok  -  (1 interchange") {
 		t.Errorf("stdin: exit %d %q", code, out)
 	}
 }
@@ -223,7 +223,7 @@ func TestEdifactCheckStreams(t *testing.T) {
 	code, out, _ := runEdifactCmd(t, "", "check", "--max-size", "30000000", path)
 	close(done)
 	peak := <-peakc
-	want := fmt.Sprintf("ok  %s  (1 interchanges, %d messages, %d segments)\n", path, msgs, 8*msgs+2)
+	want := fmt.Sprintf("ok  %s  (1 interchange, %d messages, %d segments)\n", path, msgs, 8*msgs+2)
 	if code != exitOK || out != want {
 		t.Fatalf("exit %d %q, want %q", code, out, want)
 	}

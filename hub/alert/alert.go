@@ -77,7 +77,9 @@ type Sink interface {
 	Name() string
 }
 
-type alertKey struct{ name, partner string }
+// alertKey is what the rate limit is per: the alert, the partner and, for
+// alerts about one subject (a growing DLQ), the subject.
+type alertKey struct{ name, partner, subject string }
 
 type alertState struct {
 	lastSent   time.Time
@@ -115,7 +117,7 @@ func (a *Alerter) Fire(ctx context.Context, al Alert) {
 	if al.At.IsZero() {
 		al.At = now
 	}
-	k := alertKey{al.Name, al.Partner}
+	k := alertKey{al.Name, al.Partner, al.Labels["subject"]}
 	a.mu.Lock()
 	st := a.state[k]
 	if st == nil {

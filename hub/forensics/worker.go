@@ -196,7 +196,7 @@ func (f *Worker) Run(ctx context.Context) error {
 		go f.alerter.Run(ctx)
 	}
 	f.log.Info().Int("concurrency", f.cfg.Concurrency).Str("memory_limit", f.cfg.MemoryLimit.String()).
-		Dur("cpu_limit", f.cfg.CPULimit).Str("bucket", f.cfg.Bucket).Msg("forensics worker running")
+		Str("cpu_limit", f.cfg.CPULimit.String()).Str("bucket", f.cfg.Bucket).Msg("forensics worker running")
 	var wg sync.WaitGroup
 	for i := 0; i < f.cfg.Concurrency; i++ {
 		wg.Add(1)
