@@ -166,3 +166,26 @@ func TestDeadLetterCarriesTheControlReference(t *testing.T) {
 		t.Fatalf("x-message-id %q, want REF77", got)
 	}
 }
+
+// Duplicates are counted, and sampled into the audit trail: one event per
+// partner per minute, so a partner resending a batch does not bury what
+// people did.
+func TestDuplicateAuditIsSampled(t *testing.T) {
+	var s sampler
+	s.every = time.Minute
+	now := time.Now()
+	if held, ok := s.sample("ACME", now); !ok || held != 0 {
+		t.Fatal("first duplicate not sampled")
+	}
+	for i := 1; i <= 5; i++ {
+		if _, ok := s.sample("ACME", now.Add(time.Duration(i)*time.Second)); ok {
+			t.Fatalf("duplicate %d within the minute sampled", i)
+		}
+	}
+	if _, ok := s.sample("GLOBEX", now); !ok {
+		t.Fatal("another partner's first duplicate not sampled")
+	}
+	if held, ok := s.sample("ACME", now.Add(61*time.Second)); !ok || held != 5 {
+		t.Fatalf("after the minute: %v %d, want the 5 held back counted", ok, held)
+	}
+}

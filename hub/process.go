@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
@@ -189,17 +190,25 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 // skipDuplicate acks an interchange the ledger has seen, without outputs,
 // and says so in a metric and the audit trail.
 func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record) {
-	// Audit first (deduplicated by id, like a quarantine), then ack: a
-	// crash between the two leaves the duplicate to be seen again and the
-	// audit event written once.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ids := []string{d.origStream + ":" + strconv.FormatUint(d.origSeq, 10)}
-	if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
-		Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()),
-		Details: map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)},
-	}, d.meta.Stream+":"+strconv.FormatUint(d.meta.Sequence.Stream, 10)+":audit-duplicate"); err != nil {
-		h.log.Error().Err(err).Msg("audit event for a duplicate not written")
+	// A duplicate changes nothing, so it is counted (the metric) and
+	// sampled into the audit trail: the first per partner, then one per
+	// duplicateAuditEvery with how many went unrecorded since. A partner
+	// resending 20 000 files must not bury the operators' actions. The
+	// sampled event is written before the ack (deduplicated by id), so a
+	// crash between the two writes it once.
+	if n, ok := h.dupSampler.sample(d.partner, time.Now()); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ids := []string{wire.MsgRef{Stream: d.origStream, Seq: d.origSeq}.String()}
+		details := map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)}
+		if n > 0 {
+			details["unrecorded_since_last"] = strconv.Itoa(n)
+		}
+		if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
+			Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()), Details: details,
+		}, wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-duplicate")); err != nil {
+			h.log.Error().Err(err).Msg("audit event for a duplicate not written")
+		}
+		cancel()
 	}
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
@@ -207,8 +216,45 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	h.met.duplicatesSkipped.Inc()
 	h.processed.Add(1)
 	h.forget(d)
-	h.log.Info().Str("partner", d.partner).Uint64("seq", d.origSeq).Str("interchange", fmt.Sprint(dup.Keys)).
-		Msg("duplicate interchange acked without processing (x-replay-force: true overrides)")
+	h.log.Info().Str("partner", escape.Line(d.partner)).Uint64("seq", d.origSeq).Str("interchange", escape.Line(fmt.Sprint(dup.Keys))).
+		Msg("duplicate interchange acked without processing (a forced replay overrides)")
+}
+
+// duplicateAuditEvery is how often a partner's duplicates are sampled into
+// the audit trail.
+const duplicateAuditEvery = time.Minute
+
+// sampler lets one event per key through per interval and counts the rest.
+type sampler struct {
+	every time.Duration
+	mu    sync.Mutex
+	last  map[string]time.Time
+	held  map[string]int
+}
+
+// sample reports whether an event for key is due now, and how many were
+// held back since the last one.
+func (s *sampler) sample(key string, now time.Time) (held int, due bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last, s.held = map[string]time.Time{}, map[string]int{}
+	}
+	if t, ok := s.last[key]; ok && now.Sub(t) < s.every {
+		s.held[key]++
+		return 0, false
+	}
+	held = s.held[key]
+	s.last[key], s.held[key] = now, 0
+	if len(s.last) > 10000 { // bounded: forget keys quiet for long
+		for k, t := range s.last {
+			if now.Sub(t) > 10*s.every {
+				delete(s.last, k)
+				delete(s.held, k)
+			}
+		}
+	}
+	return held, true
 }
 
 // succeed publishes the outputs (and the ledger records among them)

@@ -20,7 +20,9 @@ func init() {
 
 const auditUsage = `Usage: edihub audit <subcommand> [flags]
 
-  ls [--since 24h] [--limit N]   events, oldest first (actor, action, IDs, reason, payload hashes)
+  ls [--since 24h] [--limit N]   events, oldest first (actor, action, IDs, reason, payload hashes);
+     [--actor A] [--action X]    narrowed to an actor, an action, a message ID, or
+     [--message ID] [--human]    to what people did (--human)
   verify [--anchor HASH]         check the hash chain and each event's MAC from the first
                                  event; names every event that is altered, missing, reordered,
                                  forged (MAC wrong or absent) or foreign (not an event), by
@@ -51,11 +53,16 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 }
 
 func auditLs(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "audit ls", "[--since 24h] [--limit N]")
+	fs := newFlagSet(e, "audit ls", "[--since 24h] [--limit N] [--actor NAME] [--action ACTION] [--message ID] [--human]")
 	var of opsFlags
 	of.register(fs, e)
 	since := fs.String("since", "", "only events of the last 30m, 2h, 7d, …")
 	limit := fs.Int("limit", 200, "at most the newest N events (0: all)")
+	var f ops.AuditFilter
+	fs.StringVar(&f.Actor, "actor", "", "only events by this actor")
+	fs.StringVar(&f.Action, "action", "", "only this action (show, replay, park, drop, edit, quarantine, duplicate-skipped, …)")
+	fs.StringVar(&f.Message, "message", "", "only events naming this message ID (DLQ:12, INGEST:42, POISON:3)")
+	fs.BoolVar(&f.Human, "human", false, "only what people did (leave out quarantines, duplicates, forensic reports)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -77,7 +84,8 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	recs, err := s.ops.AuditList(ctx, d, *limit)
+	f.Since = d
+	recs, err := s.ops.AuditList(ctx, f, *limit)
 	if err != nil {
 		return opsErr(err)
 	}

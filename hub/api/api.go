@@ -54,7 +54,7 @@ type ctxKey struct{}
 //	POST /api/v1/dlq/{id}/drop            {"reason"} (required)
 //	POST /api/v1/dlq/{id}/edit            {"payload": base64, "reason"}
 //	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison"}
-//	GET  /api/v1/audit                    events (since=2h, limit=N)
+//	GET  /api/v1/audit                    events (since=2h, limit=N, actor, action, message=ID, human=true)
 //	GET  /api/v1/audit/verify             chain check (anchor=HASH)
 func New(o *ops.Ops, tokens []Token, log zerolog.Logger) http.Handler {
 	a := &api{ops: o, log: log.With().Str("component", "api").Logger()}
@@ -366,7 +366,8 @@ func (a *api) auditList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	evs, err := a.ops.AuditList(r.Context(), since, limit)
+	f := ops.AuditFilter{Since: since, Actor: q.Get("actor"), Action: q.Get("action"), Message: q.Get("message"), Human: q.Get("human") == "true"}
+	evs, err := a.ops.AuditList(r.Context(), f, limit)
 	if err != nil {
 		fail(w, err)
 		return

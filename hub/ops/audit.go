@@ -2,18 +2,57 @@ package ops
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/edihub/edihub/hub/audit"
 )
 
-// AuditList is audit.Read on the hub's AUDIT stream.
-func (o *Ops) AuditList(ctx context.Context, since time.Duration, limit int) ([]audit.Record, error) {
-	var t time.Time
-	if since > 0 {
-		t = o.o.Now().Add(-since)
+// AuditFilter selects audit events; empty fields match everything.
+type AuditFilter struct {
+	Since   time.Duration `json:"since,omitempty"`
+	Actor   string        `json:"actor,omitempty"`
+	Action  string        `json:"action,omitempty"`
+	Message string        `json:"message,omitempty"` // an ID among the event's IDs (DLQ:12, INGEST:42, T-…)
+	// Human keeps the actions people take (show, replay, park, drop,
+	// edit, tickets) and leaves out what the hub does by itself.
+	Human bool `json:"human,omitempty"`
+}
+
+// automaticActions are the audit actions the hub and its worker take on
+// their own.
+var automaticActions = map[string]bool{"quarantine": true, "duplicate-skipped": true, "forensic-report": true}
+
+func (f AuditFilter) match(r audit.Record) bool {
+	ev := r.Event
+	if r.Error != "" { // foreign bytes: shown only when nothing narrows the list
+		return f.Actor == "" && f.Action == "" && f.Message == "" && !f.Human
 	}
-	return audit.Read(ctx, o.o.JS, o.o.Streams.Audit, t, limit)
+	return (f.Actor == "" || ev.Actor == f.Actor) && (f.Action == "" || ev.Action == f.Action) &&
+		(f.Message == "" || slices.Contains(ev.IDs, f.Message)) && (!f.Human || !automaticActions[ev.Action])
+}
+
+// AuditList returns the newest limit events (0: all) of the hub's AUDIT
+// stream that f selects, oldest first.
+func (o *Ops) AuditList(ctx context.Context, f AuditFilter, limit int) ([]audit.Record, error) {
+	var t time.Time
+	if f.Since > 0 {
+		t = o.o.Now().Add(-f.Since)
+	}
+	all, err := audit.Read(ctx, o.o.JS, o.o.Streams.Audit, t, 0)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, r := range all {
+		if f.match(r) {
+			out = append(out, r)
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[len(out)-limit:]
+	}
+	return out, nil
 }
 
 // AuditVerify is audit.VerifyWith on the hub's AUDIT stream, with the

@@ -334,9 +334,17 @@ func TestVerifyRealAuditStream(t *testing.T) {
 	if err != nil || !v.OK || v.Events < 2 {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
-	recs, err := e.ops.AuditList(ctx, time.Hour, 1)
+	recs, err := e.ops.AuditList(ctx, AuditFilter{Since: time.Hour}, 1)
 	if err != nil || len(recs) != 1 || recs[0].Event.Action != "drop" {
 		t.Fatalf("audit ls limit 1: %+v %v", recs, err)
+	}
+	// Filters: what people did, by action, by message, by actor.
+	recs, err = e.ops.AuditList(ctx, AuditFilter{Action: "show", Message: "DLQ:1", Actor: "alice", Human: true}, 0)
+	if err != nil || len(recs) != 1 || recs[0].Event.Action != "show" {
+		t.Fatalf("audit ls --action show --message DLQ:1: %+v %v", recs, err)
+	}
+	if recs, _ := e.ops.AuditList(ctx, AuditFilter{Actor: "mallory"}, 0); len(recs) != 0 {
+		t.Fatalf("another actor's events: %+v", recs)
 	}
 	s, _ := e.JS.Stream(ctx, "AUDIT")
 	if err := s.DeleteMsg(ctx, 1); err == nil {
