@@ -2,6 +2,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -83,22 +84,56 @@ func run(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(e.stderr, "edihub: unknown command %q (try 'edihub help')\n", args[0])
 		return exitUsage
 	}
-	err := c.run(ctx, e, args[1:])
-	if err == nil {
+	out := &countingWriter{w: e.stdout}
+	ce := *e
+	ce.stdout = out
+	err := c.run(ctx, &ce, args[1:])
+	if err == nil || errors.Is(err, errHelp) {
 		return exitOK
 	}
+	code, msg := exitFailed, err.Error()
 	var ee *exitError
 	if errors.As(err, &ee) {
-		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(e.stderr, "edihub %s: %s\n", c.name, escape.Text(ee.err.Error()))
+		code, msg = ee.code, ""
+		if ee.err != nil {
+			msg = ee.err.Error()
 		}
-		return ee.code
 	}
-	if errors.Is(err, errHelp) {
-		return exitOK
+	if msg != "" {
+		fmt.Fprintf(e.stderr, "edihub %s: %s\n", c.name, escape.Text(msg))
 	}
-	fmt.Fprintf(e.stderr, "edihub %s: %s\n", c.name, escape.Text(err.Error()))
-	return exitFailed
+	// Under --json a script reads stdout: a command that failed before it
+	// printed its document prints one that says why, with the same code.
+	if out.n == 0 && wantsJSON(args[1:]) {
+		b, _ := escape.JSON(map[string]any{"error": cmp.Or(msg, "failed"), "exit_code": code})
+		fmt.Fprintln(e.stdout, string(b))
+	}
+	return code
+}
+
+// countingWriter tells whether a command printed anything.
+type countingWriter struct {
+	w io.Writer
+	n int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += n
+	return n, err
+}
+
+// wantsJSON reports whether the command line asks for --json.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "-json" || a == "--json=true" || a == "-json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func printUsage(w io.Writer) {
