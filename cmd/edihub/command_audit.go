@@ -59,7 +59,6 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	since := fs.String("since", "", "only events of the last 30m, 2h, 7d, …")
 	limit := fs.Int("limit", 200, "at most the newest N events (0: all)")
 	var f ops.AuditFilter
-	fs.StringVar(&f.Actor, "actor", "", "only events by this actor")
 	fs.StringVar(&f.Action, "action", "", "only this action (show, replay, park, drop, edit, quarantine, duplicate-skipped, …)")
 	fs.StringVar(&f.Message, "message", "", "only events naming this message ID (DLQ:12, INGEST:42, POISON:3)")
 	fs.BoolVar(&f.Human, "human", false, "only what people did (leave out quarantines, duplicates, forensic reports)")
@@ -84,7 +83,8 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.close()
-	f.Since = d
+	// ls acts for nobody, so --actor (who acts, elsewhere) filters here.
+	f.Since, f.Actor = d, of.actor
 	recs, err := s.ops.AuditList(ctx, f, *limit)
 	if err != nil {
 		return opsErr(err)

@@ -313,6 +313,18 @@ func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	if !strings.Contains(out, `"reason":"partner asked to re-book"`) || !strings.Contains(out, `"force":"true"`) {
 		t.Fatalf("forced replay not audited with its reason: %s", out)
 	}
+	// What people did, without the hub's own events; by action; by message.
+	out, _, _ = d.cmd(t, "audit", "ls", "--human")
+	if strings.Contains(out, "duplicate-skipped") || !strings.Contains(out, "replay") {
+		t.Fatalf("audit ls --human:\n%s", out)
+	}
+	out, _, _ = d.cmd(t, "audit", "ls", "--action", "duplicate-skipped")
+	if strings.Contains(out, " replay ") || !strings.Contains(out, "duplicate-skipped") {
+		t.Fatalf("audit ls --action duplicate-skipped:\n%s", out)
+	}
+	if out, _, _ = d.cmd(t, "audit", "ls", "--message", "DLQ:2"); !strings.Contains(out, "partner asked to re-book") || strings.Contains(out, "DLQ:1 ") {
+		t.Fatalf("audit ls --message DLQ:2:\n%s", out)
+	}
 }
 
 func TestDLQParkDropEdit(t *testing.T) {
