@@ -1,9 +1,14 @@
 package edifact
 
-// arenaSize is the size of one string arena: a segment's strings are carved
-// from a shared block instead of one allocation per segment, which halves the
-// allocations of the Reader and the GC work on a 10 MB interchange.
-const arenaSize = 32 << 10
+// arenaSize is the largest string arena block: a segment's strings are
+// carved from a shared block instead of one allocation per segment, which
+// halves the allocations of the Reader and the GC work on a 10 MB
+// interchange. Blocks start at arenaFirst and double, so a 1 KB interchange
+// (the common case in the hub) does not pay for 32 KiB.
+const (
+	arenaSize  = 32 << 10
+	arenaFirst = 1 << 10
+)
 
 // arenaFor returns an empty slice at the free end of the arena with room for
 // n bytes, starting a new arena block when the current one is too full.
@@ -15,7 +20,8 @@ const arenaSize = 32 << 10
 // interior pointers), so nothing dangles.
 func (r *Reader) arenaFor(n int) []byte {
 	if cap(r.arena)-len(r.arena) < n {
-		r.arena = make([]byte, 0, max(arenaSize, n))
+		next := min(arenaSize, max(arenaFirst, 2*cap(r.arena)))
+		r.arena = make([]byte, 0, max(next, n))
 	}
 	free := r.arena[len(r.arena):]
 	return free[:0:n]

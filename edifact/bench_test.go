@@ -212,3 +212,18 @@ func BenchmarkReaderRaw10MB(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkWalkSmall is the hub's common case: one small INVOIC. What it
+// allocates per interchange is what the parse stage pays per message.
+func BenchmarkWalkSmall(b *testing.B) {
+	in := []byte("UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+REF0001'" +
+		"UNH+1+INVOIC:D:96A:UN'BGM+380+INV001+9'DTM+137:20261130:102'NAD+BY+4012345000009::9'" +
+		"LIN+1++4000862141404:SRS'QTY+47:10'MOA+203:100'UNS+S'MOA+77:100'UNT+10+1'UNZ+1+REF0001'")
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := Walk(in, nil, func(*Message) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,7 +9,12 @@ type keeper struct {
 	elems [][]string
 }
 
-const slabLen = 4096
+// slabLen is the largest slab of kept strings; slabs start at slabFirst and
+// double, so a small interchange does not pay for 64 KiB of string headers.
+const (
+	slabLen   = 4096
+	slabFirst = 64
+)
 
 func (k *keeper) keep(s *Segment) Segment {
 	out := *s
@@ -18,10 +23,10 @@ func (k *keeper) keep(s *Segment) Segment {
 		n += len(e)
 	}
 	if cap(k.strs)-len(k.strs) < n {
-		k.strs = make([]string, 0, max(slabLen, n))
+		k.strs = make([]string, 0, max(min(slabLen, max(slabFirst, 2*cap(k.strs))), n))
 	}
 	if cap(k.elems)-len(k.elems) < len(s.Elements) {
-		k.elems = make([][]string, 0, max(slabLen/4, len(s.Elements)))
+		k.elems = make([][]string, 0, max(min(slabLen/4, max(slabFirst/4, 2*cap(k.elems))), len(s.Elements)))
 	}
 	elems := k.elems[len(k.elems) : len(k.elems)+len(s.Elements) : len(k.elems)+len(s.Elements)]
 	k.elems = k.elems[:len(k.elems)+len(s.Elements)]
