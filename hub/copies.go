@@ -55,7 +55,7 @@ func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg
 	} else {
 		out.Del(wire.HdrDrillMode) // never trust one a partner sent
 	}
-	SignCopy(h.keys, out, d.msg.Data()) // x-hub-mac: the sandbox trusts x-drill-mode only with it
+	audit.SignCopy(h.keys, out, d.msg.Data()) // x-hub-mac: the sandbox trusts x-drill-mode only with it
 	return &nats.Msg{Subject: subject, Header: out, Data: d.msg.Data()}
 }
 

@@ -37,7 +37,7 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 				wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {"forged:00"}})
 			jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
 			m := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]
-			if err := VerifyCopy(k, m.Header, m.Data); err != nil {
+			if err := audit.VerifyCopy(k, m.Header, m.Data); err != nil {
 				t.Fatalf("the hub's own copy does not verify: %v (%v)", err, m.Header)
 			}
 			if got, want := m.Header.Get(wire.HdrDrillMode), map[bool]string{true: "on"}[drill]; got != want {
@@ -46,7 +46,7 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 			// Changing what the MAC covers breaks it.
 			m.Header.Set(wire.HdrDrillMode, "on")
 			m.Header.Set(wire.HdrDrill, DrillPanic)
-			if VerifyCopy(k, m.Header, m.Data) == nil {
+			if audit.VerifyCopy(k, m.Header, m.Data) == nil {
 				t.Fatal("a changed drill header still verifies")
 			}
 		})

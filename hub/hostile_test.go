@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
@@ -171,21 +172,20 @@ func TestDeadLetterCarriesTheControlReference(t *testing.T) {
 // partner per minute, so a partner resending a batch does not bury what
 // people did.
 func TestDuplicateAuditIsSampled(t *testing.T) {
-	var s sampler
-	s.every = time.Minute
+	s := audit.Sampler{Every: time.Minute}
 	now := time.Now()
-	if held, ok := s.sample("ACME", now); !ok || held != 0 {
+	if held, ok := s.Sample("ACME", now); !ok || held != 0 {
 		t.Fatal("first duplicate not sampled")
 	}
 	for i := 1; i <= 5; i++ {
-		if _, ok := s.sample("ACME", now.Add(time.Duration(i)*time.Second)); ok {
+		if _, ok := s.Sample("ACME", now.Add(time.Duration(i)*time.Second)); ok {
 			t.Fatalf("duplicate %d within the minute sampled", i)
 		}
 	}
-	if _, ok := s.sample("GLOBEX", now); !ok {
+	if _, ok := s.Sample("GLOBEX", now); !ok {
 		t.Fatal("another partner's first duplicate not sampled")
 	}
-	if held, ok := s.sample("ACME", now.Add(61*time.Second)); !ok || held != 5 {
+	if held, ok := s.Sample("ACME", now.Add(61*time.Second)); !ok || held != 5 {
 		t.Fatalf("after the minute: %v %d, want the 5 held back counted", ok, held)
 	}
 }

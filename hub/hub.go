@@ -111,7 +111,7 @@ type Hub struct {
 	// copy that cannot be stored) give up then.
 	runCtx context.Context
 	// dupSampler samples skipped duplicates into the audit trail.
-	dupSampler sampler
+	dupSampler audit.Sampler
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -150,7 +150,7 @@ func New(o Options) (*Hub, error) {
 		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, runCtx: context.Background(), keys: o.Keyring,
-		dupSampler: sampler{every: duplicateAuditEvery},
+		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
@@ -196,7 +195,7 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	// resending 20 000 files must not bury the operators' actions. The
 	// sampled event is written before the ack (deduplicated by id), so a
 	// crash between the two writes it once.
-	if n, ok := h.dupSampler.sample(d.partner, time.Now()); ok {
+	if n, ok := h.dupSampler.Sample(d.partner, time.Now()); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ids := []string{wire.MsgRef{Stream: d.origStream, Seq: d.origSeq}.String()}
 		details := map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)}
@@ -223,39 +222,6 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 // duplicateAuditEvery is how often a partner's duplicates are sampled into
 // the audit trail.
 const duplicateAuditEvery = time.Minute
-
-// sampler lets one event per key through per interval and counts the rest.
-type sampler struct {
-	every time.Duration
-	mu    sync.Mutex
-	last  map[string]time.Time
-	held  map[string]int
-}
-
-// sample reports whether an event for key is due now, and how many were
-// held back since the last one.
-func (s *sampler) sample(key string, now time.Time) (held int, due bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.last == nil {
-		s.last, s.held = map[string]time.Time{}, map[string]int{}
-	}
-	if t, ok := s.last[key]; ok && now.Sub(t) < s.every {
-		s.held[key]++
-		return 0, false
-	}
-	held = s.held[key]
-	s.last[key], s.held[key] = now, 0
-	if len(s.last) > 10000 { // bounded: forget keys quiet for long
-		for k, t := range s.last {
-			if now.Sub(t) > 10*s.every {
-				delete(s.last, k)
-				delete(s.held, k)
-			}
-		}
-	}
-	return held, true
-}
 
 // succeed publishes the outputs (and the ledger records among them)
 // pipelined, each with a dedupe id derived from the interchange's

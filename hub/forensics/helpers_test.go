@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
@@ -73,7 +72,7 @@ func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string,
 		h[k] = v
 	}
 	if h.Get(wire.HdrHubMAC) == signAsHub {
-		hub.SignCopy(testCopyKeys, h, []byte(payload))
+		audit.SignCopy(testCopyKeys, h, []byte(payload))
 	}
 	ack, err := j.PublishMsg(context.Background(), &nats.Msg{Subject: wire.PoisonSubject(stage), Header: h, Data: []byte(payload)})
 	if err != nil {

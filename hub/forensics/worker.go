@@ -296,7 +296,7 @@ func (f *Worker) childHeaders(r *Report, payload []byte) (map[string][]string, s
 	if h.Get(wire.HdrDrillMode) == "" {
 		return h, ""
 	}
-	if err := hub.VerifyCopy(f.keys, h, payload); err != nil {
+	if err := audit.VerifyCopy(f.keys, h, payload); err != nil {
 		for k := range h {
 			if strings.EqualFold(k, wire.HdrDrillMode) {
 				delete(h, k)

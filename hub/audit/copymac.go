@@ -1,4 +1,4 @@
-package hub
+package audit
 
 import (
 	"errors"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -19,7 +18,7 @@ const copyMACDomain = "edihub-hub-copy-v1"
 func copyMACInput(h nats.Header, payload []byte) []byte {
 	return []byte(strings.Join([]string{
 		h.Get(wire.HdrOriginalStream), h.Get(wire.HdrOriginalSeq),
-		h.Get(wire.HdrDrillMode), h.Get(wire.HdrDrill), audit.PayloadHash(payload),
+		h.Get(wire.HdrDrillMode), h.Get(wire.HdrDrill), PayloadHash(payload),
 	}, "\n"))
 }
 
@@ -32,9 +31,11 @@ func delFold(h nats.Header, name string) {
 	}
 }
 
-// SignCopy sets x-hub-mac on a copy the hub made; with no keyring it only
+// SignCopy sets x-hub-mac on a copy the hub made (dead letter, retry,
+// quarantine), so that the sandbox can tell the hub's x-drill-mode from a
+// producer's; with no keyring it only
 // removes one a producer may have sent.
-func SignCopy(keys *audit.Keyring, h nats.Header, payload []byte) {
+func SignCopy(keys *Keyring, h nats.Header, payload []byte) {
 	delFold(h, wire.HdrHubMAC)
 	if keys == nil {
 		return
@@ -46,7 +47,7 @@ func SignCopy(keys *audit.Keyring, h nats.Header, payload []byte) {
 // VerifyCopy checks a copy's x-hub-mac: nil only when the hub made it
 // with a key of keys, with these provenance and drill headers and this
 // payload.
-func VerifyCopy(keys *audit.Keyring, h nats.Header, payload []byte) error {
+func VerifyCopy(keys *Keyring, h nats.Header, payload []byte) error {
 	if keys == nil {
 		return errors.New("no audit key to check x-hub-mac with")
 	}
