@@ -75,72 +75,290 @@ func (c EDIFACTConfig) validate() []error {
 func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
 		opts := cfg.Options(m.Partner)
-		// Two passes of Walk: the first validates every envelope (all or
-		// nothing), the second renders one message at a time, so memory is
-		// bounded by the largest message rather than ten times the input.
-		doc, err := edifact.Walk(m.Data, opts, nil)
+		// One pass of Walk renders each message as soon as its trailer is
+		// checked. Walk may hand over messages of an interchange that fails
+		// later (a wrong UNZ count), but nothing leaves the stage before
+		// the whole input is checked: the outputs are queued on m, and the
+		// worker publishes them only when the stage returns nil (it drops
+		// the outputs of a failed attempt). All or nothing is kept without
+		// a second walk. Memory is what it was with two walks: the parsed
+		// segments of one message at a time, plus the JSON of every message
+		// until the worker has published them (it publishes them together,
+		// then acks); the guard's max_size bounds that.
+		r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
+			seq: strconv.FormatUint(m.Seq, 10)}
+		doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 		if err != nil {
-			return PermanentError(wire.CauseSchema, err)
-		}
-		if len(doc.Messages()) == 0 {
-			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
-		}
-		var keys []LedgerKey
-		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
-		if led != nil {
-			keys = LedgerKeys(m.Partner, doc)
-			if m.Header.Get(wire.HdrReplayForce) != "true" {
-				dup, err := allDuplicates(led, keys, origin)
-				if err != nil {
-					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
-				}
-				if dup {
-					return &DuplicateError{Keys: keys}
-				}
-			}
-		}
-		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
-		i := 0
-		_, err = edifact.Walk(m.Data, opts, func(em *edifact.Message) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			i++
-			body, err := edifact.MessageJSON(em)
-			if err != nil {
-				return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", i, em.Ref, err))
-			}
-			ich := em.Interchange
-			if i == 1 {
-				m.MessageID = ich.ControlRef
-			}
-			h := nats.Header{}
-			h.Set(wire.HdrPartnerID, m.Partner)
-			h.Set(wire.HdrMessageID, ich.ControlRef)
-			h.Set(wire.HdrMessageRef, em.Ref)
-			h.Set(wire.HdrMessageType, em.Type)
-			h.Set(wire.HdrStandard, ich.Standard)
-			h.Set(wire.HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
-			h.Set(wire.HdrCorrelationID, corr)
-			m.Emit(wire.ParsedSubject(m.Partner, wire.SubjectToken(em.Type)), h, body)
-			return nil
-		})
-		if err != nil {
+			m.outputs = nil
 			var f *Failure
 			if errors.As(err, &f) || ctx.Err() != nil {
 				return err
 			}
 			return PermanentError(wire.CauseSchema, err)
 		}
-		// The ledger records travel with the outputs: stored together,
-		// awaited together, before the interchange is acked.
-		for _, k := range keys {
-			if rec := led.RecordMsgBy(k, origin); rec != nil {
-				m.Emit(rec.Subject, rec.Header, rec.Data)
+		if r.n == 0 {
+			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+		}
+		if led != nil {
+			origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+			keys := LedgerKeys(m.Partner, doc)
+			if m.Header.Get(wire.HdrReplayForce) != "true" {
+				dup, err := allDuplicates(led, keys, origin)
+				if err != nil {
+					m.outputs = nil
+					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+				}
+				if dup {
+					m.outputs = nil
+					return &DuplicateError{Keys: keys}
+				}
+			}
+			// The ledger records travel with the outputs: stored together,
+			// awaited together, before the interchange is acked.
+			for _, k := range keys {
+				if rec := led.RecordMsgBy(k, origin); rec != nil {
+					m.Emit(rec.Subject, rec.Header, rec.Data)
+				}
 			}
 		}
+		m.MessageID = r.firstRef
 		return nil
 	}}
+}
+
+// renderer turns the messages of one interchange into outputs.
+type renderer struct {
+	m        *Message
+	corr     string
+	seq      string
+	n        int
+	firstRef string
+	// the subject of the last message type, reused for the next message
+	// of the same type (an interchange usually holds one type)
+	typ, subject string
+}
+
+// parsedHeaders is how many headers an output carries; the worker adds
+// Nats-Msg-Id.
+const parsedHeaders = 7
+
+func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.n++
+	body, err := messageJSON(em)
+	if err != nil {
+		return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", r.n, em.Ref, err))
+	}
+	ich := em.Interchange
+	if r.n == 1 {
+		r.firstRef = ich.ControlRef
+	}
+	if em.Type != r.typ || r.subject == "" {
+		r.typ, r.subject = em.Type, wire.ParsedSubject(r.m.Partner, wire.SubjectToken(em.Type))
+	}
+	// One allocation for the values instead of one per header; room in
+	// the map for the dedupe id the worker adds.
+	v := [parsedHeaders]string{r.m.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
+	vals := v[:]
+	h := make(nats.Header, parsedHeaders+1)
+	for i, k := range [parsedHeaders]string{wire.HdrPartnerID, wire.HdrMessageID, wire.HdrMessageRef, wire.HdrMessageType,
+		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
+		h[k] = vals[i : i+1 : i+1]
+	}
+	r.m.outputs = append(r.m.outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	return nil
+}
+
+// messageJSON is edifact.MessageJSON, byte for byte, without its
+// intermediate view and reflection in the common case (every value ASCII,
+// no repeated data elements): those take the library's path. It renders
+// into one buffer sized from the segments beforehand, so a message costs
+// one allocation.
+func messageJSON(em *edifact.Message) ([]byte, error) {
+	j := jsonWriter{b: make([]byte, 0, jsonSize(em))}
+	j.message(em)
+	if j.bad {
+		return edifact.MessageJSON(em)
+	}
+	return j.b, nil
+}
+
+// jsonSize is the length of em's JSON view unless values need escapes:
+// the envelope, then per segment its tag and brackets, per element its
+// brackets and comma, per value its quotes and comma.
+func jsonSize(em *edifact.Message) int {
+	n := 1024
+	for i := range em.Segments {
+		s := &em.Segments[i]
+		n += 32 + len(s.Tag)
+		for _, e := range s.Elements {
+			n += 3
+			for _, v := range e {
+				n += 3 + len(v)
+			}
+		}
+	}
+	return n
+}
+
+// jsonWriter appends the JSON view documented in package edifact (field
+// order of its jsonMessage). bad is set at the first value it does not
+// render exactly as encoding/json would after the library's charset
+// conversion: a byte outside ASCII, or repeated elements.
+type jsonWriter struct {
+	b   []byte
+	bad bool
+}
+
+func (j *jsonWriter) message(em *edifact.Message) {
+	ic := em.Interchange
+	if ic == nil {
+		j.bad = true
+		return
+	}
+	j.b = fmt.Appendf(j.b, `{"jsonVersion":%d,"standard":`, edifact.JSONVersion)
+	j.str(ic.Standard)
+	j.key(`,"interchange":{"syntax":`, ic.Syntax)
+	j.key(`,"syntaxVersion":`, ic.SyntaxVersion)
+	j.party(`,"sender":`, ic.Sender)
+	j.party(`,"recipient":`, ic.Recipient)
+	j.key(`,"date":`, ic.Date)
+	j.key(`,"time":`, ic.Time)
+	j.key(`,"controlRef":`, ic.ControlRef)
+	j.key(`,"applicationRef":`, ic.ApplicationRef)
+	j.key(`,"ackRequest":`, ic.AckRequest)
+	j.key(`,"testIndicator":`, ic.TestIndicator)
+	sep := ic.Separators
+	j.sep(`,"separators":{"component":`, sep.Component)
+	j.sep(`,"element":`, sep.Element)
+	j.sep(`,"decimal":`, sep.Decimal)
+	j.sep(`,"release":`, sep.Release)
+	j.sep(`,"repetition":`, sep.Repetition)
+	j.sep(`,"segment":`, sep.Segment)
+	j.b = append(j.b, `},"offset":`...)
+	j.b = strconv.AppendInt(j.b, ic.Offset, 10)
+	j.b = append(j.b, `},"group":`...)
+	if g := em.Group; g == nil {
+		j.b = append(j.b, "null"...)
+	} else {
+		j.key(`{"id":`, g.ID)
+		j.party(`,"sender":`, g.Sender)
+		j.party(`,"recipient":`, g.Recipient)
+		j.key(`,"date":`, g.Date)
+		j.key(`,"time":`, g.Time)
+		j.key(`,"controlRef":`, g.ControlRef)
+		j.key(`,"agency":`, g.Agency)
+		j.key(`,"version":`, g.Version)
+		j.key(`,"release":`, g.Release)
+		j.b = append(j.b, '}')
+	}
+	j.key(`,"message":{"ref":`, em.Ref)
+	j.key(`,"type":`, em.Type)
+	j.key(`,"version":`, em.Version)
+	j.key(`,"release":`, em.Release)
+	j.key(`,"agency":`, em.Agency)
+	j.key(`,"association":`, em.Association)
+	groupRef := ""
+	if em.Group != nil {
+		groupRef = em.Group.ControlRef
+	}
+	j.key(`,"groupRef":`, groupRef)
+	j.b = append(j.b, `,"segmentCount":`...)
+	j.b = strconv.AppendInt(j.b, int64(len(em.Segments)), 10)
+	j.b = append(j.b, `,"offset":`...)
+	j.b = strconv.AppendInt(j.b, em.Offset, 10)
+	j.b = append(j.b, `},"segments":[`...)
+	for i := range em.Segments {
+		s := &em.Segments[i]
+		if len(s.Repeats) > 0 {
+			j.bad = true
+			return
+		}
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		j.key(`{"tag":`, s.Tag)
+		j.b = append(j.b, `,"elements":[`...)
+		for k, e := range s.Elements {
+			if k > 0 {
+				j.b = append(j.b, ',')
+			}
+			j.b = append(j.b, '[')
+			for c, v := range e {
+				if c > 0 {
+					j.b = append(j.b, ',')
+				}
+				j.str(v)
+			}
+			j.b = append(j.b, ']')
+		}
+		j.b = append(j.b, "]}"...)
+		if j.bad {
+			return
+		}
+	}
+	j.b = append(j.b, "]}"...)
+}
+
+func (j *jsonWriter) key(k, v string) {
+	j.b = append(j.b, k...)
+	j.str(v)
+}
+
+func (j *jsonWriter) party(k string, p edifact.Party) {
+	j.b = append(j.b, k...)
+	j.key(`{"id":`, p.ID)
+	j.key(`,"qualifier":`, p.Qualifier)
+	j.key(`,"routing":`, p.Routing)
+	j.b = append(j.b, '}')
+}
+
+func (j *jsonWriter) sep(k string, c byte) {
+	if c == 0 {
+		j.key(k, "")
+		return
+	}
+	j.key(k, string(rune(c))) // one byte below 0x80: no allocation
+}
+
+// str appends s quoted as encoding/json does without HTML escaping; a
+// byte from 0x80 up sets bad (the library converts the charset first).
+func (j *jsonWriter) str(s string) {
+	j.b = append(j.b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			continue
+		}
+		if c >= 0x80 {
+			j.bad = true
+			return
+		}
+		j.b = append(j.b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			j.b = append(j.b, '\\', c)
+		case '\b':
+			j.b = append(j.b, '\\', 'b')
+		case '\f':
+			j.b = append(j.b, '\\', 'f')
+		case '\n':
+			j.b = append(j.b, '\\', 'n')
+		case '\r':
+			j.b = append(j.b, '\\', 'r')
+		case '\t':
+			j.b = append(j.b, '\\', 't')
+		default:
+			const hex = "0123456789abcdef"
+			j.b = append(j.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		start = i + 1
+	}
+	j.b = append(j.b, s[start:]...)
+	j.b = append(j.b, '"')
 }
 
 // peekControlRef reads only the interchange header of a payload to name
