@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -85,8 +86,12 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 		// segments of one message at a time, plus the JSON of every message
 		// until the worker has published them (it publishes them together,
 		// then acks); the guard's max_size bounds that.
+		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 		r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
 			seq: strconv.FormatUint(m.Seq, 10)}
+		if led != nil && m.Header.Get(wire.HdrReplayForce) != "true" {
+			r.led, r.origin = led, origin
+		}
 		doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 		if err != nil {
 			m.outputs = nil
@@ -100,10 +105,9 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
 		}
 		if led != nil {
-			origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 			keys := LedgerKeys(m.Partner, doc)
-			if m.Header.Get(wire.HdrReplayForce) != "true" {
-				dup, err := allDuplicates(led, keys, origin)
+			if r.led != nil {
+				dup, err := r.duplicates(keys)
 				if err != nil {
 					m.outputs = nil
 					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
@@ -136,6 +140,56 @@ type renderer struct {
 	// the subject of the last message type, reused for the next message
 	// of the same type (an interchange usually holds one type)
 	typ, subject string
+
+	// led is set when the ledger must be asked: a lookup per interchange
+	// starts when its first message is handed over, and runs while the
+	// messages are rendered (it is a round trip to the server).
+	led     Ledger
+	origin  string
+	lastIch *edifact.Interchange
+	lookups []*ledgerLookup
+}
+
+type ledgerLookup struct {
+	key  LedgerKey
+	done chan struct{}
+	dup  bool
+	err  error
+}
+
+func (r *renderer) lookAhead(ich *edifact.Interchange) {
+	if r.led == nil || ich == r.lastIch {
+		return
+	}
+	r.lastIch = ich
+	l := &ledgerLookup{key: LedgerKey{Partner: r.m.Partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef},
+		done: make(chan struct{})}
+	r.lookups = append(r.lookups, l)
+	go func() {
+		defer close(l.done)
+		l.dup, l.err = r.led.Duplicate(l.key, r.origin)
+	}()
+}
+
+// duplicates reports whether every key was processed by another message
+// (an interchange is a duplicate when all its envelopes are), from the
+// lookups started during the walk;
+// a key without one (an interchange without messages) is asked now.
+func (r *renderer) duplicates(keys []LedgerKey) (bool, error) {
+	for _, k := range keys {
+		var dup bool
+		var err error
+		if i := slices.IndexFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }); i >= 0 {
+			<-r.lookups[i].done
+			dup, err = r.lookups[i].dup, r.lookups[i].err
+		} else {
+			dup, err = r.led.Duplicate(k, r.origin)
+		}
+		if err != nil || !dup {
+			return false, err
+		}
+	}
+	return len(keys) > 0, nil
 }
 
 // parsedHeaders is how many headers an output carries; the worker adds
@@ -147,6 +201,7 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 		return err
 	}
 	r.n++
+	r.lookAhead(em.Interchange)
 	body, err := messageJSON(em)
 	if err != nil {
 		return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", r.n, em.Ref, err))
@@ -390,16 +445,4 @@ func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
 		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
 	}
 	return keys
-}
-
-// allDuplicates: an interchange is a duplicate when every envelope in it
-// was processed by another message.
-func allDuplicates(l Ledger, keys []LedgerKey, origin string) (bool, error) {
-	for _, k := range keys {
-		dup, err := l.Duplicate(k, origin)
-		if err != nil || !dup {
-			return false, err
-		}
-	}
-	return len(keys) > 0, nil
 }
