@@ -51,6 +51,7 @@ type benchReport struct {
 func runBench(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "bench", "[--stage noop|parse] [--messages N] [--partitions P] [--rounds R] [--mix] [--classes 1k,100k,5m] [--json]")
 	stage := fs.String("stage", "noop", "noop: the hub's own cost with a no-op stage; parse: the real parse stage and ledger against a plain consume-publish-ack pipeline")
+	sides := fs.String("sides", "", "--stage parse: drains per round (plain,ledger,noledger; add emit for the hub publishing the same outputs without parsing)")
 	classes := fs.String("classes", "1k,100k,5m", "--stage parse: interchange sizes to run (1k: --messages of them; 100k: 1/40 as many; 5m: 1/1250, at least 16)")
 	n := fs.Int("messages", 20000, "messages per run")
 	parts := fs.Int("partitions", 8, "partitions")
@@ -68,7 +69,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	switch *stage {
 	case "noop":
 	case "parse":
-		return runParseBench(ctx, e, *n, *parts, *rounds, *classes, *cpuProfile, *stallDump, *asJSON)
+		return runParseBench(ctx, e, *n, *parts, *rounds, *classes, *sides, *cpuProfile, *stallDump, *asJSON)
 	default:
 		return usageErr("--stage %q: noop or parse", *stage)
 	}
@@ -78,6 +79,9 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	}
 	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	b.stallDir = *stallDump
+	if b.stallDir != "" { // the workers' "pull failed; retrying" says how a stall ended
+		b.log = b.log.Level(zerolog.WarnLevel)
+	}
 	defer b.close()
 	say := func(format string, a ...any) {
 		if !*asJSON {

@@ -120,6 +120,7 @@ type parseClassReport struct {
 	Sides         map[string]*parseSideReport `json:"sides"`
 	Ledger        parseRatio                  `json:"ledger_vs_plain"`
 	NoLedger      parseRatio                  `json:"noledger_vs_plain"`
+	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
 	TargetMet     bool                        `json:"target_met"`
 	CounterWrites float64                     `json:"edihub_counter_writes_total"`
 }
@@ -133,9 +134,23 @@ type parseBenchReport struct {
 	Classes    []*parseClassReport `json:"classes"`
 }
 
+// parseSides are the drains of a round; "emit" (with --sides) is the hub
+// with a stage that emits the plain side's outputs without parsing: the
+// hub's own cost around a stage that publishes.
 var parseSides = []string{"plain", "ledger", "noledger"}
 
-func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList, cpuProfile, stallDir string, asJSON bool) error {
+func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList, sides, cpuProfile, stallDir string, asJSON bool) error {
+	if sides != "" {
+		parseSides = strings.Split(sides, ",")
+		for _, s := range parseSides {
+			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit"}, s) {
+				return usageErr("--sides: %q is not one of plain, ledger, noledger, emit", s)
+			}
+		}
+		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") || !slices.Contains(parseSides, "noledger") {
+			return usageErr("--sides must hold plain, ledger and noledger")
+		}
+	}
 	all := parseClasses(n)
 	var classes []parseClass
 	for _, name := range strings.Split(classList, ",") {
@@ -208,6 +223,9 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 	for _, s := range parseSides {
 		cr.Sides[s] = &parseSideReport{}
 	}
+	if cr.Sides["emit"] == nil {
+		delete(cr.Sides, "emit")
+	}
 	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, embedded NATS in %s",
 		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, benchPartners, parts, b.dir)
 	fill := 0
@@ -222,6 +240,8 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 			switch side {
 			case "plain":
 				run, err = b.runPlainParse(ctx, fill, c.Messages, outputs)
+			case "emit":
+				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs)
 			case "ledger", "noledger":
 				var l hub.Ledger
 				if side == "ledger" {
@@ -231,7 +251,7 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 				if side == "noledger" {
 					prof = nil
 				}
-				run, err = b.runHubParse(ctx, c.Messages, l, prof)
+				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil)
 				if prof != nil {
 					*profile = nil // one profile per file: the first ledger round
 				}
@@ -258,6 +278,11 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 	plain := cr.Sides["plain"]
 	cr.Ledger = ratios(cr.Sides["ledger"], plain)
 	cr.NoLedger = ratios(cr.Sides["noledger"], plain)
+	if e, ok := cr.Sides["emit"]; ok && len(e.MsgsPerSec) > 0 {
+		r := ratios(e, plain)
+		cr.Emit = &r
+		say("  %s: hub emitting the same outputs without parsing / plain: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+	}
 	cr.CounterWrites = cr.Sides["ledger"].CounterWrites + cr.Sides["noledger"].CounterWrites
 	cr.TargetMet = cr.Ledger.Median >= 0.7 && cr.Ledger.PartitionMedian >= 0.7
 	say("  %s: ledger on / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f   target >= 0.7 %s",
@@ -472,13 +497,24 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // runHubParse runs a fresh hub with the parse stage (and led, if any) over
 // the fill until n interchanges were acked, timed from the first message
 // the stage sees to the n-th ok in the hub's own counter.
-func (b *bench) runHubParse(ctx context.Context, n int, led hub.Ledger, profile io.Writer) (parseSideRun, error) {
+func (b *bench) runHubParse(ctx context.Context, n int, led hub.Ledger, profile io.Writer, emit [][]byte) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
 	cfg := b.config()
 	cfg.SetDefaults()
 	parse := hub.ParseStage(cfg.EDIFACT, led)
+	if emit != nil {
+		parse.Handle = func(_ context.Context, m *hub.Message) error {
+			for _, body := range emit {
+				h := nats.Header{}
+				h.Set(wire.HdrPartnerID, m.Partner)
+				h.Set(wire.HdrMessageType, "INVOIC")
+				m.Emit(wire.ParsedSubject(m.Partner, "INVOIC"), h, body)
+			}
+			return nil
+		}
+	}
 	var start atomic.Int64
 	pt := newPartTimes(b.partitions)
 	stage := func(c context.Context, m *hub.Message) error {
