@@ -91,6 +91,11 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 			seq: strconv.FormatUint(m.Seq, 10)}
 		if led != nil && m.Header.Get(wire.HdrReplayForce) != "true" {
 			r.led, r.origin = led, origin
+			if len(m.Data) >= peekLedgerFrom {
+				if k, ok := peekLedgerKey(m.Partner, m.Data); ok {
+					r.lookup(k)
+				}
+			}
 		}
 		doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 		if err != nil {
@@ -162,13 +167,46 @@ func (r *renderer) lookAhead(ich *edifact.Interchange) {
 		return
 	}
 	r.lastIch = ich
-	l := &ledgerLookup{key: LedgerKey{Partner: r.m.Partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef},
-		done: make(chan struct{})}
+	r.lookup(LedgerKey{Partner: r.m.Partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
+}
+
+// lookup starts asking the ledger about k, unless it was asked already.
+func (r *renderer) lookup(k LedgerKey) {
+	if slices.ContainsFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }) {
+		return
+	}
+	l := &ledgerLookup{key: k, done: make(chan struct{})}
 	r.lookups = append(r.lookups, l)
 	go func() {
 		defer close(l.done)
 		l.dup, l.err = r.led.Duplicate(l.key, r.origin)
 	}()
+}
+
+// peekLedgerFrom is the size from which the stage reads the first
+// interchange header before the walk, so that the ledger lookup runs
+// during the whole walk: below it, a walk takes less than the lookup's
+// round trip, and the peek's reader would cost more than it saves.
+const peekLedgerFrom = 16 << 10
+
+// peekLedgerKey reads the ledger key of the first EDIFACT interchange from
+// its UNB, as peekControlRef does (two segments of bounded size at most).
+// It is only a head start: the walk's own keys decide, and a lookup for a
+// key the walk does not confirm is not used.
+func peekLedgerKey(partner string, data []byte) (LedgerKey, bool) {
+	r := edifact.NewReader(bytes.NewReader(data))
+	r.MaxSegmentLen = 4096
+	r.MaxElementLen = 512
+	for i := 0; i < 2; i++ {
+		seg, err := r.Read()
+		if err != nil {
+			return LedgerKey{}, false
+		}
+		if seg.Tag == "UNB" {
+			return LedgerKey{Partner: partner, Sender: seg.Value(2, 1), Recipient: seg.Value(3, 1), ControlRef: seg.Value(5, 1)}, true
+		}
+	}
+	return LedgerKey{}, false
 }
 
 // duplicates reports whether every key was processed by another message

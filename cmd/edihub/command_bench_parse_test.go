@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -113,6 +114,59 @@ func TestParseStageJSONIsTheLibrarys(t *testing.T) {
 			if !bytes.Equal(o.Data, want[i]) {
 				t.Errorf("%s message %d:\n got %s\nwant %s", name, i+1, o.Data, want[i])
 			}
+		}
+	}
+}
+
+// countingLedger counts lookups and answers "seen by another" for keys in dup.
+type countingLedger struct {
+	benchLedger
+	mu    sync.Mutex
+	calls map[hub.LedgerKey]int
+	dup   map[string]bool
+}
+
+func (c *countingLedger) Duplicate(k hub.LedgerKey, _ string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls[k]++
+	return c.dup[k.ControlRef], nil
+}
+
+// TestParseStageAsksTheLedgerOncePerInterchange: the lookups started
+// ahead (from the UNB of a large input, from the first message of each
+// interchange) are the ones used; no interchange is asked twice, and the
+// decision is the same as asking after the walk.
+func TestParseStageAsksTheLedgerOncePerInterchange(t *testing.T) {
+	two := append(benchInvoice("TWO1", 2, 3), benchInvoice("TWO2", 1, 3)[len("UNA:+.? '"):]...)
+	for name, tc := range map[string]struct {
+		data []byte
+		dup  map[string]bool
+		want error
+		keys int
+	}{
+		"small":          {benchInvoice("S1", 1, 7), nil, nil, 1},
+		"large (peeked)": {benchInvoice("L1", 1, 1050), nil, nil, 1},
+		"large dup":      {benchInvoice("L2", 1, 1050), map[string]bool{"L2": true}, &hub.DuplicateError{}, 1},
+		"two, one dup":   {two, map[string]bool{"TWO1": true}, nil, 2},
+		"two, both dup":  {two, map[string]bool{"TWO1": true, "TWO2": true}, &hub.DuplicateError{}, 2},
+	} {
+		led := &countingLedger{calls: map[hub.LedgerKey]int{}, dup: tc.dup}
+		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 9, Header: nats.Header{}, Data: tc.data}
+		err := hub.ParseStage(hub.EDIFACTConfig{}, led).Handle(context.Background(), m)
+		if (err == nil) != (tc.want == nil) {
+			t.Fatalf("%s: error %v, want %v", name, err, tc.want)
+		}
+		if len(led.calls) != tc.keys {
+			t.Errorf("%s: %d keys asked, want %d: %v", name, len(led.calls), tc.keys, led.calls)
+		}
+		for k, n := range led.calls {
+			if n != 1 {
+				t.Errorf("%s: %v asked %d times", name, k, n)
+			}
+		}
+		if err != nil && len(m.Outputs()) != 0 {
+			t.Errorf("%s: %d outputs left on a duplicate", name, len(m.Outputs()))
 		}
 	}
 }
