@@ -198,7 +198,19 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 	defer b.close()
 	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	b.stallDir = stallDir
-	led, err := ledger.OpenKV(ctx, b.js, nil)
+	// serve opens the ledger on the hub's own connection; with
+	// EDIHUB_BENCH_LEDGER_CONN=separate the lookups get a connection of
+	// their own (an experiment: they wait behind the outputs otherwise).
+	lj := b.js
+	if os.Getenv("EDIHUB_BENCH_LEDGER_CONN") == "separate" {
+		nc, j, err := ejs.Connect(b.url, "edihub-bench-ledger")
+		if err != nil {
+			return nil, err
+		}
+		defer nc.Close()
+		lj = j
+	}
+	led, err := ledger.OpenKV(ctx, lj, nil)
 	if err != nil {
 		return nil, err
 	}
