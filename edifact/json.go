@@ -136,9 +136,6 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 	return marshal(v)
 }
 
-// MessageJSON is m.MarshalJSON under a name that reads well at call sites.
-func MessageJSON(m *Message) ([]byte, error) { return m.MarshalJSON() }
-
 // marshal encodes without HTML escaping: "&" and ">" in partner data stay
 // readable for downstream apps (encoding/json would write \u0026).
 func marshal(v any) ([]byte, error) {

@@ -78,7 +78,7 @@ func (c *Config) setDefaults() {
 	c.DLQ.setDefaults()
 	c.Alerts.SetDefaults()
 	c.LeakProbe.setDefaults()
-	c.EDIFACT.setDefaults()
+	c.EDIFACT.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 }
 
@@ -110,7 +110,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Alerts.Validate()...)
-	errs = append(errs, c.EDIFACT.validate()...)
+	if err := c.EDIFACT.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %w", errors.Join(errs...))
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -15,54 +16,9 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// EDIFACTConfig tunes the built-in parse stage.
-type EDIFACTConfig struct {
-	// MaxSize is the largest interchange accepted, in bytes (10 MiB).
-	MaxSize int64 `yaml:"max_size"`
-	// MaxSegmentLen and MaxElementLen cap one segment and one element.
-	MaxSegmentLen int `yaml:"max_segment_len"`
-	MaxElementLen int `yaml:"max_element_len"`
-	// Lenient accepts characters outside the declared repertoire (lowercase
-	// or UTF-8 under UNOA) as warnings instead of refusing the interchange.
-	Lenient bool `yaml:"lenient"`
-	// Partners overrides max_size and lenient per partner ID.
-	Partners map[string]PartnerEDIFACT `yaml:"partners"`
-}
-
-// PartnerEDIFACT overrides the parse settings for one partner.
-type PartnerEDIFACT struct {
-	MaxSize int64 `yaml:"max_size"`
-	Lenient *bool `yaml:"lenient"`
-}
-
-// Options returns the edifact options for a partner.
-func (c EDIFACTConfig) Options(partner string) *edifact.Options {
-	o := &edifact.Options{MaxSize: c.MaxSize, MaxSegmentLen: c.MaxSegmentLen, MaxElementLen: c.MaxElementLen, Lenient: c.Lenient}
-	if p, ok := c.Partners[partner]; ok {
-		if p.MaxSize > 0 {
-			o.MaxSize = p.MaxSize
-		}
-		if p.Lenient != nil {
-			o.Lenient = *p.Lenient
-		}
-	}
-	return o
-}
-
-func (c *EDIFACTConfig) setDefaults() {
-	if c.MaxSize == 0 {
-		c.MaxSize = edifact.DefaultMaxSize
-	}
-	setInt(&c.MaxSegmentLen, edifact.DefaultMaxSegmentLen)
-	setInt(&c.MaxElementLen, edifact.DefaultMaxElementLen)
-}
-
-func (c EDIFACTConfig) validate() []error {
-	if err := c.Options("").Validate(); err != nil {
-		return []error{fmt.Errorf("edifact: %w", err)}
-	}
-	return nil
-}
+// EDIFACTConfig tunes the built-in parse stage (hub.edifact); the edifact
+// package owns it.
+type EDIFACTConfig = edifact.Config
 
 // ParseStage is the built-in stage: guard, parse and envelope checks, then
 // one JSON view per message (UNH..UNT or ST..SE) on
@@ -76,78 +32,201 @@ func (c EDIFACTConfig) validate() []error {
 func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
 		opts := cfg.Options(m.Partner)
-		// Two passes of Walk: the first validates every envelope (all or
-		// nothing), the second renders one message at a time, so memory is
-		// bounded by the largest message rather than ten times the input.
-		doc, err := edifact.Walk(m.Data, opts, nil)
-		if err != nil {
-			return PermanentError(wire.CauseSchema, err)
-		}
-		if len(doc.Messages()) == 0 {
-			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
-		}
-		var keys []LedgerKey
+		// One pass of Walk renders each message as soon as its trailer is
+		// checked. Walk may hand over messages of an interchange that fails
+		// later (a wrong UNZ count), but nothing leaves the stage before
+		// the whole input is checked: the outputs are queued on m, and the
+		// worker publishes them only when the stage returns nil (it drops
+		// the outputs of a failed attempt). All or nothing is kept without
+		// a second walk. Memory is what it was with two walks: the parsed
+		// segments of one message at a time, plus the JSON of every message
+		// until the worker has published them (it publishes them together,
+		// then acks); the guard's max_size bounds that.
 		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
-		if led != nil {
-			keys = LedgerKeys(m.Partner, doc)
-			forced := false
-			if m.Header.Get(wire.HdrReplayForce) == "true" {
-				if forced, err = led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data)); err != nil {
-					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
-				}
+		r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
+			seq: strconv.FormatUint(m.Seq, 10)}
+		// x-replay-force overrides the ledger only with the grant of an
+		// operator's forced replay: any producer can set a header.
+		forced := false
+		if led != nil && m.Header.Get(wire.HdrReplayForce) == "true" {
+			var err error
+			if forced, err = led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data)); err != nil {
+				return TransientError("", fmt.Errorf("interchange ledger: %w", err))
 			}
-			if !forced {
-				dup, err := allDuplicates(led, keys, origin)
-				if err != nil {
-					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
-				}
-				if dup {
-					return &DuplicateError{Keys: keys}
+		}
+		if led != nil && !forced {
+			r.led, r.origin = led, origin
+			if len(m.Data) >= peekLedgerFrom {
+				if k, ok := peekLedgerKey(m.Partner, m.Data); ok {
+					r.lookup(k)
 				}
 			}
 		}
-		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
-		i := 0
-		_, err = edifact.Walk(m.Data, opts, func(em *edifact.Message) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			i++
-			body, err := edifact.MessageJSON(em)
-			if err != nil {
-				return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", i, em.Ref, err))
-			}
-			ich := em.Interchange
-			if i == 1 {
-				m.MessageID = ich.ControlRef
-			}
-			h := nats.Header{}
-			h.Set(wire.HdrPartnerID, m.Partner)
-			h.Set(wire.HdrMessageID, ich.ControlRef)
-			h.Set(wire.HdrMessageRef, em.Ref)
-			h.Set(wire.HdrMessageType, em.Type)
-			h.Set(wire.HdrStandard, ich.Standard)
-			h.Set(wire.HdrOriginalSeq, strconv.FormatUint(m.Seq, 10))
-			h.Set(wire.HdrCorrelationID, corr)
-			m.Emit(wire.ParsedSubject(m.Partner, wire.SubjectToken(em.Type)), h, body)
-			return nil
-		})
+		doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 		if err != nil {
+			m.outputs = nil
 			var f *Failure
 			if errors.As(err, &f) || ctx.Err() != nil {
 				return err
 			}
 			return PermanentError(wire.CauseSchema, err)
 		}
-		// The ledger records travel with the outputs: stored together,
-		// awaited together, before the interchange is acked.
-		for _, k := range keys {
-			if rec := led.RecordMsgBy(k, origin); rec != nil {
-				m.Emit(rec.Subject, rec.Header, rec.Data)
+		if r.n == 0 {
+			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+		}
+		if led != nil {
+			keys := LedgerKeys(m.Partner, doc)
+			if r.led != nil {
+				dup, err := r.duplicates(keys)
+				if err != nil {
+					m.outputs = nil
+					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+				}
+				if dup {
+					m.outputs = nil
+					return &DuplicateError{Keys: keys}
+				}
+			}
+			// The ledger records travel with the outputs: stored together,
+			// awaited together, before the interchange is acked.
+			for _, k := range keys {
+				if rec := led.RecordMsgBy(k, origin); rec != nil {
+					m.Emit(rec.Subject, rec.Header, rec.Data)
+				}
 			}
 		}
+		m.MessageID = r.firstRef
 		return nil
 	}}
+}
+
+// renderer turns the messages of one interchange into outputs.
+type renderer struct {
+	m        *Message
+	corr     string
+	seq      string
+	n        int
+	firstRef string
+	// the subject of the last message type, reused for the next message
+	// of the same type (an interchange usually holds one type)
+	typ, subject string
+
+	// led is set when the ledger must be asked: a lookup per interchange
+	// starts when its first message is handed over, and runs while the
+	// messages are rendered (it is a round trip to the server).
+	led     Ledger
+	origin  string
+	lastIch *edifact.Interchange
+	lookups []*ledgerLookup
+}
+
+type ledgerLookup struct {
+	key  LedgerKey
+	done chan struct{}
+	dup  bool
+	err  error
+}
+
+func (r *renderer) lookAhead(ich *edifact.Interchange) {
+	if r.led == nil || ich == r.lastIch {
+		return
+	}
+	r.lastIch = ich
+	r.lookup(LedgerKey{Partner: r.m.Partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
+}
+
+// lookup starts asking the ledger about k, unless it was asked already.
+func (r *renderer) lookup(k LedgerKey) {
+	if slices.ContainsFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }) {
+		return
+	}
+	l := &ledgerLookup{key: k, done: make(chan struct{})}
+	r.lookups = append(r.lookups, l)
+	go func() {
+		defer close(l.done)
+		l.dup, l.err = r.led.Duplicate(l.key, r.origin)
+	}()
+}
+
+// peekLedgerFrom is the size from which the stage reads the first
+// interchange header before the walk, so that the ledger lookup runs
+// during the whole walk: below it, a walk takes less than the lookup's
+// round trip, and the peek's reader would cost more than it saves.
+const peekLedgerFrom = 16 << 10
+
+// peekLedgerKey reads the ledger key of the first EDIFACT interchange from
+// its UNB, as peekControlRef does (two segments of bounded size at most).
+// It is only a head start: the walk's own keys decide, and a lookup for a
+// key the walk does not confirm is not used.
+func peekLedgerKey(partner string, data []byte) (LedgerKey, bool) {
+	r := edifact.NewReader(bytes.NewReader(data))
+	r.MaxSegmentLen = 4096
+	r.MaxElementLen = 512
+	for i := 0; i < 2; i++ {
+		seg, err := r.Read()
+		if err != nil {
+			return LedgerKey{}, false
+		}
+		if seg.Tag == "UNB" {
+			return LedgerKey{Partner: partner, Sender: seg.Value(2, 1), Recipient: seg.Value(3, 1), ControlRef: seg.Value(5, 1)}, true
+		}
+	}
+	return LedgerKey{}, false
+}
+
+// duplicates reports whether every key was processed by another message
+// (an interchange is a duplicate when all its envelopes are), from the
+// lookups started during the walk;
+// a key without one (an interchange without messages) is asked now.
+func (r *renderer) duplicates(keys []LedgerKey) (bool, error) {
+	for _, k := range keys {
+		var dup bool
+		var err error
+		if i := slices.IndexFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }); i >= 0 {
+			<-r.lookups[i].done
+			dup, err = r.lookups[i].dup, r.lookups[i].err
+		} else {
+			dup, err = r.led.Duplicate(k, r.origin)
+		}
+		if err != nil || !dup {
+			return false, err
+		}
+	}
+	return len(keys) > 0, nil
+}
+
+// parsedHeaders is how many headers an output carries; the worker adds
+// Nats-Msg-Id.
+const parsedHeaders = 7
+
+func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.n++
+	r.lookAhead(em.Interchange)
+	body, err := edifact.MessageJSON(em)
+	if err != nil {
+		return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", r.n, em.Ref, err))
+	}
+	ich := em.Interchange
+	if r.n == 1 {
+		r.firstRef = ich.ControlRef
+	}
+	if em.Type != r.typ || r.subject == "" {
+		r.typ, r.subject = em.Type, wire.ParsedSubject(r.m.Partner, wire.SubjectToken(em.Type))
+	}
+	// One allocation for the values instead of one per header; room in
+	// the map for the dedupe id the worker adds.
+	v := [parsedHeaders]string{r.m.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
+	vals := v[:]
+	h := make(nats.Header, parsedHeaders+1)
+	for i, k := range [parsedHeaders]string{wire.HdrPartnerID, wire.HdrMessageID, wire.HdrMessageRef, wire.HdrMessageType,
+		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
+		h[k] = vals[i : i+1 : i+1]
+	}
+	r.m.outputs = append(r.m.outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	return nil
 }
 
 // peekControlRef reads only the interchange header of a payload to name
@@ -179,16 +258,4 @@ func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
 		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
 	}
 	return keys
-}
-
-// allDuplicates: an interchange is a duplicate when every envelope in it
-// was processed by another message.
-func allDuplicates(l Ledger, keys []LedgerKey, origin string) (bool, error) {
-	for _, k := range keys {
-		dup, err := l.Duplicate(k, origin)
-		if err != nil || !dup {
-			return false, err
-		}
-	}
-	return len(keys) > 0, nil
 }

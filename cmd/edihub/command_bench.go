@@ -45,27 +45,44 @@ type benchReport struct {
 	MixRatio         float64   `json:"mix_ratio,omitempty"`
 	MixDeadLetters   int       `json:"mix_dead_letters,omitempty"`
 	MixRetried       int       `json:"mix_retried,omitempty"`
+	PullErrors       int64     `json:"plain_pull_errors,omitempty"`
+	Stalls           int64     `json:"stalls_dumped,omitempty"`
 }
 
 func runBench(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "bench", "[--messages N] [--partitions P] [--rounds R] [--mix] [--json]")
+	fs := newFlagSet(e, "bench", "[--stage noop|parse] [--messages N] [--partitions P] [--rounds R] [--mix] [--classes 1k,100k,5m] [--json]")
+	stage := fs.String("stage", "noop", "noop: the hub's own cost with a no-op stage; parse: the real parse stage and ledger against a plain consume-publish-ack pipeline")
+	sides := fs.String("sides", "", "--stage parse: drains per round (plain,ledger,noledger; add emit for the hub publishing the same outputs without parsing)")
+	classes := fs.String("classes", "1k,100k,5m", "--stage parse: interchange sizes to run (1k: --messages of them; 100k: 1/40 as many; 5m: 1/1250, at least 16)")
 	n := fs.Int("messages", 20000, "messages per run")
 	parts := fs.Int("partitions", 8, "partitions")
 	rounds := fs.Int("rounds", 3, "alternating rounds of plain and hub (the medians are compared)")
 	mix := fs.Bool("mix", false, "also run tiered mode with 1% transient and 0.5% permanent failures against an all-healthy run")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the hub rounds to this file (go tool pprof)")
+	stallDump := fs.String("stall-dump", "", "when a run makes no progress for 2s, write a goroutine dump and the consumers' server-side state into this folder")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *n < 100 || *parts < 1 || *rounds < 1 {
 		return usageErr("--messages must be at least 100, --partitions and --rounds at least 1")
 	}
+	switch *stage {
+	case "noop":
+	case "parse":
+		return runParseBench(ctx, e, *n, *parts, *rounds, *classes, *sides, *cpuProfile, *stallDump, *asJSON)
+	default:
+		return usageErr("--stage %q: noop or parse", *stage)
+	}
 	b, err := newBench(*parts)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	b.stallDir = *stallDump
+	if b.stallDir != "" { // the workers' "pull failed; retrying" says how a stall ended
+		b.log = b.log.Level(zerolog.WarnLevel)
+	}
 	defer b.close()
 	say := func(format string, a ...any) {
 		if !*asJSON {
@@ -112,6 +129,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	// The median of alternating rounds is the figure: best-of is at the
 	// mercy of one lucky round on a shared 2-core machine.
 	say("  ratio (median hub / median plain): %.3f   target >= 0.9 %s   (best / best: %.3f)", rep.MedianRatio, mark(rep.MedianRatio >= 0.9), rep.Ratio)
+	if b.pullErrors.Load() > 0 || b.stalls.Load() > 0 {
+		say("  plain consumers went on after %d pull errors (missed heartbeats); %d stalls of 2s+ dumped", b.pullErrors.Load(), b.stalls.Load())
+	}
+	rep.PullErrors, rep.Stalls = b.pullErrors.Load(), b.stalls.Load()
 	say("  counter-store writes: %.0f for %d healthy messages (%.3f per message)   target 0 %s", rep.CounterWrites, *n**rounds, rep.WritesPerMessage, mark(rep.CounterWrites == 0))
 
 	rep.PoisonSeconds, rep.PoisonAttempts, err = b.poisonLatency(ctx)
@@ -170,6 +191,14 @@ type bench struct {
 	round      int
 	log        zerolog.Logger // warnings of the hubs under test
 	stores     []*counter.Store
+	// stallDir (--stall-dump) receives goroutine and consumer dumps of
+	// runs that stop making progress; stalls counts them.
+	stallDir string
+	stalls   atomic.Int64
+	stallSeq atomic.Int64
+	// pullErrors counts errors the plain consumers' Next returned (a
+	// missed heartbeat, a status) and went on after.
+	pullErrors atomic.Int64
 }
 
 func newBench(partitions int) (*bench, error) {
@@ -219,6 +248,13 @@ func (b *bench) publish(ctx context.Context, n int, hdr func(i int) nats.Header)
 		}
 		if _, err := b.js.PublishMsgAsync(m); err != nil {
 			return err
+		}
+		if i%1024 == 1023 { // bounded in flight: a busy machine made PublishMsgAsync give up (stalled)
+			select {
+			case <-b.js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				return errors.New("publishing timed out")
+			}
 		}
 	}
 	select {
@@ -277,7 +313,16 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 			for {
 				m, err := it.Next()
 				if err != nil {
-					return
+					if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) {
+						return
+					}
+					// A missed heartbeat (the client resets its pull
+					// accounting and pulls again on the next call) or a
+					// status: go on, as the hub's workers do. Returning here
+					// left the partition undrained and the run waiting for
+					// its 5-minute timeout.
+					b.pullErrors.Add(1)
+					continue
 				}
 				_ = m.Ack()
 				sw.tick()
@@ -292,6 +337,7 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 			it.Stop()
 		}
 	}()
+	defer b.watchStall(ctx, fmt.Sprintf("plain-r%d", round), progressOf(&done), partitionConsumers("bench-plain-r%d-p%d", b.partitions, round))()
 	select {
 	case <-finished:
 	case <-time.After(5 * time.Minute):
@@ -332,6 +378,7 @@ func (b *bench) runHub(ctx context.Context, n int, cfg hub.Config, stage hub.Han
 	rctx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
 	go func() { errc <- h.Run(rctx) }()
+	defer b.watchStall(ctx, fmt.Sprintf("hub-%d", b.round), progressOf(&done), partitionConsumers("ingest-p%d", b.partitions))()
 	select {
 	case <-finished:
 	case err := <-errc:

@@ -1,0 +1,626 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/wire"
+)
+
+// The parse bench (`edihub bench --stage parse`) measures the hub's real
+// job: guard, parse, ledger, one JSON per message to PARSED. Each round
+// fills INGEST afresh (new sequences, new control references, so neither
+// the server's dedupe window nor the ledger sees a repeat) and drains it
+// three ways over the same partitions and file store:
+//
+//	plain     durable pull consumers as the hub's (MaxAckPending=1, pull
+//	          batch 16, 5 s expiry), publishing the same number of outputs
+//	          of the same JSON bytes (rendered once beforehand) with
+//	          jetstream.PublishAll, then acking: no parsing, no ledger
+//	ledger    hub.New with hub.ParseStage and a ledger.OpenKV ledger on the
+//	          same server, default configuration: what serve runs
+//	noledger  the same without a ledger
+const benchPartners = 40
+
+// parseClass is one size of interchange.
+type parseClass struct {
+	Name     string `json:"name"`
+	Messages int    `json:"interchanges"` // per fill
+	UNH      int    `json:"messages_per_interchange"`
+	Lines    int    `json:"lines_per_message"`
+	Bytes    int    `json:"bytes_per_interchange"`
+	JSON     int    `json:"json_bytes_per_interchange"`
+}
+
+func parseClasses(small int) map[string]parseClass {
+	return map[string]parseClass{
+		"1k":   {Name: "1k", Messages: small, UNH: 1, Lines: 7},
+		"100k": {Name: "100k", Messages: max(16, small/40), UNH: 1, Lines: 1050},
+		"5m":   {Name: "5m", Messages: max(16, small/1250), UNH: 500, Lines: 100},
+	}
+}
+
+// benchInvoice is an EDIFACT interchange of ours: msgs INVOIC messages of
+// lines line items each (about 100 bytes a line), control reference ref.
+func benchInvoice(ref string, msgs, lines int) []byte {
+	b := make([]byte, 0, 256+msgs*(400+lines*110))
+	b = fmt.Appendf(b, "UNA:+.? 'UNB+UNOC:3+5412345000013:14+4012345000009:14+261130:1200+%s'", ref)
+	for m := 1; m <= msgs; m++ {
+		start := len(b)
+		b = fmt.Appendf(b, "UNH+%d+INVOIC:D:96A:UN:EAN008'BGM+380+%s-%d+9'DTM+137:20261130:102'DTM+35:20261128:102'", m, ref, m)
+		b = append(b, "RFF+ON:PO-4711-0815'NAD+BY+4012345000009::9++BUYER GMBH+HAUPTSTRASSE 1+BERLIN++10115+DE'"...)
+		b = append(b, "NAD+SU+5412345000013::9++SUPPLIER NV+KERKSTRAAT 2+GENT++9000+BE'RFF+VA:BE0123456789'CUX+2:EUR:4'"...)
+		for l := 1; l <= lines; l++ {
+			b = fmt.Appendf(b, "LIN+%d++%013d:SRS'IMD+F++:::WIDGET TYPE %d BLUE'QTY+47:%d:PCE'MOA+203:%d.%02d'PRI+AAA:%d.29'",
+				l, 4000862141404+l, l%97, l%50+1, l*13, l%100, l%40+1)
+		}
+		b = fmt.Appendf(b, "UNS+S'MOA+77:%d.50'MOA+79:%d.00'TAX+7+VAT+++:::19+S'MOA+124:%d.12'", lines*21, lines*17, lines*3)
+		segs := 0
+		for _, c := range b[start:] {
+			if c == '\'' {
+				segs++
+			}
+		}
+		b = fmt.Appendf(b, "UNT+%d+%d'", segs+1, m)
+	}
+	return fmt.Appendf(b, "UNZ+%d+%s'", msgs, ref)
+}
+
+// parseSideRun is one side's drain of one fill.
+type parseSideRun struct {
+	rate     float64
+	perPart  []float64 // msg/s of each partition, first to last message
+	writes   float64
+	failures int
+	stageMs  float64 // mean time of the pipeline (stages only) per message
+}
+
+type parseSideReport struct {
+	MsgsPerSec       []float64 `json:"msgs_per_sec"`
+	PartitionMedian  []float64 `json:"partition_median_msgs_per_sec"`
+	PartitionMin     []float64 `json:"partition_min_msgs_per_sec"`
+	CounterWrites    float64   `json:"edihub_counter_writes_total"`
+	NonOK            int       `json:"non_ok_messages,omitempty"`
+	StageMs          []float64 `json:"stage_ms_mean,omitempty"`
+	perPartitionRuns [][]float64
+}
+
+type parseRatio struct {
+	Median float64   `json:"median_ratio"`
+	Rounds []float64 `json:"round_ratios"`
+	// PartitionMedian and PartitionMin compare each partition's rate to the
+	// same partition's plain rate in the same round: the median and the
+	// worst over all partitions and rounds.
+	PartitionMedian float64 `json:"partition_ratio_median"`
+	PartitionMin    float64 `json:"partition_ratio_min"`
+}
+
+type parseClassReport struct {
+	Class         parseClass                  `json:"class"`
+	Sides         map[string]*parseSideReport `json:"sides"`
+	Ledger        parseRatio                  `json:"ledger_vs_plain"`
+	NoLedger      parseRatio                  `json:"noledger_vs_plain"`
+	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
+	TargetMet     bool                        `json:"target_met"`
+	CounterWrites float64                     `json:"edihub_counter_writes_total"`
+}
+
+type parseBenchReport struct {
+	Stage      string              `json:"stage"`
+	Partitions int                 `json:"partitions"`
+	Partners   int                 `json:"partners"`
+	Rounds     int                 `json:"rounds"`
+	Target     float64             `json:"target_ratio"`
+	Classes    []*parseClassReport `json:"classes"`
+}
+
+// parseSides are the drains of a round; "emit" (with --sides) is the hub
+// with a stage that emits the plain side's outputs without parsing: the
+// hub's own cost around a stage that publishes.
+var parseSides = []string{"plain", "ledger", "noledger"}
+
+func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList, sides, cpuProfile, stallDir string, asJSON bool) error {
+	if sides != "" {
+		parseSides = strings.Split(sides, ",")
+		for _, s := range parseSides {
+			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit"}, s) {
+				return usageErr("--sides: %q is not one of plain, ledger, noledger, emit", s)
+			}
+		}
+		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") || !slices.Contains(parseSides, "noledger") {
+			return usageErr("--sides must hold plain, ledger and noledger")
+		}
+	}
+	all := parseClasses(n)
+	var classes []parseClass
+	for _, name := range strings.Split(classList, ",") {
+		c, ok := all[strings.TrimSpace(name)]
+		if !ok {
+			return usageErr("--classes: %q is not one of 1k, 100k, 5m", name)
+		}
+		classes = append(classes, c)
+	}
+	say := func(format string, a ...any) {
+		if !asJSON {
+			fmt.Fprintf(e.stdout, format+"\n", a...)
+		}
+	}
+	var profile io.Writer
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return usageErr("--cpuprofile: %v", err)
+		}
+		defer f.Close()
+		profile = f
+	}
+	const target = 0.7
+	rep := parseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target}
+	for _, c := range classes {
+		cr, err := runParseClass(ctx, e, c, parts, rounds, &profile, stallDir, say)
+		if err != nil {
+			return failedErr("%s: %v", c.Name, err)
+		}
+		rep.Classes = append(rep.Classes, cr)
+	}
+	if asJSON {
+		out, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintln(e.stdout, string(out))
+	}
+	return nil
+}
+
+func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int, profile *io.Writer, stallDir string, say func(string, ...any)) (*parseClassReport, error) {
+	b, err := newBench(parts)
+	if err != nil {
+		return nil, err
+	}
+	defer b.close()
+	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	b.stallDir = stallDir
+	// serve opens the ledger on the hub's own connection; with
+	// EDIHUB_BENCH_LEDGER_CONN=separate the lookups get a connection of
+	// their own (an experiment: they wait behind the outputs otherwise).
+	lj := b.js
+	if os.Getenv("EDIHUB_BENCH_LEDGER_CONN") == "separate" {
+		nc, j, err := ejs.Connect(b.url, "edihub-bench-ledger")
+		if err != nil {
+			return nil, err
+		}
+		defer nc.Close()
+		lj = j
+	}
+	led, err := ledger.OpenKV(ctx, lj, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.provision(ctx, b.config()); err != nil {
+		return nil, err
+	}
+	// The plain side publishes the outputs of one rendering of the class's
+	// interchange for every message: the same count and sizes of JSON the
+	// hub publishes (the control reference differs by a few digits).
+	sample := benchInvoice("R000000000", c.UNH, c.Lines)
+	c.Bytes = len(sample)
+	var outputs [][]byte
+	if _, err := edifact.Walk(sample, nil, func(m *edifact.Message) error {
+		j, err := edifact.MessageJSON(m)
+		outputs = append(outputs, j)
+		c.JSON += len(j)
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("sample interchange: %w", err)
+	}
+	cr := &parseClassReport{Class: c, Sides: map[string]*parseSideReport{}}
+	for _, s := range parseSides {
+		cr.Sides[s] = &parseSideReport{}
+	}
+	if cr.Sides["emit"] == nil {
+		delete(cr.Sides, "emit")
+	}
+	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, embedded NATS in %s",
+		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, benchPartners, parts, b.dir)
+	fill := 0
+	for r := 1; r <= rounds; r++ {
+		for _, side := range parseSides {
+			fill++
+			if err := b.fillParse(ctx, c, fill); err != nil {
+				return nil, fmt.Errorf("fill: %w", err)
+			}
+			var run parseSideRun
+			var err error
+			switch side {
+			case "plain":
+				run, err = b.runPlainParse(ctx, fill, c.Messages, outputs)
+			case "emit":
+				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs)
+			case "ledger", "noledger":
+				var l hub.Ledger
+				if side == "ledger" {
+					l = led
+				}
+				prof := *profile
+				if side == "noledger" {
+					prof = nil
+				}
+				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil)
+				if prof != nil {
+					*profile = nil // one profile per file: the first ledger round
+				}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("round %d %s: %w", r, side, err)
+			}
+			sr := cr.Sides[side]
+			sr.MsgsPerSec = append(sr.MsgsPerSec, run.rate)
+			sr.PartitionMedian = append(sr.PartitionMedian, median(run.perPart))
+			sr.PartitionMin = append(sr.PartitionMin, minOf(run.perPart))
+			sr.perPartitionRuns = append(sr.perPartitionRuns, run.perPart)
+			sr.CounterWrites += run.writes
+			sr.NonOK += run.failures
+			stageNote := ""
+			if side != "plain" {
+				sr.StageMs = append(sr.StageMs, run.stageMs)
+				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart))
+			}
+			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f%s%s", r, side, run.rate,
+				median(run.perPart), minOf(run.perPart), stageNote, failNote(run.failures))
+		}
+	}
+	plain := cr.Sides["plain"]
+	cr.Ledger = ratios(cr.Sides["ledger"], plain)
+	cr.NoLedger = ratios(cr.Sides["noledger"], plain)
+	if e, ok := cr.Sides["emit"]; ok && len(e.MsgsPerSec) > 0 {
+		r := ratios(e, plain)
+		cr.Emit = &r
+		say("  %s: hub emitting the same outputs without parsing / plain: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+	}
+	cr.CounterWrites = cr.Sides["ledger"].CounterWrites + cr.Sides["noledger"].CounterWrites
+	cr.TargetMet = cr.Ledger.Median >= 0.7 && cr.Ledger.PartitionMedian >= 0.7
+	say("  %s: ledger on / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f   target >= 0.7 %s",
+		c.Name, cr.Ledger.Median, fmtList(cr.Ledger.Rounds), cr.Ledger.PartitionMedian, cr.Ledger.PartitionMin, mark(cr.TargetMet))
+	say("  %s: ledger off / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f",
+		c.Name, cr.NoLedger.Median, fmtList(cr.NoLedger.Rounds), cr.NoLedger.PartitionMedian, cr.NoLedger.PartitionMin)
+	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
+		c.Name, cr.CounterWrites, 2*rounds*c.Messages, mark(cr.CounterWrites == 0))
+	return cr, nil
+}
+
+func failNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("   (%d not ok!)", n)
+}
+
+func fmtList(xs []float64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.FormatFloat(x, 'f', 3, 64)
+	}
+	return strings.Join(s, " ")
+}
+
+func minOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return slices.Min(xs)
+}
+
+func ratios(side, plain *parseSideReport) parseRatio {
+	r := parseRatio{Median: median(side.MsgsPerSec) / median(plain.MsgsPerSec)}
+	var per []float64
+	for i := range side.MsgsPerSec {
+		r.Rounds = append(r.Rounds, side.MsgsPerSec[i]/plain.MsgsPerSec[i])
+		for p := range side.perPartitionRuns[i] {
+			if p < len(plain.perPartitionRuns[i]) && plain.perPartitionRuns[i][p] > 0 {
+				per = append(per, side.perPartitionRuns[i][p]/plain.perPartitionRuns[i][p])
+			}
+		}
+	}
+	if len(per) > 0 {
+		r.PartitionMedian, r.PartitionMin = median(per), slices.Min(per)
+	}
+	return r
+}
+
+// fillParse empties INGEST and PARSED and publishes c.Messages fresh
+// interchanges over benchPartners partners; the control references are
+// unique per fill, so the ledger never sees a repeat.
+func (b *bench) fillParse(ctx context.Context, c parseClass, fill int) error {
+	for _, s := range []string{wire.DefaultIngestStream, wire.DefaultParsedStream} {
+		st, err := b.js.Stream(ctx, s)
+		if err != nil {
+			return err
+		}
+		if err := st.Purge(ctx); err != nil {
+			return err
+		}
+	}
+	tmpl := benchInvoice("R000000000", c.UNH, c.Lines)
+	for i := 0; i < c.Messages; i++ {
+		// Same length every time: only the digits of the reference change.
+		data := []byte(strings.ReplaceAll(string(tmpl), "R000000000", fmt.Sprintf("R%03d%06d", fill%1000, i)))
+		m := &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%benchPartners)), Data: data}
+		if _, err := b.js.PublishMsgAsync(m); err != nil {
+			return err
+		}
+		if i%64 == 63 { // bound what is in flight for the large classes
+			select {
+			case <-b.js.PublishAsyncComplete():
+			case <-time.After(time.Minute):
+				return errors.New("publishing timed out")
+			}
+		}
+	}
+	select {
+	case <-b.js.PublishAsyncComplete():
+		return nil
+	case <-time.After(time.Minute):
+		return errors.New("publishing timed out")
+	}
+}
+
+// partTimes records per partition the time of its first and last message
+// and the count, at the same point of every message's cycle, so that
+// (count-1)/(last-first) is the partition's cycle rate.
+type partTimes struct {
+	mu    sync.Mutex
+	first []time.Time
+	last  []time.Time
+	n     []int
+}
+
+func newPartTimes(parts int) *partTimes {
+	return &partTimes{first: make([]time.Time, parts), last: make([]time.Time, parts), n: make([]int, parts)}
+}
+
+func (p *partTimes) tick(part int) {
+	now := time.Now()
+	p.mu.Lock()
+	if p.n[part] == 0 {
+		p.first[part] = now
+	}
+	p.last[part] = now
+	p.n[part]++
+	p.mu.Unlock()
+}
+
+func (p *partTimes) rates() []float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []float64
+	for i := range p.n {
+		if p.n[i] > 1 {
+			out = append(out, float64(p.n[i]-1)/p.last[i].Sub(p.first[i]).Seconds())
+		}
+	}
+	return out
+}
+
+// runPlainParse drains INGEST with plain consumers that publish outputs
+// (PublishAll, same dedupe ids as the hub's) and ack after the acks.
+func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte) (parseSideRun, error) {
+	var done atomic.Int64
+	var start, end atomic.Int64
+	finished := make(chan struct{})
+	failed := make(chan error, b.partitions)
+	pt := newPartTimes(b.partitions)
+	var iters []js.MessagesContext
+	var wg sync.WaitGroup
+	for p := 0; p < b.partitions; p++ {
+		name := fmt.Sprintf("bench-plain-f%d-p%d", fill, p)
+		c, err := b.js.CreateOrUpdateConsumer(ctx, wire.DefaultIngestStream, js.ConsumerConfig{
+			Durable: name, FilterSubject: wire.IngestPartitionFilter(p),
+			AckPolicy: js.AckExplicitPolicy, MaxAckPending: 1,
+		})
+		if err != nil {
+			return parseSideRun{}, err
+		}
+		defer func() { _ = b.js.DeleteConsumer(context.Background(), wire.DefaultIngestStream, name) }()
+		it, err := c.Messages(js.PullMaxMessages(16), js.PullExpiry(5*time.Second)) // as the hub's workers
+		if err != nil {
+			return parseSideRun{}, err
+		}
+		iters = append(iters, it)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				m, err := it.Next()
+				if err != nil {
+					if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) {
+						return
+					}
+					// A missed heartbeat or a status: the hub's loop goes on,
+					// and so does this one.
+					b.pullErrors.Add(1)
+					continue
+				}
+				start.CompareAndSwap(0, time.Now().UnixNano())
+				pt.tick(p)
+				md, err := m.Metadata()
+				if err != nil {
+					failed <- err
+					return
+				}
+				_, partner, _ := wire.ParseIngestSubject(m.Subject())
+				msgs := make([]*nats.Msg, len(outputs))
+				for i, body := range outputs {
+					h := nats.Header{}
+					h.Set(wire.HdrPartnerID, partner)
+					h.Set(wire.HdrMessageType, "INVOIC")
+					msgs[i] = &nats.Msg{Subject: wire.ParsedSubject(partner, "INVOIC"), Header: h, Data: body}
+				}
+				pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err = ejs.PublishAll(pctx, b.js, msgs, func(i int) string { return wire.OutputMsgID(md.Stream, md.Sequence.Stream, i) })
+				cancel()
+				if err != nil {
+					failed <- err
+					return
+				}
+				_ = m.Ack()
+				if done.Add(1) == int64(n) {
+					end.Store(time.Now().UnixNano())
+					close(finished)
+				}
+			}
+		}()
+	}
+	defer func() {
+		for _, it := range iters {
+			it.Stop()
+		}
+		wg.Wait()
+	}()
+	defer b.watchStall(ctx, fmt.Sprintf("plain-f%d", fill), progressOf(&done), partitionConsumers("bench-plain-f%d-p%d", b.partitions, fill))()
+	select {
+	case <-finished:
+	case err := <-failed:
+		return parseSideRun{}, err
+	case <-time.After(5 * time.Minute):
+		return parseSideRun{}, fmt.Errorf("plain consumers did not finish in 5 minutes (%d of %d)", done.Load(), n)
+	}
+	d := time.Duration(end.Load() - start.Load())
+	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates()}, nil
+}
+
+// runHubParse runs a fresh hub with the parse stage (and led, if any) over
+// the fill until n interchanges were acked, timed from the first message
+// the stage sees to the n-th ok in the hub's own counter.
+func (b *bench) runHubParse(ctx context.Context, n int, led hub.Ledger, profile io.Writer, emit [][]byte) (parseSideRun, error) {
+	for p := 0; p < b.partitions; p++ {
+		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
+	}
+	cfg := b.config()
+	cfg.SetDefaults()
+	parse := hub.ParseStage(cfg.EDIFACT, led)
+	if emit != nil {
+		parse.Handle = func(_ context.Context, m *hub.Message) error {
+			for _, body := range emit {
+				h := nats.Header{}
+				h.Set(wire.HdrPartnerID, m.Partner)
+				h.Set(wire.HdrMessageType, "INVOIC")
+				m.Emit(wire.ParsedSubject(m.Partner, "INVOIC"), h, body)
+			}
+			return nil
+		}
+	}
+	var start atomic.Int64
+	pt := newPartTimes(b.partitions)
+	stage := func(c context.Context, m *hub.Message) error {
+		start.CompareAndSwap(0, time.Now().UnixNano())
+		pt.tick(m.Partition)
+		return parse.Handle(c, m)
+	}
+	h, reg, err := b.newHub(cfg, stage)
+	if err != nil {
+		return parseSideRun{}, err
+	}
+	if profile != nil {
+		if err := pprof.StartCPUProfile(profile); err != nil {
+			return parseSideRun{}, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- h.Run(rctx) }()
+	var progress atomic.Int64
+	defer b.watchStall(ctx, "hub-parse", progress.Load, partitionConsumers("ingest-p%d", b.partitions))()
+	deadline := time.After(5 * time.Minute)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	var end time.Time
+	var ok, notOK float64
+	for end.IsZero() {
+		select {
+		case <-tick.C:
+			ok, notOK = pipelineOutcomes(reg)
+			progress.Store(int64(ok + notOK))
+			if ok+notOK >= float64(n) {
+				end = time.Now()
+			}
+		case err := <-errc:
+			return parseSideRun{}, fmt.Errorf("hub stopped: %v", err)
+		case <-deadline:
+			return parseSideRun{}, fmt.Errorf("hub did not finish in 5 minutes (%.0f of %d)", ok+notOK, n)
+		}
+	}
+	d := end.Sub(time.Unix(0, start.Load()))
+	cancel()
+	<-errc
+	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates(),
+		writes: gather(reg, "edihub_counter_writes_total"), failures: int(notOK), stageMs: 1000 * histogramMean(reg, "edihub_pipeline_processing_duration_seconds")}, nil
+}
+
+// pipelineOutcomes returns the messages that left their partition ok, and
+// those that left otherwise (dead letter, poison, duplicate).
+func pipelineOutcomes(reg *prometheus.Registry) (ok, other float64) {
+	mfs, _ := reg.Gather()
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "edihub_pipeline_messages_total":
+			for _, m := range mf.GetMetric() {
+				outcome := ""
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "outcome" {
+						outcome = l.GetValue()
+					}
+				}
+				switch outcome {
+				case "ok":
+					ok += m.GetCounter().GetValue()
+				case "retry":
+				default:
+					other += m.GetCounter().GetValue()
+				}
+			}
+		case "edihub_pipeline_duplicate_interchanges_total":
+			for _, m := range mf.GetMetric() {
+				other += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return ok, other
+}
+
+func histogramMean(reg *prometheus.Registry, name string) float64 {
+	mfs, _ := reg.Gather()
+	var sum float64
+	var count uint64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetHistogram().GetSampleSum()
+				count += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if count == 0 {
+		return 0
+	}
+	return sum / float64(count)
+}
