@@ -73,10 +73,23 @@ const (
 // collides with nothing. 3-field (legacy) encodings get their own prefix.
 func kvKey(encoded []byte) string {
 	sum := sha256.Sum256(encoded)
-	if countFields(encoded) == 3 {
+	switch countFields(encoded) {
+	case 3:
 		return kvLegacyPrefix + hex.EncodeToString(sum[:])
+	case 4:
+		// Grouped by partner (ix.<partner token>.<hash>) so that one
+		// partner's entries can be read at once (see cache.go).
+		l, w := binary.Uvarint(encoded)
+		return partnerPrefix(string(encoded[w:w+int(l)])) + hex.EncodeToString(sum[:])
 	}
 	return kvPrefix + hex.EncodeToString(sum[:])
+}
+
+// partnerPrefix is the key prefix of one partner's entries: a hash of the
+// partner, since a partner id may hold bytes a KV key may not.
+func partnerPrefix(partner string) string {
+	sum := sha256.Sum256([]byte(partner))
+	return kvPrefix + hex.EncodeToString(sum[:8]) + "."
 }
 
 // Ledger is what both stores do; the hub's parse stage needs Seen and

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -29,6 +30,9 @@ type KVOptions struct {
 	Timeout time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// NoCache makes every Duplicate ask the server (see cache.go); for
+	// stores whose process is not the only writer of a partner's entries.
+	NoCache bool
 }
 
 func (o *KVOptions) setDefaults() {
@@ -84,6 +88,13 @@ type KVStore struct {
 
 	legacyUntil atomic.Int64 // unix ns: partner-less entries may exist until then
 	legacyRead  atomic.Int64 // unix ns of the last read of the flag
+
+	// caches hold each partner's keys (cache.go); nil: every lookup asks
+	// the server.
+	cacheMu sync.Mutex
+	caches  map[string]*partnerCache
+	// localAnswers counts Duplicate answers given without the server.
+	localAnswers atomic.Int64
 }
 
 // OpenKV creates or updates the ledger bucket and returns a store on it.
@@ -109,6 +120,9 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 		return nil, fmt.Errorf("open ledger bucket %s: %w", o.Bucket, err)
 	}
 	s := &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + "."}
+	if !o.NoCache {
+		s.caches = map[string]*partnerCache{}
+	}
 	if err := s.readLegacyFlag(ctx); err != nil {
 		return nil, err
 	}
@@ -158,7 +172,13 @@ func (s *KVStore) RecordMsg(k Key) *nats.Msg { return s.RecordMsgBy(k, "") }
 // again after a partial failure, Duplicate does not count the entry
 // against it, so its outputs are published again rather than lost.
 func (s *KVStore) RecordMsgBy(k Key, origin string) *nats.Msg {
-	return s.entryMsg(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL, origin)
+	key, now := kvKey(k.bytes()), s.opts.Now()
+	if s.caches != nil {
+		if pc, err := s.cacheFor(k.Partner); err == nil {
+			pc.add(key, now) // the server decides if it is asked about it
+		}
+	}
+	return s.entryMsg(key, now, s.opts.TTL, origin)
 }
 
 // entryMsg's value is the record time, then a space and the origin if any.
@@ -208,6 +228,19 @@ func (s *KVStore) Recorded(k Key) (time.Time, error) {
 // Duplicate reports whether k was recorded within the TTL by a message
 // other than origin (an entry without an origin counts as another's).
 func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
+	if s.caches != nil {
+		pc, err := s.cacheFor(k.Partner)
+		if err != nil {
+			return false, err
+		}
+		ctx, cancel := s.ctx()
+		legacy := s.legacyActive(ctx)
+		cancel()
+		if !legacy && !pc.cached(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL) {
+			s.localAnswers.Add(1)
+			return false, nil // not in the bucket: no round trip
+		}
+	}
 	at, by, err := s.lookup(k)
 	return !at.IsZero() && (by == "" || by != origin), err
 }

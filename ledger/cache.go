@@ -1,0 +1,98 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The hub asks the ledger about every interchange, and a round trip to the
+// server per message is most of the parse stage's cost. But one partner's
+// interchanges are all processed by the worker of one partition, which
+// writes their entries through this store: so the store reads a partner's
+// entries once (a watch of ix.<partner>.*, the first time the partner is
+// asked about) and then keeps them as it records. A key it does not hold
+// is not in the bucket, and the answer costs no round trip; a key it holds
+// is checked on the server, which decides (an entry whose publish failed
+// is only in the cache). Duplicates are rare, so nearly every answer is
+// local. This holds while one process writes a partner's entries — one
+// hub, or several that own a partition one at a time and start with an
+// empty cache when they take one over.
+
+// partnerCache is what the store knows of one partner's keys.
+type partnerCache struct {
+	once sync.Once
+	err  error
+
+	mu   sync.Mutex
+	keys map[string]time.Time // KV key → when recorded
+}
+
+// cacheFor returns the loaded cache of a partner, reading the partner's
+// entries on first use.
+func (s *KVStore) cacheFor(partner string) (*partnerCache, error) {
+	s.cacheMu.Lock()
+	pc := s.caches[partner]
+	if pc == nil {
+		pc = &partnerCache{keys: map[string]time.Time{}}
+		s.caches[partner] = pc
+	}
+	s.cacheMu.Unlock()
+	pc.once.Do(func() { pc.err = s.loadPartner(partner, pc) })
+	if pc.err != nil {
+		return nil, pc.err
+	}
+	return pc, nil
+}
+
+// loadPartner reads every current entry of a partner.
+func (s *KVStore) loadPartner(partner string, pc *partnerCache) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := s.kv.Watch(ctx, partnerPrefix(partner)+"*", jetstream.IgnoreDeletes())
+	if err != nil {
+		return fmt.Errorf("ledger: read the entries of %q: %w", partner, err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("ledger: read the entries of %q: watch closed", partner)
+			}
+			if e == nil { // every current entry has been seen
+				return nil
+			}
+			v, _, _ := strings.Cut(string(e.Value()), " ")
+			if at, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				pc.mu.Lock()
+				pc.keys[e.Key()] = at
+				pc.mu.Unlock()
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("ledger: read the entries of %q: %w", partner, ctx.Err())
+		}
+	}
+}
+
+// cached reports whether the cache holds a live entry for key.
+func (pc *partnerCache) cached(key string, now time.Time, ttl time.Duration) bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	at, ok := pc.keys[key]
+	if ok && now.Sub(at) >= ttl {
+		delete(pc.keys, key)
+		return false
+	}
+	return ok
+}
+
+func (pc *partnerCache) add(key string, at time.Time) {
+	pc.mu.Lock()
+	pc.keys[key] = at
+	pc.mu.Unlock()
+}

@@ -1,0 +1,53 @@
+package ledger
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+// The hub asks about every interchange; the answer for a key the partner
+// never sent costs no round trip, a key the store holds is checked on the
+// server, and a record whose publish never happened is no duplicate.
+func TestKVCacheAnswersLocallyAndTheServerDecides(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	stored := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "1"}
+	if _, err := js.PublishMsg(context.Background(), s.RecordMsgBy(stored, "INGEST:1")); err != nil {
+		t.Fatal(err)
+	}
+	if dup, err := s.Duplicate(stored, "INGEST:2"); err != nil || !dup {
+		t.Fatalf("stored key: %v %v", dup, err)
+	}
+	before := s.localAnswers.Load()
+	fresh := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "2"}
+	if dup, err := s.Duplicate(fresh, "INGEST:3"); err != nil || dup {
+		t.Fatalf("fresh key: %v %v", dup, err)
+	}
+	if s.localAnswers.Load() != before+1 {
+		t.Fatal("a key the partner never sent went to the server")
+	}
+	// Recorded in the cache, but its publish never happened (the attempt
+	// failed): the server says no.
+	tentative := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "3"}
+	_ = s.RecordMsgBy(tentative, "INGEST:4")
+	if dup, err := s.Duplicate(tentative, "INGEST:5"); err != nil || dup {
+		t.Fatalf("unpublished record: %v %v", dup, err)
+	}
+	// Another process (a restart) reads the partner's entries from the bucket.
+	s2 := openKV(t, js, nil)
+	if dup, err := s2.Duplicate(stored, "INGEST:2"); err != nil || !dup {
+		t.Fatalf("after a restart: %v %v", dup, err)
+	}
+	if dup, _ := s2.Duplicate(fresh, "INGEST:3"); dup || s2.localAnswers.Load() != 1 {
+		t.Fatalf("after a restart, fresh key: %v, local answers %d", dup, s2.localAnswers.Load())
+	}
+	// Another partner's identical control reference is its own.
+	other := stored
+	other.Partner = "GLOBEX"
+	if dup, _ := s2.Duplicate(other, "INGEST:9"); dup {
+		t.Fatal("another partner's key counted as a duplicate")
+	}
+}
