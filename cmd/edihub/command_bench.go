@@ -153,6 +153,10 @@ func runBench(ctx context.Context, e *env, args []string) error {
 		out, _ := json.MarshalIndent(rep, "", "  ")
 		fmt.Fprintln(e.stdout, string(escape.JSONBytes(out)))
 	}
+	if rep.MedianRatio < 0.9 || rep.CounterWrites != 0 || *mix && rep.MixRatio < 0.9 {
+		// A benchmark that missed its target says so in its exit code.
+		return failedErr("target missed (see MISSED above)")
+	}
 	return nil
 }
 

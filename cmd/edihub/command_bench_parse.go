@@ -21,6 +21,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
@@ -185,7 +186,16 @@ func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList,
 	}
 	if asJSON {
 		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(e.stdout, string(out))
+		fmt.Fprintln(e.stdout, string(escape.JSONBytes(out)))
+	}
+	var missed []string
+	for _, cr := range rep.Classes {
+		if !cr.TargetMet || cr.CounterWrites != 0 {
+			missed = append(missed, cr.Class.Name)
+		}
+	}
+	if len(missed) > 0 { // a benchmark that missed its target says so in its exit code
+		return failedErr("target missed for %s", strings.Join(missed, ", "))
 	}
 	return nil
 }

@@ -75,7 +75,7 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 
 	nc, j, err := connectWith(*server, "edihub-bridge", auth.clientAuth(e.getenv))
 	if err != nil {
-		return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+		return hubDownErr(err)
 	}
 	defer nc.Close()
 	b, err := bridge.New(cfg, nc, j, log, reg)

@@ -114,7 +114,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 	}
 	nc, j, err := f.clientFlags.connect(client)
 	if err != nil {
-		return nil, unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+		return nil, hubDownErr(err)
 	}
 	actor := f.actor
 	if actor == "" {

@@ -99,7 +99,7 @@ func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action
 	}
 	nc, j, err := p.cf.connect("edihub-poison")
 	if err != nil {
-		return unreachableErr(err)
+		return hubDownErr(err)
 	}
 	defer nc.Close()
 	p.js = j

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -44,9 +45,19 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	if fs.NArg() == 0 {
 		return usageErr("name at least one file to send")
 	}
+	// A file that is not there is a usage mistake, said before anything is
+	// sent (as edifact check does), not a send that failed.
+	for _, f := range fs.Args() {
+		if f == "-" {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			return usageErr("%s: %v", escape.Line(f), errors.Unwrap(err))
+		}
+	}
 	nc, j, err := cf.connect("edihub-send")
 	if err != nil {
-		return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+		return hubDownErr(err)
 	}
 	defer nc.Close()
 

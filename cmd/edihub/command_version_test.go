@@ -17,19 +17,3 @@ func TestVersionNamesTheBuild(t *testing.T) {
 		t.Fatalf("version --json: %d %q", code, out)
 	}
 }
-
-// Under --json a failure is a JSON document on stdout too, with the exit
-// code the command returns (the message also goes to stderr).
-func TestJSONErrorsAreDocuments(t *testing.T) {
-	out, errOut, code := runCmd(t, "dlq", "ls", "--json", "--server", "nats://127.0.0.1:1")
-	var doc struct {
-		Error    string `json:"error"`
-		ExitCode int    `json:"exit_code"`
-	}
-	if code != exitUsage || errOut == "" || json.Unmarshal([]byte(out), &doc) != nil || doc.Error == "" || doc.ExitCode != code {
-		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	if out, _, _ := runCmd(t, "dlq", "ls", "--server", "nats://127.0.0.1:1"); out != "" {
-		t.Fatalf("without --json stdout stays empty: %q", out)
-	}
-}

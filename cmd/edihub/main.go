@@ -63,6 +63,11 @@ func unreachableErr(err error) error {
 	return &exitError{code: exitUsage, err: err}
 }
 
+// hubDownErr is the one message for a hub that cannot be reached.
+func hubDownErr(err error) error {
+	return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
+}
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, &env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}, os.Args[1:])
