@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/edihub/edihub/hub"
+	"github.com/nats-io/nats.go"
 )
 
 // Under --json a failure is a JSON document on stdout too, with the exit
@@ -41,6 +45,26 @@ func TestExitCodesAgree(t *testing.T) {
 	} {
 		if _, errOut, code := runCmd(t, args...); code != exitUsage || !strings.Contains(errOut, "is the hub running?") {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}
+
+// edifact json --as-parsed prints exactly the payloads the parse stage
+// publishes, one array element per message.
+func TestEdifactJSONAsParsed(t *testing.T) {
+	data := "UNA:+.? 'UNB+UNOC:3+S:14+R:14+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'UNT+3+1'UNH+2+ORDERS:D:96A:UN'BGM+220+2+9'UNT+3+2'UNZ+2+R1'"
+	code, out, errOut := runEdifactCmd(t, data, "json", "--as-parsed", "-")
+	var msgs []json.RawMessage
+	if code != exitOK || json.Unmarshal([]byte(out), &msgs) != nil || len(msgs) != 2 {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
+	}
+	m := &hub.Message{Partner: "ACME", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: []byte(data)}
+	if err := hub.ParseStage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range m.Outputs() {
+		if string(o.Data) != string(msgs[i]) {
+			t.Fatalf("message %d:\n printed %s\npublished %s", i+1, msgs[i], o.Data)
 		}
 	}
 }

@@ -258,9 +258,10 @@ func singleLine(s string) string {
 }
 
 func runEdifactJSON(e *env, args []string) error {
-	fs := newFlagSet(e, "edifact json", "[--lenient] [--max-size N] FILE")
+	fs := newFlagSet(e, "edifact json", "[--as-parsed] [--lenient] [--max-size N] FILE")
 	var f edifactFlags
 	f.register(fs, false)
+	asParsed := fs.Bool("as-parsed", false, "a JSON array of the messages, each exactly the payload the hub publishes on edi.parsed.<partner>.<type>")
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -284,6 +285,9 @@ func runEdifactJSON(e *env, args []string) error {
 		_, err := edifact.GuardReaderAt(bytes.NewReader(nil), size, f.options())
 		return failedErr("%s: %v", files[0], err)
 	}
+	if *asParsed {
+		return printAsParsed(e, files[0], data, f.options())
+	}
 	doc, err := edifact.Parse(data, f.options())
 	if err != nil {
 		return failedErr("%s: %v", files[0], err)
@@ -299,6 +303,27 @@ func runEdifactJSON(e *env, args []string) error {
 	}
 	out.WriteByte('\n')
 	_, err = e.stdout.Write(escape.JSONBytes(out.Bytes()))
+	return err
+}
+
+// printAsParsed prints the messages as the parse stage renders them: one
+// JSON document (an array), each element the bytes of one edi.parsed
+// payload. As in the hub, nothing is printed unless the whole input passes.
+func printAsParsed(e *env, name string, data []byte, opts *edifact.Options) error {
+	var msgs [][]byte
+	if _, err := edifact.Walk(data, opts, func(m *edifact.Message) error {
+		b, err := edifact.MessageJSON(m)
+		msgs = append(msgs, b)
+		return err
+	}); err != nil {
+		return failedErr("%s: %v", name, err)
+	}
+	if len(msgs) == 0 {
+		return failedErr("%s: the interchange holds no message", name)
+	}
+	out := append([]byte("[\n"), bytes.Join(msgs, []byte(",\n"))...)
+	out = append(out, "\n]\n"...)
+	_, err := e.stdout.Write(escape.JSONBytes(out))
 	return err
 }
 
