@@ -68,3 +68,16 @@ func TestEdifactJSONAsParsed(t *testing.T) {
 		}
 	}
 }
+
+// poison's help reads once and exits 0; a missing subcommand is exit 2.
+func TestPoisonHelp(t *testing.T) {
+	for _, args := range [][]string{{"poison", "-h"}, {"poison", "ticket", "--help"}, {"poison", "show", "-h"}} {
+		_, errOut, code := runCmd(t, args...)
+		if code != exitOK || !strings.Contains(errOut, "Usage: edihub poison") || strings.Contains(errOut, "ls ls") {
+			t.Errorf("%v: exit %d\n%s", args, code, errOut)
+		}
+	}
+	if _, _, code := runCmd(t, "poison"); code != exitUsage {
+		t.Errorf("poison without a subcommand: exit %d", code)
+	}
+}

@@ -22,10 +22,23 @@ func init() {
 	register(command{name: "poison", summary: "quarantined messages: ls, show, reanalyse, ticket ack|close", run: runPoison})
 }
 
-const poisonUsage = `ls | show ID | reanalyse ID | ticket ack|close ID --note TEXT [--actor NAME]
+const poisonUsage = `Usage: edihub poison <subcommand> [flags]
+
+  ls                                       quarantined messages with their analysis and ticket
+  show ID [--rows N]                       the forensic report, the ticket and the payload
+  reanalyse ID                             run the sandbox again on the stored payload
+  ticket ack|close ID --note TEXT          move the ticket on (audited)
 
 IDs are POISON:<seq> (the poison stream's sequence), a report key
-(INGEST/42) or a ticket ID (T-INGEST-42).`
+(INGEST/42) or a ticket ID (T-INGEST-42). 'edihub poison <subcommand> -h'
+lists its flags.
+`
+
+// poisonSubUsage is the usage line of one subcommand.
+var poisonSubUsage = map[string]string{
+	"poison ls": "[--json]", "poison show": "ID [--rows N] [--json]", "poison reanalyse": "ID [--json]",
+	"poison ticket ack": "ID --note TEXT [--actor NAME]", "poison ticket close": "ID --note TEXT [--actor NAME]",
+}
 
 // poisonCmd holds what every poison subcommand shares.
 type poisonCmd struct {
@@ -38,19 +51,22 @@ type poisonCmd struct {
 }
 
 func runPoison(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fs := newFlagSet(e, "poison", poisonUsage)
-		if err := parseFlags(fs, args); err != nil {
-			return err
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		fmt.Fprint(e.stderr, poisonUsage)
+		if len(args) == 0 {
+			return usageErr("")
 		}
-		fs.Usage()
-		return usageErr("a subcommand is required")
+		return errHelp
 	}
 	sub, rest := args[0], args[1:]
 	switch sub {
 	case "ls", "show", "reanalyse", "reanalyze":
 		return runPoisonSub(ctx, e, sub, rest, "")
 	case "ticket":
+		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help" || rest[0] == "help") {
+			fmt.Fprintln(e.stderr, "Usage: edihub poison ticket ack|close ID --note TEXT [--actor NAME]")
+			return errHelp
+		}
 		if len(rest) == 0 || (rest[0] != "ack" && rest[0] != "close") {
 			return usageErr("usage: edihub poison ticket ack|close ID --note TEXT [--actor NAME]")
 		}
@@ -62,7 +78,7 @@ func runPoison(ctx context.Context, e *env, args []string) error {
 func runPoisonSub(ctx context.Context, e *env, sub string, args []string, action string) error {
 	name := "poison " + strings.TrimSpace(sub+" "+action)
 	p := &poisonCmd{e: e}
-	fs := newFlagSet(e, name, poisonUsage)
+	fs := newFlagSet(e, name, poisonSubUsage[name])
 	p.cf.register(fs, e)
 	configPath := fs.String("config", "", "YAML config file (the sandbox: section names the buckets and limits)")
 	note := fs.String("note", "", "ticket: why (required; goes to the ticket and the audit trail)")
