@@ -91,9 +91,14 @@ func TestFileNamesAreEscaped(t *testing.T) {
 	e := &env{stdin: strings.NewReader(""), stdout: &sout, stderr: &serr, getenv: func(string) string { return "" }}
 	missing := filepath.Join(dir, "gone\x1b]0;x\x07.edi")
 	srv := startDLQHub(t)
-	code = run(context.Background(), e, []string{"send", "--server", srv.url, "--partner", "ACME", name, missing})
-	if code != exitFailed {
+	code = run(context.Background(), e, []string{"send", "--server", srv.url, "--partner", "ACME", name})
+	if code != exitOK {
 		t.Fatalf("send: exit %d\n%s%s", code, sout.String(), serr.String())
+	}
+	// A file that is not there is a usage mistake, said before sending.
+	code = run(context.Background(), e, []string{"send", "--server", srv.url, "--partner", "ACME", name, missing})
+	if code != exitUsage {
+		t.Fatalf("send of a missing file: exit %d\n%s%s", code, sout.String(), serr.String())
 	}
 	assertNoControls(t, sout.String()+serr.String())
 	if !strings.Contains(sout.String(), `a\x1B[2J`) || !strings.Contains(sout.String(), " → ") || !strings.Contains(serr.String(), `gone\x1B]0;x\x07.edi`) {
