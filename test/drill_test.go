@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -64,4 +65,18 @@ func TestProcessKillLoop(t *testing.T) {
 func validInterchange(ref string) string {
 	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
 		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
+}
+
+// drill --json prints one document: the steps and the outcome.
+func TestDrillJSONIsOneDocument(t *testing.T) {
+	h := startHub(t, "--drill")
+	out, errOut, code := runCLI(t, 60*time.Second, "drill", "--server", h.url, "--kind", "error", "--healthy", "1", "--json")
+	var doc struct {
+		Kind  string           `json:"kind"`
+		OK    bool             `json:"ok"`
+		Steps []map[string]any `json:"steps"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || doc.Kind != "error" || !doc.OK || len(doc.Steps) < 3 {
+		t.Fatalf("drill --json: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,5 +81,22 @@ func TestPoisonHelp(t *testing.T) {
 	}
 	if _, _, code := runCmd(t, "poison"); code != exitUsage {
 		t.Errorf("poison without a subcommand: exit %d", code)
+	}
+}
+
+// send --json prints one document for the command, like every --json.
+func TestSendJSONIsOneDocument(t *testing.T) {
+	d := startDLQHub(t)
+	f := filepath.Join(t.TempDir(), "a.edi")
+	if err := os.WriteFile(f, []byte(invoiceOf("J1")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCmd(t, "send", "--json", "--server", d.url, "--partner", "ACME", f, f)
+	var doc struct {
+		Files []sendResult `json:"files"`
+		Sent  int          `json:"sent"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || doc.Sent != 2 || len(doc.Files) != 2 || !doc.Files[1].OK {
+		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 }

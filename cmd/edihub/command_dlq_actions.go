@@ -64,8 +64,8 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 
 // printResults prints park and drop outcomes and fails when any failed.
 func printResults(s *session, verb string, res []ops.ActionResult) error {
-	if s.json {
-		if err := s.printJSON(res); err != nil {
+	if s.json { // one object, as every other --json document
+		if err := s.printJSON(map[string]any{"action": verb, "results": res}); err != nil {
 			return err
 		}
 	}

@@ -38,6 +38,7 @@ type driller struct {
 	start    time.Time
 	mu       sync.Mutex
 	attempts int
+	steps    []drillStep // --json: printed as one document at the end
 }
 
 func (d *driller) say(step, format string, a ...any) {
@@ -45,14 +46,13 @@ func (d *driller) say(step, format string, a ...any) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.json {
-		b, _ := escape.JSON(s)
-		fmt.Fprintln(d.e.stdout, string(b))
+		d.steps = append(d.steps, s)
 		return
 	}
 	fmt.Fprintf(d.e.stdout, "%6.1fs  %s\n", time.Since(d.start).Seconds(), escape.Text(s.Text))
 }
 
-func runDrill(ctx context.Context, e *env, args []string) error {
+func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	fs := newFlagSet(e, "drill", "--kind panic|hang|exit|error [--partner ID]")
 	var cf clientFlags
 	cf.register(fs, e)
@@ -74,6 +74,18 @@ func runDrill(ctx context.Context, e *env, args []string) error {
 		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
 	}
 	d := &driller{e: e, json: cf.json, start: time.Now()}
+	if d.json {
+		defer func() { // one document for the command, its outcome included
+			doc := map[string]any{"kind": *kind, "partner": *partner, "ok": retErr == nil, "steps": d.steps}
+			if retErr != nil {
+				doc["error"] = retErr.Error()
+			}
+			d.mu.Lock()
+			b, _ := escape.JSON(doc)
+			d.mu.Unlock()
+			fmt.Fprintln(e.stdout, string(b))
+		}()
+	}
 	nc, j, err := cf.connect("edihub-drill",
 		nats.DisconnectErrHandler(func(c *nats.Conn, _ error) {
 			if c.IsClosed() { // our own Close at the end

@@ -51,7 +51,7 @@ type edifactFlags struct {
 
 func (f *edifactFlags) register(fs *flag.FlagSet, withJSON bool) {
 	if withJSON {
-		fs.BoolVar(&f.json, "json", false, "one JSON object per file")
+		fs.BoolVar(&f.json, "json", false, "one JSON document: {\"files\": [one object per file], \"ok\", \"failed\", \"unreadable\"}")
 	}
 	fs.BoolVar(&f.lenient, "lenient", false, "report characters outside the syntax level's repertoire as warnings")
 	fs.Int64Var(&f.maxSize, "max-size", edifact.DefaultMaxSize, "largest file accepted, in bytes")
@@ -111,7 +111,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	failed, unreadable := 0, 0
-	enc := json.NewEncoder(escape.JSONWriter(e.stdout))
+	var results []checkResult // --json: one document for the command
 	for _, name := range files {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -132,9 +132,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			res.Warnings = sum.Warnings
 		}
 		if f.json {
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
+			results = append(results, res)
 			continue
 		}
 		if res.OK {
@@ -146,6 +144,12 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stdout, "FAIL %s: %s\n", escape.Line(name), escape.Text(singleLine(res.Error)))
 		}
 	}
+	if f.json {
+		doc := checkReport{Files: results, OK: len(files) - failed - unreadable, Failed: failed, Unreadable: unreadable}
+		if err := json.NewEncoder(escape.JSONWriter(e.stdout)).Encode(doc); err != nil {
+			return err
+		}
+	}
 	switch {
 	case unreadable > 0:
 		return usageErr("%d of %d files could not be read", unreadable, len(files))
@@ -153,6 +157,14 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 		return failedErr("%d of %d files failed", failed, len(files))
 	}
 	return nil
+}
+
+// checkReport is `edifact check --json`: one document for all files.
+type checkReport struct {
+	Files      []checkResult `json:"files"`
+	OK         int           `json:"ok"`
+	Failed     int           `json:"failed"`
+	Unreadable int           `json:"unreadable"`
 }
 
 // describeError copies the position fields of a guard or parse error.

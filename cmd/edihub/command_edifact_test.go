@@ -74,20 +74,19 @@ func TestEdifactCheck(t *testing.T) {
 		t.Errorf("lower lenient: exit %d %q", code, out)
 	}
 
-	// --json: one object per file, with the error position.
+	// --json: one document, one object per file, with the error position.
 	code, out, _ = runEdifactCmd(t, "", "check", "--json", good, bad)
 	if code != exitFailed {
 		t.Errorf("json: exit %d", code)
 	}
-	dec := json.NewDecoder(strings.NewReader(out))
-	var res []map[string]any
-	for dec.More() {
-		var m map[string]any
-		if err := dec.Decode(&m); err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, m)
+	var doc struct {
+		Files      []map[string]any `json:"files"`
+		OK, Failed int
 	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.OK != 1 || doc.Failed != 1 {
+		t.Fatalf("json: one document: %v %s", err, out)
+	}
+	res := doc.Files
 	if len(res) != 2 || res[0]["ok"] != true || res[0]["messages"] != 1.0 || res[1]["ok"] != false ||
 		res[1]["code"] != 29.0 || res[1]["tag"] != "UNT" || res[1]["segment"] != 4.0 || res[1]["cause"] != "schema" {
 		t.Errorf("json: %v", res)

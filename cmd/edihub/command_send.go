@@ -64,6 +64,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	files := fs.Args()
 	progress := isTerminal(e.stderr) && len(files) > 1 && !cf.json
 	failed := 0
+	var results []sendResult // --json: one document for the command
 	for i, f := range files {
 		r := sendOne(ctx, e, j, *partner, f, *timeout)
 		if !r.OK {
@@ -71,8 +72,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 		}
 		switch {
 		case cf.json:
-			b, _ := escape.JSON(r)
-			fmt.Fprintln(e.stdout, string(b))
+			results = append(results, r)
 		case !r.OK && progress:
 			fmt.Fprintf(e.stderr, "\rFAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error))
 		case !r.OK:
@@ -86,6 +86,10 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	}
 	if progress {
 		fmt.Fprintln(e.stderr)
+	}
+	if cf.json {
+		b, _ := escape.JSON(map[string]any{"files": results, "sent": len(files) - failed, "failed": failed})
+		fmt.Fprintln(e.stdout, string(b))
 	}
 	if failed > 0 {
 		return failedErr("%d of %d files were not sent", failed, len(files))

@@ -81,8 +81,8 @@ func TestFileNamesAreEscaped(t *testing.T) {
 	}
 	assertNoControls(t, out+errOut)
 	code, out, _ = runEdifactCmd(t, "", "check", "--json", name)
-	var res checkResult
-	if code != exitFailed || json.Unmarshal([]byte(out), &res) != nil || res.File != name {
+	var rep checkReport
+	if code != exitFailed || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Files) != 1 || rep.Files[0].File != name {
 		t.Fatalf("check --json: exit %d %s", code, out)
 	}
 	assertNoControls(t, out)
