@@ -96,6 +96,9 @@ func backoff(attempt int, base, max time.Duration) time.Duration {
 var (
 	reHex    = regexp.MustCompile(`0x[0-9a-fA-F]+|\b[0-9a-f]{8,}\b`)
 	reNumber = regexp.MustCompile(`[0-9]+`)
+	// reByte folds a quoted byte ('a'): "byte 'a' is outside the UNOA
+	// repertoire" is one problem whichever letter it is.
+	reByte = regexp.MustCompile(`'[^']'`)
 )
 
 // fingerprint identifies "the same failure" across attempts: the error's
@@ -108,6 +111,7 @@ func fingerprint(kind counter.Kind, errType, msg string, frames []string) string
 	if len(norm) > 2048 {
 		norm = norm[:2048]
 	}
+	norm = reByte.ReplaceAllString(norm, "#")
 	norm = reHex.ReplaceAllString(norm, "#")
 	norm = reNumber.ReplaceAllString(norm, "#")
 	h.Write([]byte(strings.ToLower(norm)))

@@ -189,3 +189,15 @@ func TestDuplicateAuditIsSampled(t *testing.T) {
 		t.Fatalf("after the minute: %v %d, want the 5 held back counted", ok, held)
 	}
 }
+
+// One problem is one group: errors that differ only in the offending byte
+// (or its offset) share a fingerprint.
+func TestFingerprintFoldsTheOffendingByte(t *testing.T) {
+	a := fingerprint("error", "*edifact.GuardError", "schema: byte 'a' is outside the UNOA repertoire (uppercase) (offset 12, code 21)", nil)
+	b := fingerprint("error", "*edifact.GuardError", "schema: byte 'z' is outside the UNOA repertoire (uppercase) (offset 40, code 21)", nil)
+	c := fingerprint("error", "*edifact.GuardError", "schema: byte 0xE9 is outside the UNOA repertoire (uppercase) (offset 3, code 21)", nil)
+	d := fingerprint("error", "*edifact.ParseError", "schema: UNT count 9 but message has 3 segments (code 29)", nil)
+	if a != b || a != c || a == d {
+		t.Fatalf("fingerprints %s %s %s %s", a, b, c, d)
+	}
+}
