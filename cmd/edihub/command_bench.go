@@ -245,28 +245,39 @@ func (b *bench) publish(ctx context.Context, n int, hdr func(i int) nats.Header)
 		return err
 	}
 	payload := sampleInterchange("BENCH", 2)
-	for i := 0; i < n; i++ {
+	// bounded in flight: a busy machine made PublishMsgAsync give up (stalled)
+	return publishPaced(b.js, n, 1024, func(i int) *nats.Msg {
 		m := &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%64)), Data: payload}
 		if hdr != nil {
 			m.Header = hdr(i)
 		}
-		if _, err := b.js.PublishMsgAsync(m); err != nil {
+		return m
+	})
+}
+
+// publishPaced publishes n messages asynchronously, waiting for the acks
+// every `every` messages and at the end, so that what is in flight stays
+// bounded: the one fill loop of the benches.
+func publishPaced(j js.JetStream, n, every int, msgOf func(i int) *nats.Msg) error {
+	wait := func() error {
+		select {
+		case <-j.PublishAsyncComplete():
+			return nil
+		case <-time.After(time.Minute):
+			return errors.New("publishing timed out")
+		}
+	}
+	for i := 0; i < n; i++ {
+		if _, err := j.PublishMsgAsync(msgOf(i)); err != nil {
 			return err
 		}
-		if i%1024 == 1023 { // bounded in flight: a busy machine made PublishMsgAsync give up (stalled)
-			select {
-			case <-b.js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				return errors.New("publishing timed out")
+		if i%every == every-1 {
+			if err := wait(); err != nil {
+				return err
 			}
 		}
 	}
-	select {
-	case <-b.js.PublishAsyncComplete():
-		return nil
-	case <-time.After(time.Minute):
-		return errors.New("publishing timed out")
-	}
+	return wait()
 }
 
 func (b *bench) provision(ctx context.Context, cfg hub.Config) error {

@@ -369,27 +369,12 @@ func (b *bench) fillParse(ctx context.Context, c parseClass, fill int) error {
 		}
 	}
 	tmpl := benchInvoice("R000000000", c.UNH, c.Lines)
-	for i := 0; i < c.Messages; i++ {
+	// 64 at a time: bound what is in flight for the large classes.
+	return publishPaced(b.js, c.Messages, 64, func(i int) *nats.Msg {
 		// Same length every time: only the digits of the reference change.
 		data := []byte(strings.ReplaceAll(string(tmpl), "R000000000", fmt.Sprintf("R%03d%06d", fill%1000, i)))
-		m := &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%benchPartners)), Data: data}
-		if _, err := b.js.PublishMsgAsync(m); err != nil {
-			return err
-		}
-		if i%64 == 63 { // bound what is in flight for the large classes
-			select {
-			case <-b.js.PublishAsyncComplete():
-			case <-time.After(time.Minute):
-				return errors.New("publishing timed out")
-			}
-		}
-	}
-	select {
-	case <-b.js.PublishAsyncComplete():
-		return nil
-	case <-time.After(time.Minute):
-		return errors.New("publishing timed out")
-	}
+		return &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%benchPartners)), Data: data}
+	})
 }
 
 // partTimes records per partition the time of its first and last message
