@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +49,7 @@ func producerHeaders(h nats.Header) nats.Header {
 		}
 	}
 	if len(dropped) > 0 {
-		out.Set(wire.HdrHeadersDropped, escape.Header(strings.Join(dedupe(dropped), ",")))
+		out.Set(wire.HdrHeadersDropped, escape.Header(strings.Join(slices.Compact(dropped), ",")))
 	}
 	return out
 }
@@ -64,15 +65,5 @@ func hubHeadersOnly(h nats.Header) nats.Header {
 		out[k] = vs
 	}
 	out.Set(wire.HdrHeadersDropped, "*")
-	return out
-}
-
-func dedupe(s []string) []string {
-	out := s[:0]
-	for i, v := range s {
-		if i == 0 || v != s[i-1] {
-			out = append(out, v)
-		}
-	}
 	return out
 }

@@ -233,10 +233,7 @@ func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		ctx, cancel := s.ctx()
-		legacy := s.legacyActive(ctx)
-		cancel()
-		if !legacy && !pc.cached(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL) {
+		if !s.legacyActive() && !pc.cached(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL) {
 			s.localAnswers.Add(1)
 			return false, nil // not in the bucket: no round trip
 		}
@@ -249,7 +246,7 @@ func (s *KVStore) lookup(k Key) (time.Time, string, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	at, by, err := s.get(ctx, kvKey(k.bytes()))
-	if err == nil && at.IsZero() && s.legacyActive(ctx) {
+	if err == nil && at.IsZero() && s.legacyActive() {
 		at, by, err = s.get(ctx, kvKey(k.legacyBytes()))
 	}
 	if err != nil {
@@ -281,10 +278,12 @@ func (s *KVStore) get(ctx context.Context, key string) (time.Time, string, error
 // legacyActive reports whether partner-less entries may still be live,
 // re-reading the flag at most once a legacyRefresh. A failed re-read keeps
 // the last answer: lookups should not fail for the flag's sake.
-func (s *KVStore) legacyActive(ctx context.Context) bool {
+func (s *KVStore) legacyActive() bool {
 	now := s.opts.Now().UnixNano()
 	if now-s.legacyRead.Load() >= int64(legacyRefresh) {
+		ctx, cancel := s.ctx() // a timer only when the flag is read again
 		_ = s.readLegacyFlag(ctx)
+		cancel()
 	}
 	return now < s.legacyUntil.Load()
 }

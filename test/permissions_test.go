@@ -178,48 +178,9 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	}
 
 	// serve as the hub user: password in its environment only.
-	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
-	serve := exec.Command(binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
+	serve, stop, logText := startServe(t, httpAddr, []string{"EDIHUB_NATS_PASSWORD=" + hubPassword},
+		"serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
 		"--nats-url", url, "--user", "edihub", "--drill", "--log-level", "info")
-	serve.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+hubPassword)
-	serve.Stdout, serve.Stderr = serveLog, serveLog
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logText := func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		_ = serve.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = serve.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = serve.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("serve log:\n%s", logText())
-		}
-	})
-	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		resp, err := http.Get("http://" + httpAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
 
 	// No secret on the command lines of serve and of its sandbox worker.
 	var workerPID int
@@ -499,43 +460,9 @@ nats:
 	port := freePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
-	serve := exec.Command(binary, "serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
+	_, stop, logText := startServe(t, httpAddr, []string{"HUB_PW=" + hubPassword, "ACME_PW=" + acmePassword},
+		"serve", "--config", cfgPath, "--data", filepath.Join(dir, "data"), "--http", httpAddr,
 		"--listen", fmt.Sprintf("127.0.0.1:%d", port), "--log-level", "info")
-	serve.Env = append(os.Environ(), "HUB_PW="+hubPassword, "ACME_PW="+acmePassword)
-	serve.Stdout, serve.Stderr = serveLog, serveLog
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	logText := func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
-	done := make(chan struct{})
-	go func() { _ = serve.Wait(); close(done) }()
-	stop := func() {
-		_ = serve.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = serve.Process.Kill()
-			<-done
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("serve log:\n%s", logText())
-		}
-	})
-	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
-		resp, err := http.Get("http://" + httpAddr + "/readyz")
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("readyz: %s", resp.Status)
-		}
-		return nil
-	})
 	if nc, err := nats.Connect(url); err == nil {
 		nc.Close()
 		t.Fatal("the embedded server accepted an anonymous client")
@@ -602,4 +529,51 @@ nats:
 			t.Errorf("serve's log contains a password")
 		}
 	}
+}
+
+// startServe runs the real binary with args and extra environment until
+// the test ends (or stop), waits until /readyz on httpAddr says ready, and
+// logs its output if the test failed.
+func startServe(t *testing.T, httpAddr string, env []string, args ...string) (cmd *exec.Cmd, stop func(), logText func() string) {
+	t.Helper()
+	serveLog := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
+	cmd = exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = serveLog, serveLog
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logText = func() string { serveLog.mu.Lock(); defer serveLog.mu.Unlock(); return serveLog.w.String() }
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+		})
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("serve log:\n%s", logText())
+		}
+	})
+	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("readyz: %s", resp.Status)
+		}
+		return nil
+	})
+	return cmd, stop, logText
 }
