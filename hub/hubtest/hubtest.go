@@ -14,6 +14,7 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
@@ -27,6 +28,8 @@ type Options struct {
 	URL string
 	// Logger receives the hub's log (default: the test log at warn level).
 	Logger *zerolog.Logger
+	// Keyring signs the hub's audit events and copies (nil: unsigned).
+	Keyring *audit.Keyring
 }
 
 // Env is a running hub and a client connection to its server.
@@ -69,7 +72,7 @@ func Run(tb testing.TB, o *Options) *Env {
 		log = *opts.Logger
 	}
 	reg := prometheus.NewRegistry()
-	h, err := hub.New(hub.Options{Config: c, Conn: nc, Store: store, Stages: opts.Stages, Logger: log, Registry: reg})
+	h, err := hub.New(hub.Options{Config: c, Conn: nc, Store: store, Stages: opts.Stages, Logger: log, Registry: reg, Keyring: opts.Keyring})
 	if err != nil {
 		tb.Fatalf("hubtest: %v", err)
 	}

@@ -252,6 +252,13 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	m.Header.Set(wire.HdrEditedFrom, ref.String())
 	m.Header.Set(wire.HdrEditedBy, escape.Header(o.o.Actor))
 	m.Header.Set(wire.HdrEditedAt, o.o.Now().UTC().Format(time.RFC3339Nano))
+	// The edit carries the hub's mark only if the original did: a replay
+	// trusts the recorded partner of signed copies alone (see replayOne).
+	keys := o.o.Auditor.Keyring()
+	if keys != nil && audit.VerifyCopy(keys, raw.Header, raw.Data) != nil {
+		keys = nil
+	}
+	audit.SignCopy(keys, m.Header, payload)
 	if ttl := raw.Header.Get(wire.HdrTTL); ttl != "" && o.o.Streams.KindOf(ref.Stream) == wire.KindDLQ {
 		m.Header.Set(wire.HdrTTL, ttl) // the cause's retention applies to the edit too
 	}

@@ -100,6 +100,9 @@ var (
 	ErrPoisonNotAllowed = errors.New("quarantined poison (it crashed or hung the hub) is replayed only when poison is allowed explicitly; analyse it in the sandbox first")
 	// ErrNoLedger: a forced replay needs the ledger to hold its grant.
 	ErrNoLedger = errors.New("forcing needs the interchange ledger, which is not configured here")
+	// ErrNotHubCopy: the message does not carry the hub's x-hub-mac, so its
+	// x-partner-id cannot be trusted to pick the destination.
+	ErrNotHubCopy = errors.New("not a copy the hub made (or made before its audit key); name the destination")
 	// ErrNoDestination: the message has no valid x-partner-id of the hub's
 	// and the request named no destination.
 	ErrNoDestination = errors.New("the hub recorded no valid partner (x-partner-id) for this message; name the destination")
@@ -110,7 +113,7 @@ func reasonOf(err error) string {
 	switch {
 	case errors.Is(err, ErrPoisonNotAllowed):
 		return "poison-not-allowed"
-	case errors.Is(err, ErrNoDestination):
+	case errors.Is(err, ErrNoDestination), errors.Is(err, ErrNotHubCopy):
 		return "no-destination"
 	case errors.Is(err, ErrEditPending):
 		return "edit-pending"
@@ -273,6 +276,13 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 	if it.Subject == "" {
 		if wire.ValidPartnerID(e.Partner) != nil {
 			return fail(OutcomeFailed, ErrNoDestination)
+		}
+		// Whoever may publish on a DLQ subject can write x-partner-id; with
+		// the audit key the hub's own copies are told apart by x-hub-mac.
+		if keys := o.o.Auditor.Keyring(); keys != nil {
+			if err := audit.VerifyCopy(keys, raw.Header, raw.Data); err != nil {
+				return fail(OutcomeFailed, fmt.Errorf("%w (%v)", ErrNotHubCopy, err))
+			}
 		}
 		it.Subject = wire.IngestSubject(e.Partner)
 	}

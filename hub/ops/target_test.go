@@ -7,6 +7,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -65,5 +67,36 @@ func TestReplayFilterLeavesParkedMessages(t *testing.T) {
 	rep, err = e.ops.Replay(ctx, ReplayRequest{Filter: &f, DryRun: true})
 	if err != nil || rep.Matched != 1 || rep.Items[0].ID[:8] != "PARKING:" {
 		t.Fatalf("kind=parking: %+v %v", rep, err)
+	}
+}
+
+// With the audit key, a replay trusts the recorded partner only on copies
+// the hub signed: anyone who may publish on a DLQ subject could write
+// x-partner-id, so an unsigned entry needs a named destination.
+func TestReplayTrustsOnlyTheHubsCopies(t *testing.T) {
+	keys, err := audit.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := hubtest.FastConfig()
+	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Keyring: keys})
+	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT", audit.WithKeyring(keys)), Actor: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", "junk", nil) // the hub's own dead letter: DLQ:1
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 1 })
+	forged := nats.Header{wire.HdrPartnerID: {"GLOBEX"}, wire.HdrStage: {"parse"}}
+	if _, err := env.JS.PublishMsg(ctx, &nats.Msg{Subject: wire.DLQSubject("parse", wire.CauseSchema), Header: forged, Data: []byte("forged")}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := o.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1", "DLQ:2"}})
+	if err != nil || rep.Replayed != 1 || rep.Items[0].Subject != wire.IngestSubject("ACME") ||
+		rep.Items[1].Outcome != OutcomeFailed || rep.Items[1].Reason != "no-destination" {
+		t.Fatalf("replay: %+v %v", rep, err)
+	}
+	if n := jetstreamtest.CountMsgs(t, env.JS, "INGEST"); n != 2 { // the junk and its replay; nothing for GLOBEX
+		t.Fatalf("INGEST holds %d", n)
 	}
 }
