@@ -24,6 +24,7 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	segBuf    []Segment
+	scratch   *walkScratch // Walk's pooled buffers (scratch.go)
 	// last is the number and tag of the last segment added, so that a
 	// missing trailer is reported after a segment that exists.
 	lastNum int

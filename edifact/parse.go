@@ -43,6 +43,10 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 	o := opts.setDefaults()
 	c := newChecker(g.Standard)
 	c.onMessage = fn
+	if fn != nil {
+		c.borrowScratch()
+		defer c.returnScratch()
+	}
 	return c.run(g, bytes.NewReader(g.Body), &o)
 }
 

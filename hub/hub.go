@@ -203,6 +203,11 @@ func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 // Ready reports whether streams are provisioned and workers run.
 func (h *Hub) Ready() bool { return h.ready.Load() }
 
+// Processed is how many messages have left a partition since Run began:
+// acked with their outputs, skipped as duplicates, dead-lettered or
+// quarantined. A cheap read for progress (a registry Gather per poll is not).
+func (h *Hub) Processed() int64 { return h.processed.Load() }
+
 func (h *Hub) stageNames() []string {
 	out := make([]string, len(h.stages))
 	for i, s := range h.stages {
