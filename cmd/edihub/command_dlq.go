@@ -20,6 +20,7 @@ import (
 
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
@@ -130,6 +131,20 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 			o.Grants = led // forced replays record their grant here
 		}
 		cancel()
+	}
+	// A replayed poison message is noted on its forensic ticket, so that
+	// poison ls says "replayed as ..." rather than "copy aged out".
+	o.Replayed = func(ctx context.Context, kind string, it ops.ReplayItem) {
+		if kind != wire.KindPoison {
+			return
+		}
+		st, err := forensics.OpenStore(ctx, j, cfg.Sandbox, false)
+		if err == nil {
+			err = st.NoteReplayed(ctx, it.ID, it.NewID, actor)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "warning: %s replayed, but its forensic ticket does not say so: %s\n", it.ID, escape.Text(oneLine(err.Error())))
+		}
 	}
 	ops, err := ops.NewOps(o)
 	if err != nil {
