@@ -104,7 +104,7 @@ func TestPoisonCommands(t *testing.T) {
 		t.Fatalf("second ack: %d %s", code, errOut)
 	}
 	out, errOut, code = runCmd(t, "poison", "reanalyse", "POISON:1", "--server", url)
-	if code != 0 || !strings.Contains(out, "2 times") {
+	if code != 0 || !strings.Contains(out, "2 times") || !strings.Contains(errOut, "analysing POISON:1 in the sandbox (caps: 30s CPU, 256MiB memory, 35s wall)") {
 		t.Fatalf("reanalyse: %d %s %s", code, out, errOut)
 	}
 	out, _, code = runCmd(t, "poison", "ticket", "close", "T-INGEST-7", "--note", "partner fixed it", "--actor", "bob", "--server", url)
