@@ -14,6 +14,7 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
+	"github.com/edihub/edihub/sandbox"
 )
 
 // poisonShow is `poison show --json`: the report, its ticket and the
@@ -75,7 +76,8 @@ func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
 	if sb.PanicValue != "" {
 		fmt.Fprintf(w, "panic     %s\n", esc(sb.PanicValue))
 	}
-	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit %d %s\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20, sb.ExitCode, sb.Signal)
+	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit code %d (%s)\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20,
+		sb.ExitCode, sandbox.ExitMeaning(sb.ExitCode, sb.Signal))
 	fmt.Fprintf(w, "limits    memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s\n", sb.Limits.MemoryBytes>>20,
 		sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
 	for _, n := range sb.Notes {

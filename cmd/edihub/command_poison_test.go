@@ -82,7 +82,7 @@ func TestPoisonCommands(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07\x00") {
 		t.Fatalf("show printed raw control bytes:\n%q", out)
 	}
-	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "    2 @50      UNH+1+INVOIC", "outcome   reproduced-error", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
+	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "    2 @50      UNH+1+INVOIC", "outcome   reproduced-error", "exit code 10 (the analysis returned an error)", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
