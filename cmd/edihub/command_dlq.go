@@ -285,7 +285,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\ndlq %d, parking %d, poison %d", sum.Totals[wire.KindDLQ], sum.Totals[wire.KindParking], sum.Totals[wire.KindPoison])
 	if sum.Superseded > 0 {
-		fmt.Fprintf(e.stdout, " (+%d edited originals kept as evidence, never replayed)", sum.Superseded)
+		fmt.Fprintf(e.stdout, " (+%s kept as evidence, never replayed)", plural(sum.Superseded, "edited original"))
 	}
 	fmt.Fprintln(e.stdout)
 	return nil

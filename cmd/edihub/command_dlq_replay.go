@@ -113,7 +113,7 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 			}
 			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, escape.Line(it.Subject), it.NewID, dedup)
 		case it.Outcome == ops.OutcomeAlreadyReplayed:
-			fmt.Fprintf(w, "%s: already replayed (done): %s\n", id, escape.Text(it.Error))
+			fmt.Fprintf(w, "%s: already replayed as %s — nothing left to do (the original stays as evidence)\n", id, escape.Line(it.NewID))
 		default:
 			fmt.Fprintf(w, "%s: %s: %s%s\n", id, strings.ToUpper(it.Outcome), escape.Text(it.Error), replayHint(it.Reason))
 		}

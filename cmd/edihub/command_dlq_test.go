@@ -372,7 +372,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	// The original is done, not waiting: replaying it again sends nothing
 	// and is no failure; show says where its edit went.
-	if out, _, code := d.cmd(t, "dlq", "replay", "DLQ:3"); code != 0 || !strings.Contains(out, "DLQ:3: already replayed (done): DLQ:3 was edited into DLQ:4, which was replayed as INGEST:") ||
+	if out, _, code := d.cmd(t, "dlq", "replay", "DLQ:3"); code != 0 || !strings.Contains(out, "DLQ:3 (its edit DLQ:4): already replayed as INGEST:") ||
 		!strings.Contains(out, "already replayed 1") {
 		t.Fatalf("replay of the edited original: %d %s", code, out)
 	}

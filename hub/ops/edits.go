@@ -131,8 +131,18 @@ func (o *Ops) markEditReplayed(ctx context.Context, orig, edit wire.MsgRef, newI
 var ErrEditPending = errors.New("an edit of this message was interrupted; edit it again (or drop it)")
 
 // ErrEditReplayed says the message was edited and the edit was replayed:
-// nothing is left to do (the original stays as evidence).
+// nothing is left to do (the original stays as evidence). The error that
+// wraps it is an *EditReplayedError.
 var ErrEditReplayed = errors.New("already replayed through its edit")
+
+// EditReplayedError names the edit and where it went.
+type EditReplayedError struct{ Original, Edit, ReplayedAs string }
+
+func (e *EditReplayedError) Error() string {
+	return fmt.Sprintf("%s was edited into %s, which was replayed as %s: nothing left to replay", e.Original, e.Edit, e.ReplayedAs)
+}
+
+func (e *EditReplayedError) Is(target error) bool { return target == ErrEditReplayed }
 
 // ErrSuperseded says the message was edited and its edited version is
 // gone; the original is never replayed in its place.
@@ -158,7 +168,7 @@ func (o *Ops) resolve(ctx context.Context, ref wire.MsgRef) (wire.MsgRef, error)
 			return cur, fmt.Errorf("edit of %s points to %q: %w", cur, next, err)
 		}
 		if _, err := o.getMsg(ctx, nref); errors.Is(err, ErrNotFound) && replayedAs != "" {
-			return cur, fmt.Errorf("%s was edited into %s, which was replayed as %s: %w", cur, nref, replayedAs, ErrEditReplayed)
+			return cur, &EditReplayedError{Original: cur.String(), Edit: nref.String(), ReplayedAs: replayedAs}
 		} else if errors.Is(err, ErrNotFound) {
 			return cur, fmt.Errorf("%s was edited into %s, which is no longer stored (replayed, dropped or expired): %w; edit %s again to replay it",
 				cur, nref, ErrSuperseded, cur)

@@ -263,9 +263,9 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		return it
 	}
 	target, err := o.resolve(ctx, ref)
-	if errors.Is(err, ErrEditReplayed) {
-		it.Outcome, it.Reason = OutcomeAlreadyReplayed, "already-replayed"
-		it.Error = err.Error()
+	if er := (*EditReplayedError)(nil); errors.As(err, &er) {
+		it.Outcome, it.Reason, it.Error = OutcomeAlreadyReplayed, "already-replayed", err.Error()
+		it.Version, it.NewID = er.Edit, er.ReplayedAs
 		return it
 	}
 	if err != nil {
