@@ -165,7 +165,8 @@ func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
 	}
 	out, _, _ = d.cmd(t, "poison", "ls", "--json")
 	var list []forensics.PoisonEntry
-	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].QuarantinedAt.IsZero() || list[0].ReplayedAs != "INGEST:1" || list[0].InStream {
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].QuarantinedAt.IsZero() || list[0].ReplayedAs != "INGEST:1" || list[0].InStream ||
+		list[0].Bytes != len(invoiceOf("P1")) {
 		t.Fatalf("poison ls --json: %v\n%s", err, out)
 	}
 }

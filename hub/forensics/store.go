@@ -363,6 +363,10 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 		if err != nil && !errors.Is(err, js.ErrNoObjectsFound) {
 			return nil, fmt.Errorf("list reports: %w", err)
 		}
+		sizes := map[string]int{} // payload object name -> bytes
+		for _, in := range infos {
+			sizes[in.Name] = int(in.Size)
+		}
 		for _, in := range infos {
 			key, ok := strings.CutSuffix(in.Name, "/report.json")
 			if !ok {
@@ -372,7 +376,7 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 			if e == nil {
 				seq, _ := strconv.ParseUint(in.Metadata["poison-seq"], 10, 64)
 				e = &PoisonEntry{ID: wire.PoisonID(seq), Partner: in.Metadata["partner"], Stage: in.Metadata["stage"]}
-				e.QuarantinedAt = s.quarantinedAt(ctx, in)
+				e.QuarantinedAt, e.Bytes = s.quarantinedAt(ctx, in), sizes[PayloadObject(key)]
 				bySeq[in.Metadata["poison-seq"]] = e
 				out = append(out, e)
 			}
