@@ -17,6 +17,7 @@ func (s *sender) printOutcomes() {
 		return
 	}
 	tally := map[string]int{}
+	const maxNotSeen = 10 // a busy or restarting hub: name a few, count the rest
 	for i := range s.results {
 		r := &s.results[i]
 		if !r.OK {
@@ -43,8 +44,14 @@ func (s *sender) printOutcomes() {
 				fmt.Fprintf(s.e.stdout, "already stored: %s (the server dropped this re-send of the same bytes)\n", file)
 			}
 		case outcomeNotSeen:
+			if tally[outcomeNotSeen] > maxNotSeen {
+				continue
+			}
 			fmt.Fprintf(s.e.stdout, "no verdict yet: %s (nothing heard within %s; see: edihub dlq ls, edihub audit ls --action duplicate-skipped)\n", file, s.o.Outcome)
 		}
+	}
+	if n := tally[outcomeNotSeen]; n > maxNotSeen {
+		fmt.Fprintf(s.e.stdout, "no verdict yet: %d more files\n", n-maxNotSeen)
 	}
 	if len(s.results) > 1 && len(tally) > 0 {
 		var parts []string
