@@ -204,10 +204,11 @@ func (s *sender) sendOne(ctx context.Context, r *sendResult, i, n int) error {
 			}
 			return nil
 		case refused:
-			r.Status, r.Error = statusFailed, oneLine(err.Error())
-			if ctx.Err() != nil {
+			if ctx.Err() != nil { // Ctrl-C while waiting for the ack
+				r.Status, r.Error = statusUnknown, "stopped before the server's ack: it may be stored; re-sending is safe"
 				return ctx.Err()
 			}
+			r.Status, r.Error = statusFailed, oneLine(err.Error())
 			return nil
 		}
 		if s.outage.IsZero() {

@@ -92,7 +92,7 @@ func (s *sender) report(gaveUp error) error {
 		for _, p := range []struct {
 			n    int
 			what string
-		}{{failed, "failed"}, {unknown, "maybe stored (the hub went away before acking)"}, {notSent, "not sent"}} {
+		}{{failed, "failed"}, {unknown, "maybe stored (sent, but no ack came; re-sending is safe)"}, {notSent, "not sent"}} {
 			if p.n > 0 {
 				line += fmt.Sprintf(", %d %s", p.n, p.what)
 			}

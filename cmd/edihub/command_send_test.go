@@ -202,3 +202,30 @@ func TestProgressLine(t *testing.T) {
 		t.Fatalf("done: %q", got)
 	}
 }
+
+// Ctrl-C mid-batch: send stops, and says what is stored and what is not
+// (exit 1), never calling an interrupted file failed.
+func TestSendStopsOnInterrupt(t *testing.T) {
+	srv := ingestServer(t, nil)
+	files := writeInterchanges(t, 5)
+	var out, errb syncBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	interruptAt2 := func(*nats.Msg) error {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return nil
+	}
+	cf := &clientFlags{server: srv.URL, getenv: e.getenv}
+	err := sendFiles(ctx, e, cf, sendOptions{Partner: "ACME", Timeout: time.Second, Wait: time.Minute, Prepare: []func(*nats.Msg) error{interruptAt2}}, files)
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(err.Error(), "stopped: 2 of 5 files stored") {
+		t.Fatalf("want exit 1 naming 2 of 5 stored, got %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "stored 2 of 5 files, 1 maybe stored (sent, but no ack came; re-sending is safe), 2 not sent") {
+		t.Fatalf("summary:\n%s", errb.String())
+	}
+}
