@@ -132,20 +132,9 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		}
 		cancel()
 	}
-	// A replayed poison message is noted on its forensic ticket, so that
-	// poison ls says "replayed as ..." rather than "copy aged out".
-	o.Replayed = func(ctx context.Context, kind string, it ops.ReplayItem) {
-		if kind != wire.KindPoison {
-			return
-		}
-		st, err := forensics.OpenStore(ctx, j, cfg.Sandbox, false)
-		if err == nil {
-			err = st.NoteReplayed(ctx, it.ID, it.NewID, actor)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "warning: %s replayed, but its forensic ticket does not say so: %s\n", it.ID, escape.Text(oneLine(err.Error())))
-		}
-	}
+	o.Replayed = notePoisonReplays(j, cfg.Sandbox, actor, func(err error) {
+		fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error())))
+	})
 	ops, err := ops.NewOps(o)
 	if err != nil {
 		nc.Close()
@@ -155,6 +144,25 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 }
 
 func (s *session) close() { s.nc.Close() }
+
+// notePoisonReplays is the ops.OpsOptions.Replayed hook that notes a
+// replayed quarantined message on its forensic ticket, so that poison ls
+// says "replayed as INGEST:n" rather than "copy gone". The API's ops (in
+// serve) take the same hook.
+func notePoisonReplays(j js.JetStream, sc forensics.Config, actor string, warn func(error)) func(context.Context, string, ops.ReplayItem) {
+	return func(ctx context.Context, kind string, it ops.ReplayItem) {
+		if kind != wire.KindPoison {
+			return
+		}
+		st, err := forensics.OpenStore(ctx, j, sc, false)
+		if err == nil {
+			err = st.NoteReplayed(ctx, it.ID, it.NewID, actor)
+		}
+		if err != nil {
+			warn(fmt.Errorf("%s replayed, but its forensic ticket does not say so: %w", it.ID, err))
+		}
+	}
+}
 
 // osUserName is the login name when $USER is unset (containers, cron).
 func osUserName() string {
