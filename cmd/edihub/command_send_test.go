@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -182,13 +183,20 @@ func TestSendReportsTheHubsVerdict(t *testing.T) {
 	if code != exitOK || !strings.Contains(out, "parsed: "+good+" → edi.parsed.GLOBEX.INVOIC") {
 		t.Fatalf("another partner's same interchange must be parsed: exit %d\n%s%s", code, out, errOut)
 	}
+	// The same interchange on standard input from a third partner.
+	var so, se bytes.Buffer
+	e := &env{stdin: strings.NewReader(invoiceOf("R1")), stdout: &so, stderr: &se, getenv: func(string) string { return "" }}
+	if code := run(context.Background(), e, []string{"send", "--server", d.url, "--partner", "INITECH", "-"}); code != exitOK ||
+		!strings.Contains(so.String(), "parsed: - → edi.parsed.INITECH.INVOIC") {
+		t.Fatalf("standard input from another partner: exit %d\n%s%s", code, so.String(), se.String())
+	}
 	out, errOut, code = send("--partner", "ACME", "--json", good)
 	var doc struct{ Files []sendResult }
 	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Files) != 1 || doc.Files[0].Outcome != outcomeAlreadyStored {
 		t.Fatalf("re-send of the same bytes: exit %d\n%s%s", code, out, errOut)
 	}
-	if n := d.count(t, "INGEST"); n != 4 {
-		t.Fatalf("INGEST holds %d, want 4 (the last re-send dropped)", n)
+	if n := d.count(t, "INGEST"); n != 5 {
+		t.Fatalf("INGEST holds %d, want 5 (the last re-send dropped)", n)
 	}
 }
 
