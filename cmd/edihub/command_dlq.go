@@ -381,7 +381,10 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
 	for _, en := range entries {
 		msg := escape.Line(en.ErrorMsg)
-		if en.Superseded() {
+		switch {
+		case en.EditReplayedAs != "":
+			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
+		case en.Superseded():
 			msg = "(superseded by " + en.SupersededBy + ") " + msg
 		}
 		if en.EditedFrom != "" {

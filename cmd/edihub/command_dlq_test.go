@@ -383,6 +383,9 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if !strings.Contains(out, "done: its edit DLQ:4 was replayed as INGEST:") || strings.Contains(out, "replaying DLQ:3 sends the edit") {
 		t.Fatalf("show of the edited original after its edit went back:\n%s", out)
 	}
+	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(done: its edit DLQ:4 was replayed as INGEST:") {
+		t.Fatalf("inspect of the edited original after its edit went back:\n%s", out)
+	}
 	time.Sleep(200 * time.Millisecond)
 	if n := d.count(t, "PARSED"); n != 1 {
 		t.Fatalf("PARSED has %d: both versions were processed", n)

@@ -40,16 +40,17 @@ func (o *Ops) editsKV(ctx context.Context, create bool) (js.KeyValue, error) {
 	return kv, nil
 }
 
-// edits returns every original ID → edited ID (or "pending").
-func (o *Ops) edits(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
+// edits returns every original ID → edited ID (or "pending"), and for
+// the originals whose edit was replayed, original ID → where it went.
+func (o *Ops) edits(ctx context.Context) (map[string]string, map[string]string, error) {
+	out, replayed := map[string]string{}, map[string]string{}
 	kv, err := o.editsKV(ctx, false)
 	if err != nil || kv == nil {
-		return out, err
+		return out, replayed, err
 	}
 	lister, err := kv.ListKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list edits: %w", err)
+		return nil, nil, fmt.Errorf("list edits: %w", err)
 	}
 	var keys []string
 	for k := range lister.Keys() {
@@ -61,12 +62,15 @@ func (o *Ops) edits(ctx context.Context) (map[string]string, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read edit %s: %w", k, err)
+			return nil, nil, fmt.Errorf("read edit %s: %w", k, err)
 		}
-		to, _ := splitEdit(string(e.Value()))
+		to, as := splitEdit(string(e.Value()))
 		out[wire.RefOfKVKey(k)] = to
+		if as != "" {
+			replayed[wire.RefOfKVKey(k)] = as
+		}
 	}
-	return out, nil
+	return out, replayed, nil
 }
 
 // editOf returns the edit recorded for ref ("" if none) and its revision.
