@@ -118,4 +118,7 @@
 // counted), interchanges[], warnings[]}; each interchange holds the fields of
 // interchange above plus groups[] (group objects) and messages[] (the message
 // fields above plus segments). Warnings are {offset, code, msg}.
+//
+// Imports: the standard library and package escape (error messages quote
+// hostile input in escape's style: \xNN, \n, \\, inside double quotes).
 package edifact

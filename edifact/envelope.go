@@ -132,7 +132,7 @@ func count(s *Segment, e int, name string) (int, error) {
 	}
 	n, cerr := strconv.Atoi(v)
 	if cerr != nil || n < 0 || len(v) > 10 {
-		return 0, segErr(s, e, 1, CodeInvalidValue, "%s %s %q is not a number", s.Tag, name, printable(v, 16))
+		return 0, segErr(s, e, 1, CodeInvalidValue, "%s %s %s is not a number", s.Tag, name, quoted(v, 16))
 	}
 	return n, nil
 }
@@ -158,10 +158,10 @@ func (c *checker) add(s *Segment) error {
 			}
 			return c.closeMessage(s)
 		case "UNH", "UNE", "UNZ":
-			return segErr(s, 0, 0, CodeMissing, "UNT missing: %s while message %q (segment %d) is open",
-				s.Tag, printable(c.msg.Ref, 20), c.msg.Segments[0].Number)
+			return segErr(s, 0, 0, CodeMissing, "UNT missing: %s while message %s (segment %d) is open",
+				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
 		case "UNB", "UNG":
-			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %q", s.Tag, printable(c.msg.Ref, 20))
+			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %s", s.Tag, quoted(c.msg.Ref, 20))
 		}
 		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
 		return nil
@@ -174,7 +174,7 @@ func (c *checker) add(s *Segment) error {
 	switch s.Tag {
 	case "UNB":
 		if c.ic != nil {
-			return segErr(s, 0, 0, CodeMissing, "UNZ missing: UNB while interchange %q is open", printable(c.ic.ControlRef, 20))
+			return segErr(s, 0, 0, CodeMissing, "UNZ missing: UNB while interchange %s is open", quoted(c.ic.ControlRef, 20))
 		}
 		return c.openInterchange(s)
 	}
@@ -210,7 +210,7 @@ func (c *checker) openInterchange(s *Segment) error {
 		return err
 	}
 	if v := ic.SyntaxVersion; len(v) != 1 || v[0] < '1' || v[0] > '4' {
-		return segErr(s, 1, 2, CodeSyntaxNotSupported, "syntax version %q is not 1..4", printable(v, 8))
+		return segErr(s, 1, 2, CodeSyntaxNotSupported, "syntax version %s is not 1..4", quoted(v, 8))
 	}
 	if ic.Sender.ID, err = need(s, 2, 1, "sender identification (S002/0004)"); err != nil {
 		return err
@@ -241,7 +241,7 @@ func (c *checker) openInterchange(s *Segment) error {
 func (c *checker) closeInterchange(s *Segment) error {
 	ic := c.ic
 	if c.grp != nil {
-		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNZ while group %q is open", printable(c.grp.ControlRef, 20))
+		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNZ while group %s is open", quoted(c.grp.ControlRef, 20))
 	}
 	n, err := count(s, 1, "interchange control count (0036)")
 	if err != nil {
@@ -252,7 +252,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 		want, what = len(ic.Groups), "groups"
 	}
 	if want == 0 {
-		return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %q holds no message", printable(ic.ControlRef, 20))
+		return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %s holds no message", quoted(ic.ControlRef, 20))
 	}
 	if n != want {
 		return segErr(s, 1, 1, CodeCountMismatch, "UNZ count %d but the interchange holds %d %s", n, want, what)
@@ -262,7 +262,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 		return err
 	}
 	if ref != ic.ControlRef {
-		return segErr(s, 2, 1, CodeReferenceMismatch, "UNZ reference %q does not match UNB %q", printable(ref, 20), printable(ic.ControlRef, 20))
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNZ reference %s does not match UNB %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 	}
 	c.doc.Interchanges = append(c.doc.Interchanges, ic)
 	c.ic, c.refs = nil, nil
@@ -271,7 +271,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 
 func (c *checker) openGroup(s *Segment) error {
 	if c.grp != nil {
-		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNG while group %q is open", printable(c.grp.ControlRef, 20))
+		return segErr(s, 0, 0, CodeMissing, "UNE missing: UNG while group %s is open", quoted(c.grp.ControlRef, 20))
 	}
 	if c.bare {
 		return segErr(s, 0, 0, CodeGroupsMessagesMixed, "UNG after messages outside groups in the same interchange")
@@ -298,7 +298,7 @@ func (c *checker) closeGroup(s *Segment) error {
 		return err
 	}
 	if g.nmsg == 0 {
-		return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no message", printable(g.ControlRef, 20))
+		return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %s holds no message", quoted(g.ControlRef, 20))
 	}
 	if n != g.nmsg {
 		return segErr(s, 1, 1, CodeCountMismatch, "UNE count %d but the group holds %d messages", n, g.nmsg)
@@ -308,7 +308,7 @@ func (c *checker) closeGroup(s *Segment) error {
 		return err
 	}
 	if ref != g.ControlRef {
-		return segErr(s, 2, 1, CodeReferenceMismatch, "UNE reference %q does not match UNG %q", printable(ref, 20), printable(g.ControlRef, 20))
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNE reference %s does not match UNG %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 	}
 	c.grp = nil
 	return nil
@@ -335,7 +335,7 @@ func (c *checker) openMessage(s *Segment) error {
 		}
 	}
 	if prev, dup := c.refs[m.Ref]; dup {
-		return segErr(s, 1, 1, CodeDuplicate, "message reference %q already used at segment %d", printable(m.Ref, 20), prev)
+		return segErr(s, 1, 1, CodeDuplicate, "message reference %s already used at segment %d", quoted(m.Ref, 20), prev)
 	}
 	c.refs[m.Ref] = s.Number
 	m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
@@ -351,14 +351,14 @@ func (c *checker) closeMessage(s *Segment) error {
 		return err
 	}
 	if n != len(m.Segments) {
-		return segErr(s, 1, 1, CodeCountMismatch, "UNT count %d but message %q has %d segments", n, printable(m.Ref, 20), len(m.Segments))
+		return segErr(s, 1, 1, CodeCountMismatch, "UNT count %d but message %s has %d segments", n, quoted(m.Ref, 20), len(m.Segments))
 	}
 	ref, err := need(s, 2, 1, "message reference (0062)")
 	if err != nil {
 		return err
 	}
 	if ref != m.Ref {
-		return segErr(s, 2, 1, CodeReferenceMismatch, "UNT reference %q does not match UNH %q", printable(ref, 20), printable(m.Ref, 20))
+		return segErr(s, 2, 1, CodeReferenceMismatch, "UNT reference %s does not match UNH %s", quoted(ref, 20), quoted(m.Ref, 20))
 	}
 	c.closed(m)
 	return c.messageDone(m)
@@ -377,14 +377,14 @@ func (c *checker) end(pe *ParseError) error {
 	switch {
 	case c.msg != nil:
 		pe.Tag = pick(x12, "SE", "UNT")
-		pe.Err = fmt.Errorf("%s inside message %q (from segment %d): %s missing",
-			after, printable(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
+		pe.Err = fmt.Errorf("%s inside message %s (from segment %d): %s missing",
+			after, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
 	case c.grp != nil:
 		pe.Tag = pick(x12, "GE", "UNE")
-		pe.Err = fmt.Errorf("%s inside group %q: %s missing", after, printable(c.grp.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside group %s: %s missing", after, quoted(c.grp.ControlRef, 20), pe.Tag)
 	case c.ic != nil:
 		pe.Tag = pick(x12, "IEA", "UNZ")
-		pe.Err = fmt.Errorf("%s inside interchange %q: %s missing", after, printable(c.ic.ControlRef, 20), pe.Tag)
+		pe.Err = fmt.Errorf("%s inside interchange %s: %s missing", after, quoted(c.ic.ControlRef, 20), pe.Tag)
 	case len(c.doc.Interchanges) == 0:
 		pe.Err = fmt.Errorf("no interchange")
 	default:

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/edihub/edihub/escape"
 )
 
 // CauseSchema is what Cause returns for every error of this package: the input
@@ -105,26 +107,21 @@ func (w Warning) String() string {
 	return fmt.Sprintf("%s (offset %d, code %d)", w.Msg, w.Offset, w.Code)
 }
 
-// printable renders s for a one-line ASCII message: printable ASCII stays,
-// every other byte becomes 0xNN, and the result is cut after max bytes of s.
+// printable renders s for a one-line message in package escape's style
+// (\xNN, \n, \\ for a backslash), cut after max bytes of s. Messages
+// quote it with quoted, never %q, so one error has one escaping style.
 func printable(s string, max int) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if i == max {
-			b.WriteString("...")
-			break
-		}
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			b.WriteByte(c)
-		} else {
-			fmt.Fprintf(&b, "0x%02X", c)
-		}
+	if len(s) > max {
+		return escape.Line(s[:max]) + "..."
 	}
-	return b.String()
+	return escape.Line(s)
 }
 
-// quoteByte names one byte for a message: 'x' when printable, else 0xNN.
+// quoted is printable in double quotes: "UNB+..." or "\x0AU".
+func quoted(s string, max int) string { return `"` + printable(s, max) + `"` }
+
+// quoteByte names one byte by itself: 'x' when printable, else its value
+// 0xNN (a byte value in prose, not quoted text).
 func quoteByte(c byte) string {
 	if c >= 0x20 && c < 0x7f {
 		return "'" + string(rune(c)) + "'"

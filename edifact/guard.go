@@ -92,7 +92,7 @@ func (g *GuardResult) header(o *Options) error {
 		j := skipNewlines(body, i+unaLen)
 		if !bytes.HasPrefix(body[j:], []byte("UNB")) {
 			return &GuardError{Offset: base + int64(j), Code: CodeMissing,
-				Msg: fmt.Sprintf("UNA is not followed by UNB (found %q)", printable(string(head(body[j:], 8)), 8))}
+				Msg: fmt.Sprintf("UNA is not followed by UNB (found %s)", quoted(string(head(body[j:], 8)), 8))}
 		}
 		g.Standard, g.Separators = EDIFACT, s
 		return g.edifact(o, j, rep)
@@ -132,7 +132,7 @@ func (g *GuardResult) header(o *Options) error {
 
 // junkMessage explains what the input starts with instead of a header.
 func junkMessage(body []byte, i int) string {
-	found := printable(string(head(body[i:], 8)), 8)
+	found := quoted(string(head(body[i:], 8)), 8)
 	switch {
 	case bytes.HasPrefix(body[i:], []byte("UNH")):
 		return "message without interchange envelope: UNH but no UNB"
@@ -142,10 +142,10 @@ func junkMessage(body []byte, i int) string {
 	window := head(body, 64<<10)
 	for _, tag := range []string{"UNA", "UNB", "ISA"} {
 		if k := bytes.Index(window[i:], []byte(tag)); k > 0 {
-			return fmt.Sprintf("junk before the interchange header: expected UNA, UNB or ISA, found %q (%s at offset %d)", found, tag, i+k)
+			return fmt.Sprintf("junk before the interchange header: expected UNA, UNB or ISA, found %s (%s at offset %d)", found, tag, i+k)
 		}
 	}
-	return fmt.Sprintf("no interchange header: expected UNA, UNB or ISA, found %q", found)
+	return fmt.Sprintf("no interchange header: expected UNA, UNB or ISA, found %s", found)
 }
 
 // edifact reads the syntax identifier S001 of the UNB at unb, then scans.
@@ -159,12 +159,12 @@ func (g *GuardResult) edifact(o *Options, unb int, rep byte) error {
 	}
 	if p >= len(body) || body[p] != s.Component {
 		return &GuardError{Offset: base + int64(p), Code: CodeMissing,
-			Msg: fmt.Sprintf("UNB syntax version (S001/0002) is missing after %q", printable(id, 8))}
+			Msg: fmt.Sprintf("UNB syntax version (S001/0002) is missing after %s", quoted(id, 8))}
 	}
 	version, q := token(body, p+1, &s)
 	if len(version) != 1 || version[0] < '1' || version[0] > '4' {
 		return &GuardError{Offset: base + int64(p+1), Code: CodeSyntaxNotSupported,
-			Msg: fmt.Sprintf("UNB syntax version %q is not 1..4", printable(version, 8))}
+			Msg: fmt.Sprintf("UNB syntax version %s is not 1..4", quoted(version, 8))}
 	}
 	_ = q
 	g.Syntax, g.SyntaxVersion = id, version
@@ -174,7 +174,7 @@ func (g *GuardResult) edifact(o *Options, unb int, rep byte) error {
 	cs := lookupCharset(id)
 	if cs == nil {
 		w := Warning{Offset: base + int64(unb+4), Code: CodeSyntaxNotSupported,
-			Msg: fmt.Sprintf("syntax identifier %q is not in code list 0001", printable(id, 8))}
+			Msg: fmt.Sprintf("syntax identifier %s is not in code list 0001", quoted(id, 8))}
 		if !o.Lenient {
 			return &GuardError{Offset: w.Offset, Code: w.Code, Msg: w.Msg}
 		}

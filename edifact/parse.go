@@ -109,7 +109,7 @@ func recheck(g *GuardResult, doc *Document, end int64, o *Options) error {
 	cs := lookupCharset(ic.Syntax)
 	if cs == nil {
 		w := Warning{Offset: ic.Offset, Code: CodeSyntaxNotSupported,
-			Msg: fmt.Sprintf("syntax identifier %q is not in code list 0001", printable(ic.Syntax, 8))}
+			Msg: fmt.Sprintf("syntax identifier %s is not in code list 0001", quoted(ic.Syntax, 8))}
 		if !o.Lenient {
 			return &GuardError{Offset: w.Offset, Code: w.Code, Msg: w.Msg}
 		}

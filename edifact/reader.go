@@ -244,7 +244,7 @@ func (r *Reader) header() (isa bool, err error) {
 		}
 		r.mark()
 		if q, _ := r.br.Peek(3); string(q) != "UNB" {
-			return false, r.errAt(r.off, "UNB", CodeMissing, fmt.Errorf("UNA is not followed by UNB (found %q)", printable(string(q), 3)))
+			return false, r.errAt(r.off, "UNB", CodeMissing, fmt.Errorf("UNA is not followed by UNB (found %s)", quoted(string(q), 3)))
 		}
 		r.sep, r.repIfV4 = s, rep
 	case "UNB":
@@ -278,7 +278,7 @@ func (r *Reader) header() (isa bool, err error) {
 		return true, nil
 	default:
 		return false, r.errAt(r.off, "", CodeMissing,
-			fmt.Errorf("expected an interchange header (UNA, UNB or ISA), found %q", printable(string(p), 3)))
+			fmt.Errorf("expected an interchange header (UNA, UNB or ISA), found %s", quoted(string(p), 3)))
 	}
 	r.std, r.inside, r.pendingUNB, r.syntax, r.endTag = EDIFACT, true, true, "", "UNZ"
 	r.setClasses()

@@ -218,11 +218,11 @@ func (r *Reader) badTag(tag string) string {
 		min = 2
 	}
 	if len(tag) < min || len(tag) > 3 {
-		return fmt.Sprintf("segment tag %q is not %d..3 characters", printable(tag, 8), min)
+		return fmt.Sprintf("segment tag %s is not %d..3 characters", quoted(tag, 8), min)
 	}
 	for i := 0; i < len(tag); i++ {
 		if c := tag[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return fmt.Sprintf("segment tag %q has a character other than A-Z, 0-9", printable(tag, 8))
+			return fmt.Sprintf("segment tag %s has a character other than A-Z, 0-9", quoted(tag, 8))
 		}
 	}
 	return ""

@@ -14,8 +14,8 @@ func (c *checker) addX12(s *Segment) error {
 		case "SE":
 			return c.closeX12Message(s)
 		case "ST", "GE", "GS", "IEA", "ISA":
-			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %q (segment %d) is open",
-				s.Tag, printable(c.msg.Ref, 20), c.msg.Segments[0].Number)
+			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %s (segment %d) is open",
+				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
 		}
 		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
 		return nil
@@ -23,7 +23,7 @@ func (c *checker) addX12(s *Segment) error {
 	switch s.Tag {
 	case "ISA":
 		if c.ic != nil {
-			return segErr(s, 0, 0, CodeMissing, "IEA missing: ISA while interchange %q is open", printable(c.ic.ControlRef, 20))
+			return segErr(s, 0, 0, CodeMissing, "IEA missing: ISA while interchange %s is open", quoted(c.ic.ControlRef, 20))
 		}
 		return c.openISA(s)
 	}
@@ -33,7 +33,7 @@ func (c *checker) addX12(s *Segment) error {
 	switch s.Tag {
 	case "GS":
 		if c.grp != nil {
-			return segErr(s, 0, 0, CodeMissing, "GE missing: GS while group %q is open", printable(c.grp.ControlRef, 20))
+			return segErr(s, 0, 0, CodeMissing, "GE missing: GS while group %s is open", quoted(c.grp.ControlRef, 20))
 		}
 		g := &Group{ID: s.Value(1, 1), Sender: Party{ID: s.Value(2, 1)}, Recipient: Party{ID: s.Value(3, 1)},
 			Date: s.Value(4, 1), Time: s.Value(5, 1), Agency: s.Value(7, 1), Version: s.Value(8, 1)}
@@ -54,7 +54,7 @@ func (c *checker) addX12(s *Segment) error {
 			return err
 		}
 		if g.nmsg == 0 {
-			return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %q holds no transaction set", printable(g.ControlRef, 20))
+			return segErr(s, 0, 0, CodeLowerLevelEmpty, "group %s holds no transaction set", quoted(g.ControlRef, 20))
 		}
 		if n != g.nmsg {
 			return segErr(s, 1, 1, CodeCountMismatch, "GE count %d but the group holds %d transaction sets", n, g.nmsg)
@@ -64,7 +64,7 @@ func (c *checker) addX12(s *Segment) error {
 			return err
 		}
 		if ref != g.ControlRef {
-			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %q does not match GS %q", printable(ref, 20), printable(g.ControlRef, 20))
+			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %s does not match GS %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 		}
 		c.grp = nil
 		return nil
@@ -82,7 +82,7 @@ func (c *checker) addX12(s *Segment) error {
 			return err
 		}
 		if len(m.Ref) < 4 { // ST02 is AN 4/9
-			return segErr(s, 2, 1, CodeInvalidValue, "ST02 transaction set control number %q is shorter than 4 characters", printable(m.Ref, 20))
+			return segErr(s, 2, 1, CodeInvalidValue, "ST02 transaction set control number %s is shorter than 4 characters", quoted(m.Ref, 20))
 		}
 		m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
 		c.msg = m
@@ -90,14 +90,14 @@ func (c *checker) addX12(s *Segment) error {
 	case "IEA":
 		ic := c.ic
 		if c.grp != nil {
-			return segErr(s, 0, 0, CodeMissing, "GE missing: IEA while group %q is open", printable(c.grp.ControlRef, 20))
+			return segErr(s, 0, 0, CodeMissing, "GE missing: IEA while group %s is open", quoted(c.grp.ControlRef, 20))
 		}
 		n, err := count(s, 1, "number of functional groups (IEA01)")
 		if err != nil {
 			return err
 		}
 		if len(ic.Groups) == 0 {
-			return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %q holds no functional group", printable(ic.ControlRef, 20))
+			return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %s holds no functional group", quoted(ic.ControlRef, 20))
 		}
 		if n != len(ic.Groups) {
 			return segErr(s, 1, 1, CodeCountMismatch, "IEA count %d but the interchange holds %d groups", n, len(ic.Groups))
@@ -107,7 +107,7 @@ func (c *checker) addX12(s *Segment) error {
 			return err
 		}
 		if ref != ic.ControlRef {
-			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %q does not match ISA13 %q", printable(ref, 20), printable(ic.ControlRef, 20))
+			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %s does not match ISA13 %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 		}
 		c.doc.Interchanges = append(c.doc.Interchanges, ic)
 		c.ic = nil
@@ -142,14 +142,14 @@ func (c *checker) closeX12Message(s *Segment) error {
 		return err
 	}
 	if n != len(m.Segments) {
-		return segErr(s, 1, 1, CodeCountMismatch, "SE count %d but transaction set %q has %d segments", n, printable(m.Ref, 20), len(m.Segments))
+		return segErr(s, 1, 1, CodeCountMismatch, "SE count %d but transaction set %s has %d segments", n, quoted(m.Ref, 20), len(m.Segments))
 	}
 	ref, err := need(s, 2, 1, "transaction set control number (SE02)")
 	if err != nil {
 		return err
 	}
 	if ref != m.Ref {
-		return segErr(s, 2, 1, CodeReferenceMismatch, "SE control number %q does not match ST02 %q", printable(ref, 20), printable(m.Ref, 20))
+		return segErr(s, 2, 1, CodeReferenceMismatch, "SE control number %s does not match ST02 %s", quoted(ref, 20), quoted(m.Ref, 20))
 	}
 	c.closed(m)
 	return c.messageDone(m)

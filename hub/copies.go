@@ -114,6 +114,9 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	}
 	m := h.copyMsg(d, wire.PoisonSubject(v.stage), rec)
 	setPoison(m, v.cause, v.class, v.message, v.stage, v.attempts)
+	if v.deaths > 0 {
+		m.Header.Set(wire.HdrProcessDeaths, strconv.Itoa(v.deaths))
+	}
 	if last, ok := rec.Last(); ok {
 		m.Header.Set(wire.HdrFingerprint, last.Fingerprint)
 		m.Header.Set(wire.HdrErrorCause, last.Cause)

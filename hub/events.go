@@ -13,6 +13,10 @@ const (
 	EventQuarantined    = "quarantined"
 	EventDeadLettered   = "dead-lettered"
 	EventRetryScheduled = "retry-scheduled"
+	// EventDuplicateSkipped: the ledger had seen the interchange (from the
+	// same partner); it was acked without outputs. `edihub send` waits
+	// for it to tell the sender.
+	EventDuplicateSkipped = "duplicate-skipped"
 )
 
 // Event is one thing that happened to a failing message.

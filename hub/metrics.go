@@ -62,7 +62,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "edihub_dlq_messages_total", Help: "Messages sent to a dead-letter queue.",
 		}, []string{"stage", "cause"}),
 		dlqDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "edihub_dlq_depth_messages", Help: "Messages held in each dead-letter subject.",
+			Name: "edihub_dlq_depth_messages", Help: "Messages held in each dead-letter subject, as the stream counts them: an edited original kept as evidence counts beside its edit (edihub dlq ls lists those apart).",
 		}, []string{"stage", "cause"}),
 		counterRecords: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_counter_records_count", Help: "Messages with failure records in the attempt store.",

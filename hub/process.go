@@ -212,6 +212,7 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
 	}
+	h.emit(d, Event{Kind: EventDuplicateSkipped, Error: escape.Line(fmt.Sprint(dup.Keys))})
 	h.met.duplicatesSkipped.Inc()
 	h.processed.Add(1)
 	h.forget(d)

@@ -119,7 +119,7 @@ func StartServer(opts *ServerOptions) (*server.Server, error) {
 // serverLogger adapts zerolog to nats-server's Logger interface.
 type serverLogger struct{ l zerolog.Logger }
 
-func (s *serverLogger) Noticef(format string, v ...any) { s.l.Debug().Msgf(format, v...) }
+func (s *serverLogger) Noticef(format string, v ...any) { noticeLine(s.l, format, v...) }
 func (s *serverLogger) Warnf(format string, v ...any)   { s.l.Warn().Msgf(format, v...) }
 func (s *serverLogger) Fatalf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }
 func (s *serverLogger) Errorf(format string, v ...any)  { s.l.Error().Msgf(format, v...) }

@@ -40,6 +40,28 @@ const (
 	exitProtocol      = 13
 )
 
+// ExitMeaning says in plain words what a child's exit code (and signal)
+// means, for reports read by people ("exit 12" alone says nothing).
+func ExitMeaning(code int, signal string) string {
+	switch {
+	case signal != "":
+		return "killed by signal " + signal
+	case code == exitOK:
+		return "exited normally"
+	case code == exitAnalysisError:
+		return "the analysis returned an error"
+	case code == exitPanic:
+		return "the analysis panicked"
+	case code == exitCPULimit:
+		return "stopped itself at the CPU cap"
+	case code == exitProtocol:
+		return "could not talk to the parent (protocol error)"
+	case code == 2:
+		return "the Go runtime gave up (fatal error or unrecovered panic)"
+	}
+	return "an unexpected exit code"
+}
+
 // Bounds the child applies before sending, so the records fit in the
 // parent's MaxReportBytes with the default settings.
 const (

@@ -23,7 +23,7 @@ const module = "github.com/edihub/edihub"
 var allowedDeps = map[string][]string{
 	"wire":                    {},
 	"escape":                  {},
-	"edifact":                 {},
+	"edifact":                 {"escape"},
 	"sandbox":                 {},
 	"jetstream":               {},
 	"counter":                 {"jetstream"},

@@ -34,7 +34,8 @@ func TestProcessKillLoop(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("drill exited %d", code)
 	}
-	for _, want := range []string{"attempt 1: the hub went away", "x-poison-cause=process-died", "moved on", "passed"} {
+	for _, want := range []string{"expect the hub to die", "death 1: the hub went away", "x-poison-cause=process-died",
+		"while the drill message ran alone (x-process-deaths", "moved on", "passed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("drill output lacks %q", want)
 		}

@@ -243,8 +243,13 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	send := exec.Command(binary, "send", "--partner", "ACME", "--server", url, "--user", "acme",
 		"--inbox-prefix", ejs.PartnerInboxPrefix("ACME"), sendFile)
 	send.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+acmePassword)
-	if out, err := send.CombinedOutput(); err != nil {
-		t.Fatalf("partner: edihub send: %v\n%s", err, out)
+	sendOut, err := send.CombinedOutput()
+	if err != nil {
+		t.Fatalf("partner: edihub send: %v\n%s", err, sendOut)
+	}
+	// A partner may not read edi.events.>, but sees its own parsed output.
+	if !strings.Contains(string(sendOut), "parsed: "+sendFile+" → edi.parsed.ACME.INVOIC") {
+		t.Errorf("partner: send did not report the verdict:\n%s", sendOut)
 	}
 	waitParsed("PERM0004")
 

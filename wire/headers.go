@@ -25,6 +25,11 @@ const (
 	HdrPartition      = "x-partition"
 	HdrFingerprint    = "x-error-fingerprint"
 	HdrRetryTier      = "x-retry-tier"
+	// HdrProcessDeaths is how many times the process died while a
+	// quarantined message ran alone (poison cause process-died). The first
+	// death, while it ran beside other partitions' messages, is not
+	// among them: it is not held against any message.
+	HdrProcessDeaths = "x-process-deaths"
 	// HdrDrill asks a --drill hub to fail on purpose (panic, hang, exit,
 	// error).
 	HdrDrill = "x-drill"
@@ -109,7 +114,7 @@ func init() {
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
 		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
-		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated} {
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths} {
 		hubOwned[n] = true
 	}
 }

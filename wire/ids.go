@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -86,4 +88,13 @@ func CorrelationID(stream string, seq uint64) string {
 // ReportKey names an interchange's forensic report: <stream>/<seq>.
 func ReportKey(stream string, seq uint64) string {
 	return stream + "/" + strconv.FormatUint(seq, 10)
+}
+
+// SendMsgID is the Nats-Msg-Id `edihub send` gives a file: the partner and
+// a SHA-256 of the bytes. Re-sending a file whose ack was lost (the hub went
+// away mid-batch) is then dropped by the server within INGEST's duplicate
+// window, and the same bytes from another partner are not its duplicate.
+func SendMsgID(partner string, data []byte) string {
+	sum := sha256.Sum256(data)
+	return "send:" + partner + ":" + hex.EncodeToString(sum[:])
 }

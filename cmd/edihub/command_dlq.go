@@ -20,6 +20,7 @@ import (
 
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
@@ -131,6 +132,9 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		}
 		cancel()
 	}
+	o.Replayed = notePoisonReplays(j, cfg.Sandbox, actor, func(err error) {
+		fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error())))
+	})
 	ops, err := ops.NewOps(o)
 	if err != nil {
 		nc.Close()
@@ -140,6 +144,25 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 }
 
 func (s *session) close() { s.nc.Close() }
+
+// notePoisonReplays is the ops.OpsOptions.Replayed hook that notes a
+// replayed quarantined message on its forensic ticket, so that poison ls
+// says "replayed as INGEST:n" rather than "copy gone". The API's ops (in
+// serve) take the same hook.
+func notePoisonReplays(j js.JetStream, sc forensics.Config, actor string, warn func(error)) func(context.Context, string, ops.ReplayItem) {
+	return func(ctx context.Context, kind string, it ops.ReplayItem) {
+		if kind != wire.KindPoison {
+			return
+		}
+		st, err := forensics.OpenStore(ctx, j, sc, false)
+		if err == nil {
+			err = st.NoteReplayed(ctx, it.ID, it.NewID, actor)
+		}
+		if err != nil {
+			warn(fmt.Errorf("%s replayed, but its forensic ticket does not say so: %w", it.ID, err))
+		}
+	}
+}
 
 // osUserName is the login name when $USER is unset (containers, cron).
 func osUserName() string {
@@ -270,7 +293,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "\ndlq %d, parking %d, poison %d", sum.Totals[wire.KindDLQ], sum.Totals[wire.KindParking], sum.Totals[wire.KindPoison])
 	if sum.Superseded > 0 {
-		fmt.Fprintf(e.stdout, " (+%d edited originals kept as evidence, never replayed)", sum.Superseded)
+		fmt.Fprintf(e.stdout, " (+%s kept as evidence, never replayed)", plural(sum.Superseded, "edited original"))
 	}
 	fmt.Fprintln(e.stdout)
 	return nil
@@ -358,7 +381,10 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
 	for _, en := range entries {
 		msg := escape.Line(en.ErrorMsg)
-		if en.Superseded() {
+		switch {
+		case en.EditReplayedAs != "":
+			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
+		case en.Superseded():
 			msg = "(superseded by " + en.SupersededBy + ") " + msg
 		}
 		if en.EditedFrom != "" {

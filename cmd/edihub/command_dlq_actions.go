@@ -47,7 +47,11 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	en := res.Entry
 	fmt.Fprintf(w, "%s  %s  stored %s (%s ago)  %d bytes  sha256 %s\n", en.ID, escape.Line(en.Subject),
 		en.Time.Format("2006-01-02 15:04:05Z"), age(opsClock.now().Sub(en.Time)), len(res.Payload), res.PayloadSHA256)
-	if en.Superseded() {
+	switch {
+	case en.EditReplayedAs != "":
+		fmt.Fprintf(w, "done: its edit %s was replayed as %s; this original stays as evidence (drop it when no longer needed)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs))
+	case en.Superseded():
 		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}
 	fmt.Fprintln(w, "headers (escaped):")

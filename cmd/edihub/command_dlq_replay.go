@@ -112,6 +112,8 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 				dedup = " (the server had it already: not sent twice)"
 			}
 			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, escape.Line(it.Subject), it.NewID, dedup)
+		case it.Outcome == ops.OutcomeAlreadyReplayed:
+			fmt.Fprintf(w, "%s: already replayed as %s — nothing left to do (the original stays as evidence)\n", id, escape.Line(it.NewID))
 		default:
 			fmt.Fprintf(w, "%s: %s: %s%s\n", id, strings.ToUpper(it.Outcome), escape.Text(it.Error), replayHint(it.Reason))
 		}
@@ -121,6 +123,9 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 		verb = "would replay (dry-run: nothing was changed)"
 	}
 	fmt.Fprintf(w, "matched %d, %s %d, skipped %d, failed %d", rep.Matched, verb, rep.Replayed, rep.Skipped, rep.Failed)
+	if rep.AlreadyReplayed > 0 {
+		fmt.Fprintf(w, ", already replayed %d", rep.AlreadyReplayed)
+	}
 	if rep.Left > 0 {
 		fmt.Fprintf(w, "; %d more match — run again (or raise --max)", rep.Left)
 	}

@@ -370,11 +370,21 @@ func TestDLQParkDropEdit(t *testing.T) {
 		t.Fatalf("filter replay after edit: %d\n%s", code, out)
 	}
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
-	if out, _, code := d.cmd(t, "dlq", "replay", "DLQ:3"); code != 1 || !strings.Contains(out, "superseded") {
+	// The original is done, not waiting: replaying it again sends nothing
+	// and is no failure; show says where its edit went.
+	if out, _, code := d.cmd(t, "dlq", "replay", "DLQ:3"); code != 0 || !strings.Contains(out, "DLQ:3 (its edit DLQ:4): already replayed as INGEST:") ||
+		!strings.Contains(out, "already replayed 1") {
 		t.Fatalf("replay of the edited original: %d %s", code, out)
 	}
-	if out, _, _ := d.cmd(t, "dlq", "show", "DLQ:3", "--raw"); !strings.Contains(out, "UNT+9+1") {
+	out, _, _ = d.cmd(t, "dlq", "show", "DLQ:3", "--raw")
+	if !strings.Contains(out, "UNT+9+1") {
 		t.Fatalf("the original is not kept: %s", out)
+	}
+	if !strings.Contains(out, "done: its edit DLQ:4 was replayed as INGEST:") || strings.Contains(out, "replaying DLQ:3 sends the edit") {
+		t.Fatalf("show of the edited original after its edit went back:\n%s", out)
+	}
+	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(done: its edit DLQ:4 was replayed as INGEST:") {
+		t.Fatalf("inspect of the edited original after its edit went back:\n%s", out)
 	}
 	time.Sleep(200 * time.Millisecond)
 	if n := d.count(t, "PARSED"); n != 1 {

@@ -33,18 +33,20 @@ type drillStep struct {
 }
 
 type driller struct {
-	e        *env
-	json     bool
-	start    time.Time
-	mu       sync.Mutex
-	attempts int
-	steps    []drillStep // --json: printed as one document at the end
+	e      *env
+	json   bool
+	start  time.Time
+	mu     sync.Mutex
+	deaths int         // connection losses seen: each one the hub going away
+	last   time.Time   // when the last step was said
+	steps  []drillStep // --json: printed as one document at the end
 }
 
 func (d *driller) say(step, format string, a ...any) {
 	s := drillStep{At: time.Now().UTC(), Step: step, Text: fmt.Sprintf(format, a...)}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.last = time.Now()
 	if d.json {
 		d.steps = append(d.steps, s)
 		return
@@ -68,8 +70,9 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	cfg.Hub.SetDefaults()
 	streams := cfg.Hub.Streams
-	streams.SetDefaults()
+	att := cfg.Hub.Attempts
 	if !slices.Contains(hub.DrillKinds, *kind) {
 		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
 	}
@@ -91,17 +94,20 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			if c.IsClosed() { // our own Close at the end
 				return
 			}
+			d.mu.Lock()
+			d.deaths++
+			n := d.deaths
+			d.mu.Unlock()
 			if *kind != hub.DrillExit {
-				d.say("hub-died", "the connection to the hub was lost")
+				d.say("hub-died", "death %d: the connection to the hub was lost (not what a %s drill does: is the hub restarting?)", n, *kind)
 				return
 			}
-			d.mu.Lock()
-			d.attempts++
-			n := d.attempts
-			d.mu.Unlock()
-			d.say("hub-died", "attempt %d: the hub went away (connection lost) — the drill message killed it, as intended", n)
+			d.say("hub-died", "death %d: the hub went away (connection lost) — the drill message killed it, as intended", n)
 		}),
 		nats.ReconnectHandler(func(_ *nats.Conn) { d.say("hub-back", "the hub is back (restarted by its supervisor)") }),
+		// Reconnect fast: a hub that restarts and dies again within the
+		// wait would be a death this drill does not see.
+		nats.ReconnectWait(50*time.Millisecond), nats.ReconnectJitter(0, 0),
 	)
 	if err != nil {
 		return unreachableErr(fmt.Errorf("%v (is the hub running with --drill?)", err))
@@ -110,6 +116,11 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 
+	settings := ""
+	if *config == "" {
+		settings = " (with the default attempt settings: --config reads the hub's)"
+	}
+	d.say("expect", "%s%s", drillExpectation(*kind, att), settings)
 	id := nuid.Next()
 	partition := partitionOfPartner(ctx, j, streams.Ingest, *partner)
 	drillSeq, err := publishInterchange(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
@@ -149,18 +160,21 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			}
 			switch ev.Kind {
 			case hub.EventAttemptFailed:
-				d.mu.Lock()
-				d.attempts = max(d.attempts+1, ev.Attempt)
-				d.mu.Unlock()
-				d.say("attempt", "attempt %d failed in stage %s (%s): %s", ev.Attempt, ev.Stage, ev.Class, ev.Error)
+				d.say("attempt", "attempt %d of %d failed in stage %s (%s): %s", ev.Attempt, att.Threshold, ev.Stage, ev.Class, ev.Error)
 			case hub.EventQuarantined:
 				d.say("quarantined", "quarantined after %d attempts to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
 			case hub.EventDeadLettered:
 				d.say("dead-lettered", "dead-lettered after %d attempt(s) to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
 			}
 		case <-tick.C:
+			d.mu.Lock()
+			quiet := time.Since(d.last)
+			d.mu.Unlock()
+			if quiet >= 10*time.Second {
+				d.say("waiting", "still waiting (%s so far; %s)", time.Since(d.start).Round(time.Second), orNot(placed, "the drill message is not placed yet"))
+			}
 			if placed == "" {
-				where, err := findCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
+				where, deaths, err := findCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
 				if err != nil || where == "" {
 					if parsedSeqs, _ := parsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
 						return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
@@ -169,6 +183,12 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 				}
 				placed = where
 				d.say("placed", "the drill message is in %s", where)
+				if *kind == hub.DrillExit {
+					d.mu.Lock()
+					seen := d.deaths
+					d.mu.Unlock()
+					d.say("deaths", "%s", deathsText(seen, deaths))
+				}
 			}
 			parsedSeqs, err := parsedOriginSeqs(ctx, j, streams.Parsed, d.start)
 			if err != nil {
@@ -225,13 +245,51 @@ func partitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner str
 	return strconv.Itoa(wire.PartitionOf(partner, n))
 }
 
-// findCopy looks for the quarantine or dead-letter copy of INGEST seq.
-func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, error) {
+// drillExpectation says at the start what the drill will do and about how
+// long it takes with the hub's attempt settings (those of --config, or the
+// defaults).
+func drillExpectation(kind string, a hub.AttemptConfig) string {
+	switch kind {
+	case hub.DrillPanic:
+		return fmt.Sprintf("expect %d panics, retried in place with backoff (%s..%s), then quarantine: a few seconds", a.Threshold, a.BackoffBase, a.BackoffMax)
+	case hub.DrillHang:
+		return fmt.Sprintf("expect %d attempts that each hang until the %s deadline, then quarantine: about %s (progress every 10s)",
+			a.Threshold, a.Deadline, (time.Duration(a.Threshold) * a.Deadline).Round(time.Second))
+	case hub.DrillExit:
+		return fmt.Sprintf("expect the hub to die %d times: once while the drill message runs beside other partitions' messages "+
+			"(not held against it), then %d times while it runs alone; each restart takes your supervisor's time plus up to %s (ack_wait)",
+			a.Threshold+1, a.Threshold, a.AckWait)
+	}
+	return "expect a permanent error and the DLQ at once: a few seconds"
+}
+
+// deathsText counts every death: those the drill saw (a connection lost)
+// and the hub's own count on the poison copy (x-process-deaths: deaths
+// while the message ran alone), plus the first death, while it ran beside
+// other partitions' messages, which is held against no message. A restart
+// quicker than the drill's reconnect is not seen as a lost connection.
+func deathsText(seen int, hubCount string) string {
+	n, err := strconv.Atoi(hubCount)
+	if err != nil {
+		return fmt.Sprintf("the hub died %d times while this drill watched", seen)
+	}
+	total := max(seen, n+1)
+	text := fmt.Sprintf("the hub died %d times: %d while the drill message ran alone (x-process-deaths, held against it) "+
+		"and 1 while it ran beside other partitions' messages (held against none)", total, total-1)
+	if seen < total {
+		text += fmt.Sprintf("; this drill saw %d of them (the others restarted quicker than it reconnected)", seen)
+	}
+	return text + ". x-attempts counts deliveries before quarantine: the threshold, or one more when the server had recorded the first death's delivery before the process died"
+}
+
+// findCopy looks for the quarantine or dead-letter copy of INGEST seq; it
+// returns where it is and, for a poison copy, the hub's x-process-deaths.
+func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, string, error) {
 	stream := streams.DLQ
 	if poison {
 		stream = streams.Poison
 	}
-	var where string
+	var where, deaths string
 	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
 		h := m.Headers()
 		if h.Get(wire.HdrOriginalStream) == streams.Ingest && h.Get(wire.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
@@ -240,10 +298,11 @@ func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq
 				cause = wire.HdrErrorCause + "=" + h.Get(wire.HdrErrorCause)
 			}
 			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, wire.HdrAttempts, h.Get(wire.HdrAttempts))
+			deaths = h.Get(wire.HdrProcessDeaths)
 		}
 		return nil
 	})
-	return where, err
+	return where, deaths, err
 }
 
 // parsedOriginSeqs lists the INGEST sequences of parsed outputs, in the

@@ -178,8 +178,11 @@ func (p *poisonCmd) ls(ctx context.Context) error {
 			at = x.QuarantinedAt.Local().Format("2006-01-02 15:04:05")
 		}
 		state := x.TicketState
-		if !x.InStream {
-			state += " (copy aged out)"
+		switch {
+		case x.ReplayedAs != "":
+			state += " (replayed as " + x.ReplayedAs + ")"
+		case !x.InStream:
+			state += " (copy gone: dropped or aged out)"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", x.ID, esc(x.Partner), esc(x.Stage), at, x.Bytes, esc(x.Outcome), x.Ticket, state)
 	}

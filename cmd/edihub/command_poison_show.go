@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/rs/zerolog"
@@ -13,6 +14,7 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
+	"github.com/edihub/edihub/sandbox"
 )
 
 // poisonShow is `poison show --json`: the report, its ticket and the
@@ -74,7 +76,8 @@ func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
 	if sb.PanicValue != "" {
 		fmt.Fprintf(w, "panic     %s\n", esc(sb.PanicValue))
 	}
-	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit %d %s\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20, sb.ExitCode, sb.Signal)
+	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit code %d (%s)\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20,
+		sb.ExitCode, sandbox.ExitMeaning(sb.ExitCode, sb.Signal))
 	fmt.Fprintf(w, "limits    memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s\n", sb.Limits.MemoryBytes>>20,
 		sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
 	for _, n := range sb.Notes {
@@ -116,7 +119,11 @@ func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) err
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	// A hang runs until the CPU cap (or the wall timeout) stops it: say
+	// so first, then show that it is still running.
+	stop := p.reanalyseProgress(id)
 	r, err := f.Reanalyse(ctx, id)
+	stop()
 	if err != nil {
 		return err
 	}
@@ -125,6 +132,49 @@ func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) err
 	}
 	fmt.Fprintf(p.e.stdout, "%s analysed again (%d times now): %s\n%s\n", r.ID, r.Analyses, r.Sandbox.Outcome, escape.Line(r.Sandbox.Summary))
 	return nil
+}
+
+// reanalyseProgress prints, on stderr, what the sandbox is allowed and
+// then the elapsed time every few seconds (one updated line on a
+// terminal), until stop is called.
+func (p *poisonCmd) reanalyseProgress(id string) (stop func()) {
+	if p.cf.json {
+		return func() {}
+	}
+	c := p.cfg.Sandbox
+	c.SetDefaults()
+	fmt.Fprintf(p.e.stderr, "analysing %s in the sandbox (caps: %s CPU, %s memory, %s wall): a hang or a loop runs until a cap stops it\n",
+		escape.Line(id), durMS(c.CPULimit), c.MemoryLimit, durMS(c.Timeout))
+	tty := isTerminal(p.e.stderr)
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		every := 5 * time.Second
+		if tty {
+			every = time.Second
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				if tty {
+					fmt.Fprint(p.e.stderr, "\r\x1b[K")
+				}
+				return
+			case <-t.C:
+				text := fmt.Sprintf("still analysing: %s of at most %s", time.Since(start).Round(time.Second), durMS(c.Timeout))
+				if tty {
+					fmt.Fprint(p.e.stderr, "\r\x1b[K"+text)
+				} else {
+					fmt.Fprintln(p.e.stderr, text)
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // quietLogger logs only warnings and errors, to stderr: the CLI's stdout

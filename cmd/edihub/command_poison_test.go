@@ -82,7 +82,7 @@ func TestPoisonCommands(t *testing.T) {
 	if strings.ContainsAny(out, "\x1b\x07\x00") {
 		t.Fatalf("show printed raw control bytes:\n%q", out)
 	}
-	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "    2 @50      UNH+1+INVOIC", "outcome   reproduced-error", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
+	for _, want := range []string{`BGM+380+\x1B]0;pwned\x07\x1B[2J+9'`, "    2 @50      UNH+1+INVOIC", "outcome   reproduced-error", "exit code 10 (the analysis returned an error)", `x-error-msg: bad \x1B[31m`, "ticket  T-INGEST-7: open"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
@@ -104,7 +104,7 @@ func TestPoisonCommands(t *testing.T) {
 		t.Fatalf("second ack: %d %s", code, errOut)
 	}
 	out, errOut, code = runCmd(t, "poison", "reanalyse", "POISON:1", "--server", url)
-	if code != 0 || !strings.Contains(out, "2 times") {
+	if code != 0 || !strings.Contains(out, "2 times") || !strings.Contains(errOut, "analysing POISON:1 in the sandbox (caps: 30s CPU, 256MiB memory, 35s wall)") {
 		t.Fatalf("reanalyse: %d %s %s", code, out, errOut)
 	}
 	out, _, code = runCmd(t, "poison", "ticket", "close", "T-INGEST-7", "--note", "partner fixed it", "--actor", "bob", "--server", url)
@@ -119,5 +119,54 @@ func TestPoisonCommands(t *testing.T) {
 	}
 	if _, _, code := runCmd(t, "poison", "frobnicate"); code != 2 {
 		t.Fatalf("bad usage: exit %d, want 2", code)
+	}
+}
+
+// After `dlq replay POISON:n --allow-poison` the copy is gone from POISON
+// but its report stays: poison ls says where it went and when it was
+// quarantined, not "copy aged out" with a zero time.
+func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
+	d := startDLQHub(t)
+	nc, j, err := ejs.Connect(d.url, "poison-replay-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	h := nats.Header{}
+	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "9", wire.HdrPartnerID: "ACME",
+		wire.HdrStage: "parse", wire.HdrErrorMsg: "panic", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
+		h.Set(k, v)
+	}
+	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(invoiceOf("P1"))}); err != nil {
+		t.Fatal(err)
+	}
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		out, _, _ := d.cmd(t, "poison", "ls")
+		return strings.Contains(out, "T-INGEST-9")
+	})
+	out, errOut, code := d.cmd(t, "dlq", "replay", "POISON:1", "--allow-poison", "--to", wire.IngestSubject("ACME"))
+	if code != 0 || !strings.Contains(out, "replayed as INGEST:") || errOut != "" {
+		t.Fatalf("replay: %d\n%s%s", code, out, errOut)
+	}
+	out, _, _ = d.cmd(t, "poison", "ls")
+	if !strings.Contains(out, "(replayed as INGEST:1)") || strings.Contains(out, "aged out") || strings.Contains(out, "  -  ") {
+		t.Fatalf("poison ls after the replay:\n%s", out)
+	}
+	out, _, _ = d.cmd(t, "poison", "ls", "--json")
+	var list []forensics.PoisonEntry
+	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].QuarantinedAt.IsZero() || list[0].ReplayedAs != "INGEST:1" || list[0].InStream ||
+		list[0].Bytes != len(invoiceOf("P1")) {
+		t.Fatalf("poison ls --json: %v\n%s", err, out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -20,13 +21,38 @@ func init() {
 	register(command{name: "send", summary: "publish interchanges to edi.ingest.<partner>", run: runSend})
 }
 
+// sendOptions is what send does, from its flags. Another file's flag adds
+// itself with one line in runSend (see Prepare).
+type sendOptions struct {
+	Partner string
+	Timeout time.Duration // per ack
+	Wait    time.Duration // how long one outage of the hub is waited out
+	Outcome time.Duration // how long to wait for the hub's verdicts (0: don't)
+	// Prepare hooks run on every message after send set its headers and
+	// Nats-Msg-Id, before it is published (e.g. a signature header).
+	Prepare []func(*nats.Msg) error
+}
+
+// Status of a file.
+const (
+	statusStored  = "stored"   // the server acked it
+	statusFailed  = "failed"   // unreadable, or the server refused it
+	statusUnknown = "unknown"  // sent, then the hub went away before its ack: maybe stored
+	statusNotSent = "not-sent" // send gave up before this file
+)
+
 type sendResult struct {
 	File          string `json:"file"`
 	OK            bool   `json:"ok"`
+	Status        string `json:"status"`
 	Stream        string `json:"stream,omitempty"`
 	Seq           uint64 `json:"seq,omitempty"`
 	Bytes         int    `json:"bytes"`
+	MsgID         string `json:"msg_id,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
+	Outcome       string `json:"outcome,omitempty"`
+	Where         string `json:"where,omitempty"`
+	Detail        string `json:"detail,omitempty"`
 	Error         string `json:"error,omitempty"`
 }
 
@@ -34,13 +60,16 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "send", "--partner ID FILE... (- reads standard input)")
 	var cf clientFlags
 	cf.register(fs, e)
-	partner := fs.String("partner", "", "partner ID (one subject token, e.g. ACME)")
-	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the server's ack of each file")
+	var o sendOptions
+	fs.StringVar(&o.Partner, "partner", "", "partner ID (one subject token, e.g. ACME)")
+	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "how long to wait for the server's ack of each file")
+	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "how long to wait for the hub when it goes away mid-batch, then exit 2")
+	fs.DurationVar(&o.Outcome, "outcome", 5*time.Second, "how long to wait for the hub to parse, dead-letter or skip the files (0: don't wait)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := wire.ValidPartnerID(*partner); err != nil {
-		return usageErr("--partner %s: %v", escape.Line(*partner), err)
+	if err := wire.ValidPartnerID(o.Partner); err != nil {
+		return usageErr("--partner %s: %v", escape.Line(o.Partner), err)
 	}
 	if fs.NArg() == 0 {
 		return usageErr("name at least one file to send")
@@ -55,75 +84,184 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usageErr("%s: %v", escape.Line(f), errors.Unwrap(err))
 		}
 	}
-	nc, j, err := cf.connect("edihub-send")
+	return sendFiles(ctx, e, &cf, o, fs.Args())
+}
+
+// sendFiles connects and sends files with o (the seam tests use to run
+// send with their own Prepare hooks).
+func sendFiles(ctx context.Context, e *env, cf *clientFlags, o sendOptions, files []string) error {
+	link := newHubLink()
+	nc, j, err := cf.connect("edihub-send", link.options()...)
 	if err != nil {
 		return hubDownErr(err)
 	}
 	defer nc.Close()
-
-	files := fs.Args()
-	progress := isTerminal(e.stderr) && len(files) > 1 && !cf.json
-	failed := 0
-	var results []sendResult // --json: one document for the command
-	for i, f := range files {
-		r := sendOne(ctx, e, j, *partner, f, *timeout)
-		if !r.OK {
-			failed++
-		}
-		switch {
-		case cf.json:
-			results = append(results, r)
-		case !r.OK && progress:
-			fmt.Fprintf(e.stderr, "\rFAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error))
-		case !r.OK:
-			fmt.Fprintf(e.stderr, "FAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error))
-		case !progress:
-			fmt.Fprintf(e.stdout, "sent %s (%d bytes) → %s seq %d\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
-		}
-		if progress {
-			fmt.Fprintf(e.stderr, "\rsent %d/%d files, %d failed", i+1, len(files), failed)
-		}
-	}
-	if progress {
-		fmt.Fprintln(e.stderr)
-	}
-	if cf.json {
-		b, _ := escape.JSON(map[string]any{"files": results, "sent": len(files) - failed, "failed": failed})
-		fmt.Fprintln(e.stdout, string(b))
-	}
-	if failed > 0 {
-		return failedErr("%d of %d files were not sent", failed, len(files))
-	}
-	return nil
+	s := &sender{e: e, o: o, j: j, link: link, json: cf.json, tty: isTerminal(e.stderr)}
+	return s.run(ctx, nc, files)
 }
 
-func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, timeout time.Duration) sendResult {
-	r := sendResult{File: file}
+type sender struct {
+	e       *env
+	o       sendOptions
+	j       js.JetStream
+	link    *hubLink
+	json    bool
+	tty     bool
+	bar     *progressBar
+	outage  time.Time // when the current outage began; zero while the hub answers
+	results []sendResult
+}
+
+func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
+	var watch *outcomeWatch
+	if s.o.Outcome > 0 {
+		w, err := watchOutcomes(nc, s.o.Partner)
+		if err != nil {
+			fmt.Fprintf(s.e.stderr, "warning: cannot follow the hub's verdicts (%s); files are still sent\n", escape.Text(oneLine(err.Error())))
+		} else {
+			watch = w
+			defer w.stop()
+		}
+	}
+	if s.tty && len(files) > 1 && !s.json {
+		s.bar = newProgressBar(s.e.stderr, len(files))
+	}
+	s.results = make([]sendResult, len(files))
+	failed := 0
+	var gaveUp error
+	for i, f := range files {
+		r := &s.results[i]
+		r.File = f
+		if gaveUp != nil {
+			r.Status = statusNotSent
+			continue
+		}
+		gaveUp = s.sendOne(ctx, r, i, len(files))
+		if r.Status == statusFailed {
+			failed++
+		}
+		s.printResult(r)
+		if s.bar != nil {
+			s.bar.update(i+1, failed, i+1 == len(files))
+		}
+	}
+	if s.bar != nil {
+		s.bar.finish(s.count(statusStored)+failed, failed)
+	}
+	if watch != nil && gaveUp == nil {
+		if s.count(statusStored) > 0 && !s.json && s.tty {
+			fmt.Fprintf(s.e.stderr, "waiting up to %s for the hub's verdicts (--outcome 0 skips this)…\r", s.o.Outcome)
+		}
+		watch.wait(ctx, s.results, s.o.Outcome)
+		if !s.json && s.tty {
+			fmt.Fprint(s.e.stderr, "\r\x1b[K")
+		}
+		s.printOutcomes()
+	}
+	return s.report(gaveUp)
+}
+
+// sendOne reads and publishes one file, waiting out outages of the hub. A
+// non-nil error means send gave up on the hub (--wait ran out).
+func (s *sender) sendOne(ctx context.Context, r *sendResult, i, n int) error {
 	var data []byte
 	var err error
-	if file == "-" {
-		data, err = io.ReadAll(e.stdin)
+	if r.File == "-" {
+		data, err = io.ReadAll(s.e.stdin)
 	} else {
-		data, err = os.ReadFile(file)
+		data, err = os.ReadFile(r.File)
 	}
 	if err != nil {
-		r.Error = err.Error()
-		return r
+		r.Status, r.Error = statusFailed, err.Error()
+		return nil
 	}
 	r.Bytes = len(data)
 	r.CorrelationID = nuid.Next()
-	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Data: data, Header: nats.Header{}}
+	r.MsgID = wire.SendMsgID(s.o.Partner, data)
+	msg := &nats.Msg{Subject: wire.IngestSubject(s.o.Partner), Data: data, Header: nats.Header{}}
 	msg.Header.Set(wire.HdrCorrelationID, r.CorrelationID)
-	if file != "-" {
-		msg.Header.Set(wire.HdrFilename, escape.Header(file))
+	msg.Header.Set(js.MsgIDHeader, r.MsgID)
+	if r.File != "-" {
+		msg.Header.Set(wire.HdrFilename, escape.Header(r.File))
 	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	ack, err := j.PublishMsg(pctx, msg)
-	if err != nil {
-		r.Error = oneLine(err.Error())
-		return r
+	for _, prepare := range s.o.Prepare {
+		if err := prepare(msg); err != nil {
+			r.Status, r.Error = statusFailed, err.Error()
+			return nil
+		}
 	}
-	r.OK, r.Stream, r.Seq = true, ack.Stream, ack.Sequence
-	return r
+	tried := false
+	for {
+		ack, res, err := publish(ctx, s.j, s.link, msg, s.o.Timeout)
+		switch res {
+		case published:
+			if !s.outage.IsZero() {
+				s.outage = time.Time{}
+			}
+			r.OK, r.Status, r.Stream, r.Seq = true, statusStored, ack.Stream, ack.Sequence
+			if ack.Duplicate {
+				r.Outcome = outcomeAlreadyStored
+			}
+			return nil
+		case refused:
+			if ctx.Err() != nil { // Ctrl-C while waiting for the ack
+				r.Status, r.Error = statusUnknown, "stopped before the server's ack: it may be stored; re-sending is safe"
+				return ctx.Err()
+			}
+			r.Status, r.Error = statusFailed, oneLine(err.Error())
+			return nil
+		}
+		if s.outage.IsZero() {
+			s.outage = time.Now()
+			text := fmt.Sprintf("hub not answering (%s)", escape.Text(oneLine(err.Error())))
+			if !s.link.connected() {
+				text = s.link.lostText()
+			}
+			s.say(fmt.Sprintf("%s while sending %s (file %d of %d); waiting for it\n", text, escape.Line(r.File), i+1, n))
+		}
+		if !errors.Is(err, errNotConnected) {
+			tried = true
+		}
+		if werr := waitForHub(ctx, s.link, s.outage, s.o.Wait, s.tty && !s.json, s.say); werr != nil {
+			r.Status = statusNotSent
+			if tried {
+				r.Status, r.Error = statusUnknown, "sent, but the hub went away before acking it: it may be stored; re-sending is safe"
+			}
+			return werr
+		}
+	}
+}
+
+// say prints a line about the batch (outages) on stderr, clearing the bar.
+func (s *sender) say(text string) {
+	if s.json {
+		return
+	}
+	if s.bar != nil && !strings.HasPrefix(text, "\r") {
+		s.bar.clear()
+	}
+	fmt.Fprint(s.e.stderr, text)
+}
+
+func (s *sender) printResult(r *sendResult) {
+	switch {
+	case s.json:
+	case r.Status == statusFailed:
+		s.say(fmt.Sprintf("FAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error)))
+	case r.Status != statusStored || s.bar != nil:
+	case r.Outcome == outcomeAlreadyStored:
+		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d (already stored: the server dropped this re-send)\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
+	default:
+		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
+	}
+}
+
+func (s *sender) count(status string) int {
+	n := 0
+	for _, r := range s.results {
+		if r.Status == status {
+			n++
+		}
+	}
+	return n
 }

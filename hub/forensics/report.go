@@ -143,11 +143,25 @@ type Ticket struct {
 	Updated   time.Time    `json:"updated"`
 }
 
+// TicketReplayed is the note action NoteReplayed writes (its text is the
+// replayed copy's ID).
+const TicketReplayed = "replayed"
+
+// replayedAs is where the message was last replayed to, from the notes.
+func (t *Ticket) replayedAs() string {
+	for i := len(t.Notes) - 1; i >= 0; i-- {
+		if t.Notes[i].Action == TicketReplayed {
+			return t.Notes[i].Text
+		}
+	}
+	return ""
+}
+
 // TicketNote is one step in a ticket's life.
 type TicketNote struct {
 	At     time.Time `json:"at"`
 	Actor  string    `json:"actor"`
-	Action string    `json:"action"` // open, reanalyse, ack, close
+	Action string    `json:"action"` // open, reanalyse, ack, close, replayed
 	Text   string    `json:"text,omitempty"`
 }
 

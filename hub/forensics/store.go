@@ -89,6 +89,9 @@ func (s *Store) save(ctx context.Context, r *Report, payload []byte, actor strin
 	}
 	meta = map[string]string{"poison-id": r.ID, "poison-seq": strconv.FormatUint(r.PoisonSeq, 10), "partner": r.Partner,
 		"stage": r.Stage, "outcome": string(r.Sandbox.Outcome), "ticket": r.Ticket}
+	if !r.QuarantinedAt.IsZero() {
+		meta["quarantined-at"] = r.QuarantinedAt.UTC().Format(time.RFC3339Nano)
+	}
 	if _, err := s.obj.Put(ctx, js.ObjectMeta{Name: ReportObject(r.Key), Description: "forensic report", Metadata: meta}, bytes.NewReader(b)); err != nil {
 		return nil, fmt.Errorf("store report %s: %w", ReportObject(r.Key), err)
 	}
@@ -335,7 +338,10 @@ type PoisonEntry struct {
 	Outcome       string    `json:"outcome"` // "pending" until analysed
 	Ticket        string    `json:"ticket,omitempty"`
 	TicketState   string    `json:"ticket_state,omitempty"`
-	InStream      bool      `json:"in_stream"` // false: the copy aged out of POISON; the report remains
+	InStream      bool      `json:"in_stream"` // false: the copy left POISON (replayed, dropped or aged out); the report remains
+	// ReplayedAs is where `dlq replay --allow-poison` sent the copy
+	// (INGEST:n), from the ticket's notes; empty if it was not replayed.
+	ReplayedAs string `json:"replayed_as,omitempty"`
 }
 
 // List returns every quarantined message still in the poison stream and
@@ -357,6 +363,10 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 		if err != nil && !errors.Is(err, js.ErrNoObjectsFound) {
 			return nil, fmt.Errorf("list reports: %w", err)
 		}
+		sizes := map[string]int{} // payload object name -> bytes
+		for _, in := range infos {
+			sizes[in.Name] = int(in.Size)
+		}
 		for _, in := range infos {
 			key, ok := strings.CutSuffix(in.Name, "/report.json")
 			if !ok {
@@ -366,6 +376,7 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 			if e == nil {
 				seq, _ := strconv.ParseUint(in.Metadata["poison-seq"], 10, 64)
 				e = &PoisonEntry{ID: wire.PoisonID(seq), Partner: in.Metadata["partner"], Stage: in.Metadata["stage"]}
+				e.QuarantinedAt, e.Bytes = s.quarantinedAt(ctx, in), sizes[PayloadObject(key)]
 				bySeq[in.Metadata["poison-seq"]] = e
 				out = append(out, e)
 			}
@@ -377,6 +388,9 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 		if e.Ticket != "" {
 			if t, _, err := s.getTicket(ctx, e.Ticket); err == nil {
 				e.TicketState = t.State
+				if !e.InStream {
+					e.ReplayedAs = t.replayedAs()
+				}
 			}
 		}
 		res = append(res, *e)
@@ -387,6 +401,59 @@ func (s *Store) List(ctx context.Context) ([]PoisonEntry, error) {
 		return a < b
 	})
 	return res, nil
+}
+
+// quarantinedAt is when a report's message was quarantined: from the
+// report's metadata, or (reports stored before it was kept there) from the
+// report itself.
+func (s *Store) quarantinedAt(ctx context.Context, in *js.ObjectInfo) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, in.Metadata["quarantined-at"]); err == nil {
+		return t
+	}
+	b, err := s.obj.GetBytes(ctx, in.Name)
+	if err != nil {
+		return time.Time{}
+	}
+	var r Report
+	if json.Unmarshal(b, &r) != nil {
+		return time.Time{}
+	}
+	return r.QuarantinedAt
+}
+
+// NoteReplayed records on the ticket of a quarantined message that an
+// operator replayed it (newID: where the copy went), so that listings say
+// "replayed" rather than "aged out". A message never analysed has no
+// ticket: nothing to note.
+func (s *Store) NoteReplayed(ctx context.Context, poisonID, newID, actor string) error {
+	if s.kv == nil || s.obj == nil {
+		return nil
+	}
+	tid, err := s.ticketID(ctx, poisonID)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for range 10 {
+		t, rev, err := s.getTicket(ctx, tid)
+		if err != nil {
+			return err
+		}
+		if t.replayedAs() == newID {
+			return nil
+		}
+		now := s.now().UTC()
+		t.Notes = append(t.Notes, TicketNote{At: now, Actor: actor, Action: TicketReplayed, Text: newID})
+		t.Updated = now
+		b, _ := json.Marshal(t)
+		if _, err := s.kv.Update(ctx, t.ID, b, rev); err != nil {
+			continue
+		}
+		return nil
+	}
+	return fmt.Errorf("ticket %s: lost the update race 10 times", tid)
 }
 
 // scanPoison reads the poison stream's headers (not the payloads).

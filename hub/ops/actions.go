@@ -49,8 +49,8 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 		return nil, err
 	}
 	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
-	if next, _, err := o.editOf(ctx, ref); err == nil {
-		e.SupersededBy = next
+	if next, replayedAs, _, err := o.editRecord(ctx, ref); err == nil {
+		e.SupersededBy, e.EditReplayedAs = next, replayedAs
 	}
 	res := &ShowResult{Entry: e, Payload: raw.Data, PayloadSHA256: audit.PayloadHash(raw.Data),
 		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest)}

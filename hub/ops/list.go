@@ -119,7 +119,7 @@ func (f Filter) match(e Entry) bool {
 // Inspect returns the messages f selects, oldest first per stream, with
 // headers but without payloads (those stay on the server; Show reads one).
 func (o *Ops) Inspect(ctx context.Context, f Filter) ([]Entry, error) {
-	edits, err := o.edits(ctx)
+	edits, replayed, err := o.edits(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +149,9 @@ func (o *Ops) Inspect(ctx context.Context, f Filter) ([]Entry, error) {
 	out := all[:0]
 	for _, e := range all {
 		e.SupersededBy = edits[e.ID]
+		if e.SupersededBy != "" {
+			e.EditReplayedAs = replayed[e.ID]
+		}
 		if f.match(e) {
 			out = append(out, e)
 		}

@@ -48,7 +48,12 @@ type OpsOptions struct {
 	// Grants records forced replays in the interchange ledger
 	// (*ledger.KVStore); nil refuses --force.
 	Grants Granter
-	Logger zerolog.Logger
+	// Replayed, if set, is told of each message replayed (after its copy
+	// was stored and audited and the message removed), with the kind of
+	// stream it came from: the CLI notes a quarantined message's replay on
+	// its forensic ticket.
+	Replayed func(ctx context.Context, kind string, it ReplayItem)
+	Logger   zerolog.Logger
 }
 
 // Granter records that an operator forced the replay of ref with a
@@ -104,25 +109,28 @@ func (o *Ops) ParseID(s string) (wire.MsgRef, error) {
 // where it is, why it is there, and its headers. Header values are as
 // stored (untrusted); renderers escape them.
 type Entry struct {
-	ID            string              `json:"id"`
-	Kind          string              `json:"kind"`
-	Stream        string              `json:"stream"`
-	Seq           uint64              `json:"seq"`
-	Subject       string              `json:"subject"`
-	Time          time.Time           `json:"time"`
-	Size          int                 `json:"size"`
-	Stage         string              `json:"stage,omitempty"`
-	Cause         string              `json:"cause,omitempty"`
-	Partner       string              `json:"partner,omitempty"`
-	ErrorClass    string              `json:"error_class,omitempty"`
-	ErrorMsg      string              `json:"error_msg,omitempty"`
-	Fingerprint   string              `json:"fingerprint,omitempty"`
-	OriginalTopic string              `json:"original_topic,omitempty"`
-	MessageID     string              `json:"message_id,omitempty"`
-	Attempts      int                 `json:"attempts,omitempty"`
-	EditedFrom    string              `json:"edited_from,omitempty"`
-	SupersededBy  string              `json:"superseded_by,omitempty"`
-	Headers       map[string][]string `json:"headers,omitempty"`
+	ID            string    `json:"id"`
+	Kind          string    `json:"kind"`
+	Stream        string    `json:"stream"`
+	Seq           uint64    `json:"seq"`
+	Subject       string    `json:"subject"`
+	Time          time.Time `json:"time"`
+	Size          int       `json:"size"`
+	Stage         string    `json:"stage,omitempty"`
+	Cause         string    `json:"cause,omitempty"`
+	Partner       string    `json:"partner,omitempty"`
+	ErrorClass    string    `json:"error_class,omitempty"`
+	ErrorMsg      string    `json:"error_msg,omitempty"`
+	Fingerprint   string    `json:"fingerprint,omitempty"`
+	OriginalTopic string    `json:"original_topic,omitempty"`
+	MessageID     string    `json:"message_id,omitempty"`
+	Attempts      int       `json:"attempts,omitempty"`
+	EditedFrom    string    `json:"edited_from,omitempty"`
+	SupersededBy  string    `json:"superseded_by,omitempty"`
+	// EditReplayedAs: the edit that supersedes this original was replayed
+	// (to INGEST:n); nothing is left to do with the original.
+	EditReplayedAs string              `json:"edit_replayed_as,omitempty"`
+	Headers        map[string][]string `json:"headers,omitempty"`
 }
 
 // Superseded reports whether an edited version replaces e: e itself is

@@ -239,8 +239,14 @@ func TestEditKeepsBothAndReplaysOnlyTheEdit(t *testing.T) {
 		t.Fatalf("the original must stay as evidence: %d msgs", len(msgs))
 	}
 	rep, err = e.ops.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1"}})
-	if err != nil || rep.Items[0].Outcome != OutcomeSkipped || !strings.Contains(rep.Items[0].Error, "superseded") {
+	// Done, not failed: the edit went back, and the original says so.
+	if err != nil || rep.Items[0].Outcome != OutcomeAlreadyReplayed || rep.AlreadyReplayed != 1 || rep.Skipped+rep.Failed != 0 ||
+		!strings.Contains(rep.Items[0].Error, "DLQ:1 was edited into DLQ:2, which was replayed as INGEST:") ||
+		rep.Items[0].Version != "DLQ:2" || !strings.HasPrefix(rep.Items[0].NewID, "INGEST:") {
 		t.Fatalf("second replay of the original: %+v %v", rep, err)
+	}
+	if sr, err := e.ops.Show(ctx, "DLQ:1", ShowOptions{}); err != nil || sr.Entry.SupersededBy != "DLQ:2" || !strings.HasPrefix(sr.Entry.EditReplayedAs, "INGEST:") {
+		t.Fatalf("show of the original after its edit went back: %+v %v", sr, err)
 	}
 	if rep, _ := e.ops.Replay(ctx, ReplayRequest{Filter: &Filter{Partner: "ACME"}}); rep.Matched != 0 {
 		t.Fatalf("filter picked the superseded original: %+v", rep)

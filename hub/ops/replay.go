@@ -61,6 +61,9 @@ const (
 	OutcomeWouldFail   = "would-fail"
 	OutcomeSkipped     = "skipped"
 	OutcomeFailed      = "failed"
+	// OutcomeAlreadyReplayed: an edited original whose edit went back
+	// already; nothing to do.
+	OutcomeAlreadyReplayed = "already-replayed"
 )
 
 // ReplayItem is the outcome for one message.
@@ -84,13 +87,16 @@ type ReplayItem struct {
 
 // ReplayReport sums up a replay.
 type ReplayReport struct {
-	DryRun   bool         `json:"dry_run"`
-	Matched  int          `json:"matched"`
-	Left     int          `json:"left"` // matched but over Max: run again
-	Replayed int          `json:"replayed"`
-	Skipped  int          `json:"skipped"`
-	Failed   int          `json:"failed"`
-	Items    []ReplayItem `json:"items"`
+	DryRun   bool `json:"dry_run"`
+	Matched  int  `json:"matched"`
+	Left     int  `json:"left"` // matched but over Max: run again
+	Replayed int  `json:"replayed"`
+	Skipped  int  `json:"skipped"`
+	// AlreadyReplayed counts edited originals whose edit was replayed
+	// before: done, not a failure.
+	AlreadyReplayed int          `json:"already_replayed"`
+	Failed          int          `json:"failed"`
+	Items           []ReplayItem `json:"items"`
 }
 
 // Refusals of one message in a replay.
@@ -237,6 +243,8 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 			rep.Replayed++
 		case OutcomeSkipped:
 			rep.Skipped++
+		case OutcomeAlreadyReplayed:
+			rep.AlreadyReplayed++
 		default:
 			rep.Failed++
 		}
@@ -255,6 +263,11 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		return it
 	}
 	target, err := o.resolve(ctx, ref)
+	if er := (*EditReplayedError)(nil); errors.As(err, &er) {
+		it.Outcome, it.Reason, it.Error = OutcomeAlreadyReplayed, "already-replayed", err.Error()
+		it.Version, it.NewID = er.Edit, er.ReplayedAs
+		return it
+	}
 	if err != nil {
 		return fail(OutcomeSkipped, err)
 	}
@@ -326,10 +339,20 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		PayloadBefore: sum, PayloadAfter: sum, Details: details}, "audit:replay:"+target.String()); err != nil {
 		return fail(OutcomeFailed, fmt.Errorf("replayed as %s, but: %w (run the replay again: the copy is deduplicated)", it.NewID, err))
 	}
+	// An edit that went back leaves its original marked done, whichever
+	// of the two IDs was named.
+	if orig, err := o.ParseID(raw.Header.Get(wire.HdrEditedFrom)); err == nil {
+		if err := o.markEditReplayed(ctx, orig, target, it.NewID); err != nil {
+			o.log.Warn().Err(err).Msg("edit replayed, but its original still reads as waiting for it")
+		}
+	}
 	if err := o.deleteMsg(ctx, target, false); err != nil {
 		return fail(OutcomeFailed, fmt.Errorf("replayed as %s, but: %w", it.NewID, err))
 	}
 	it.Outcome, it.Error = OutcomeReplayed, ""
+	if o.o.Replayed != nil {
+		o.o.Replayed(ctx, e.Kind, it)
+	}
 	return it
 }
 

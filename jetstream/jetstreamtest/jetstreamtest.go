@@ -21,6 +21,10 @@ type Options struct {
 	DataDir string
 	// MaxPayload bounds one message; 0: the hub's default.
 	MaxPayload int32
+	// Listen is the client address; empty: 127.0.0.1 on a free port. A
+	// test that restarts a server for the same clients passes the first
+	// server's address (Server.HostPort) so that they reconnect to it.
+	Listen string
 }
 
 // Server is a running embedded server that shuts down with the test.
@@ -28,6 +32,9 @@ type Server struct {
 	*server.Server
 	URL     string
 	DataDir string
+	// HostPort is the host:port clients connect to (kept after Stop, to
+	// restart a server on the same address).
+	HostPort string
 }
 
 // StartServer starts an embedded nats-server with JetStream on
@@ -41,11 +48,15 @@ func StartServer(tb testing.TB, o *Options) *Server {
 	if opts.DataDir == "" {
 		opts.DataDir = tb.TempDir()
 	}
-	s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: opts.DataDir, Listen: "127.0.0.1:-1", MaxPayload: opts.MaxPayload})
+	listen := opts.Listen
+	if listen == "" {
+		listen = "127.0.0.1:-1"
+	}
+	s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: opts.DataDir, Listen: listen, MaxPayload: opts.MaxPayload})
 	if err != nil {
 		tb.Fatalf("start test nats-server: %v", err)
 	}
-	srv := &Server{Server: s, URL: s.ClientURL(), DataDir: opts.DataDir}
+	srv := &Server{Server: s, URL: s.ClientURL(), DataDir: opts.DataDir, HostPort: s.Addr().String()}
 	tb.Cleanup(srv.Stop)
 	return srv
 }
