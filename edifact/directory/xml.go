@@ -287,4 +287,3 @@ func isDirectoryFolder(path string) bool {
 	_, err := os.Stat(filepath.Join(path, "segments.xml"))
 	return err == nil
 }
-
