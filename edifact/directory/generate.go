@@ -8,4 +8,4 @@ package directory
 //
 // The generator takes the folder as a flag; the path below is relative to
 // this package's folder.
-//go:generate go run ./internal/gen -src ../../../shared/edifact-directories -out tables.bin.gz
+//go:generate go run ./internal/gen -src ../../../shared/edifact-directories -out tables.bin.gz -overrides overrides.xml

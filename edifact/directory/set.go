@@ -95,7 +95,16 @@ func (s *Set) serviceDir(syntaxVersion string) *Directory {
 // Service_V4). When root itself is such a folder it is read alone, named
 // after its base name.
 func LoadTree(root string) (*Set, error) {
-	dirs, err := loadFolders(root)
+	return loadTree(root, true)
+}
+
+// LoadTreeUncorrected is LoadTree without the corrections of overrides.xml.
+func LoadTreeUncorrected(root string) (*Set, error) {
+	return loadTree(root, false)
+}
+
+func loadTree(root string, correct bool) (*Set, error) {
+	dirs, err := loadFolders(root, correct)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +117,7 @@ func LoadTree(root string) (*Set, error) {
 // from path (as LoadTree reads them), which win on a name clash: the way to
 // add directories at run time (--directory-dir).
 func (s *Set) LoadFolder(path string) (*Set, error) {
-	dirs, err := loadFolders(path)
+	dirs, err := loadFolders(path, true)
 	if err != nil {
 		return nil, err
 	}
@@ -117,9 +126,13 @@ func (s *Set) LoadFolder(path string) (*Set, error) {
 	return out, nil
 }
 
-func loadFolders(root string) ([]*Directory, error) {
+func loadFolders(root string, correct bool) ([]*Directory, error) {
+	load := LoadDir
+	if !correct {
+		load = LoadDirUncorrected
+	}
 	if isDirectoryFolder(root) {
-		d, err := LoadDir(root, filepath.Base(filepath.Clean(root)))
+		d, err := load(root, filepath.Base(filepath.Clean(root)))
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +148,7 @@ func loadFolders(root string) ([]*Directory, error) {
 		if !e.IsDir() || !isDirectoryFolder(p) {
 			continue
 		}
-		d, err := LoadDir(p, e.Name())
+		d, err := load(p, e.Name())
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package directory
 
 import (
-	_ "embed"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // xmlNode is any element of the directory XML files (php-edifact's
@@ -50,6 +48,20 @@ func decodeXML(b []byte, name string) (*xmlNode, error) {
 // directory's name (D96A, Service_V3); the known transcription defects of
 // that directory are corrected (see overrides.xml).
 func LoadDir(path, name string) (*Directory, error) {
+	d, err := LoadDirUncorrected(path, name)
+	if err != nil {
+		return nil, err
+	}
+	if err := ApplyOverrides(d, overridesXML); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// LoadDirUncorrected reads a directory folder as its files say, without
+// the corrections of overrides.xml: for tools that audit the data (the
+// generator derives overrides.xml from it).
+func LoadDirUncorrected(path, name string) (*Directory, error) {
 	d := &Directory{Name: name, Messages: map[string]*MessageDef{}, Segments: map[string]*SegmentDef{}, Codes: map[string][]string{}}
 	segs, err := readXML(filepath.Join(path, "segments.xml"))
 	if err != nil {
@@ -87,9 +99,6 @@ func LoadDir(path, name string) (*Directory, error) {
 	}
 	if len(d.Messages) == 0 {
 		return nil, fmt.Errorf("directory %s: no message in %s", name, filepath.Join(path, "messages"))
-	}
-	if err := applyOverrides(d); err != nil {
-		return nil, err
 	}
 	return d, nil
 }
@@ -245,41 +254,6 @@ func componentDef(e *xmlNode) (ComponentDef, error) {
 		}
 	}
 	return c, nil
-}
-
-// overridesXML corrects the known transcription defects of the reference
-// data: composites that list fewer components than the standard defines.
-//
-//go:embed overrides.xml
-var overridesXML []byte
-
-// applyOverrides replaces, in every segment of d, the composites that
-// overrides.xml redefines for d's name.
-func applyOverrides(d *Directory) error {
-	root, err := decodeXML(overridesXML, "overrides.xml")
-	if err != nil {
-		return err
-	}
-	for _, dir := range root.Children {
-		if dir.XMLName.Local != "directory" || !slices.Contains(strings.Fields(dir.ID), d.Name) {
-			continue
-		}
-		for i := range dir.Children {
-			fix, err := compositeDef(&dir.Children[i])
-			if err != nil {
-				return fmt.Errorf("overrides.xml: %w", err)
-			}
-			for _, s := range d.Segments {
-				for j := range s.Elements {
-					if s.Elements[j].ID == fix.ID && s.Elements[j].Components != nil {
-						fix.Required = s.Elements[j].Required
-						s.Elements[j] = ElementDef{ID: fix.ID, Required: fix.Required, Components: slices.Clone(fix.Components)}
-					}
-				}
-			}
-		}
-	}
-	return nil
 }
 
 // isDirectoryFolder tells whether path holds a directory in the XML layout.
