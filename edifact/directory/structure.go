@@ -59,6 +59,9 @@ func (c *check) match(stack []frame, s *edifact.Segment, pos int) []frame {
 				continue
 			}
 			if cnt >= n.MaxRepeat {
+				if j == 0 && level > 0 {
+					continue // a group's trigger again: a new repetition of the group, judged one level up
+				}
 				if tooMany < 0 {
 					tooMany, tooManyNode = CodeTooManyRepetitions, s.Tag
 					if n.Tag == "" {

@@ -352,7 +352,9 @@ func (d *decoder) nodes(depth int) []Node {
 
 func (d *decoder) segment() *SegmentDef {
 	s := &SegmentDef{Tag: d.str()}
-	s.Elements = make([]ElementDef, d.count())
+	if n := d.count(); n > 0 {
+		s.Elements = make([]ElementDef, n)
+	}
 	for i := range s.Elements {
 		flags := d.uint()
 		el := ElementDef{Required: flags&1 != 0, ID: d.str()}

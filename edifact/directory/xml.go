@@ -122,6 +122,9 @@ func (d *Directory) loadCodes(path string) error {
 				list = append(list, c.ID)
 			}
 		}
+		if len(list) == 0 {
+			continue // an empty list checks nothing
+		}
 		slices.Sort(list)
 		d.Codes[de.ID] = slices.Compact(list)
 	}
