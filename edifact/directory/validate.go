@@ -144,7 +144,7 @@ func (r *Result) Err() error {
 // panics and runs in time linear in the message. X12 messages and, with
 // strictness off, every message come back with Validated false.
 func (v *Validator) Validate(m *edifact.Message) *Result {
-	r := &Result{Ref: m.Ref, Type: m.Type, Version: m.Version, Release: m.Release, Offset: m.Offset}
+	r := &Result{Ref: m.Ref, Type: m.Type, Version: m.Version, Release: m.Release, Offset: m.Offset, Findings: []Finding{}}
 	if v.opts.Strictness == Off || len(m.Segments) == 0 || m.Segments[0].Tag != "UNH" {
 		return r
 	}
