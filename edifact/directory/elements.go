@@ -115,7 +115,7 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 	if v == "" {
 		return // a missing mandatory value is reported by the caller
 	}
-	n := 0
+	n := len(v) // bytes: an upper bound of the characters
 	switch def.Type {
 	case TypeN:
 		code, digits, msg := numeric(v)
@@ -131,9 +131,13 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 				return
 			}
 		}
-		n = textLen(v)
+		if n > def.MaxLen || def.MinLen > 0 {
+			n = textLen(v)
+		}
 	default:
-		n = textLen(v)
+		if n > def.MaxLen || def.MinLen > 0 {
+			n = textLen(v)
+		}
 	}
 	if def.MaxLen > 0 && n > def.MaxLen {
 		c.add(SeverityError, CodeTooLong, pos, s, e, comp, fmt.Sprintf("%s \"%s\" is %d long, at most %d allowed", def.ID, quote(v), n, def.MaxLen))
