@@ -217,7 +217,7 @@ func (c *check) codes(id string) []string {
 	if l, ok := c.dir.Codes[id]; ok {
 		return l
 	}
-	if c.service != nil {
+	if c.service != nil && id != "" && id[0] == '0' { // service data elements are 0001..0999
 		return c.service.Codes[id]
 	}
 	return nil
