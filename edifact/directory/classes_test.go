@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/edihub/edihub/edifact"
 )
 
 // testDir is a small synthetic directory with every rule the validator
@@ -294,5 +296,27 @@ func TestNestedGroups(t *testing.T) {
 	r = v.Validate(parseOne(t, envelope("INVOIC:D:96A:UN", noSum...)))
 	if len(r.Findings) != 1 || r.Findings[0].Code != CodeMissing || r.Findings[0].Missing != "SG48/MOA" || r.Findings[0].Tag != "UNT" {
 		t.Fatalf("summary MOA missing: %v", r.Findings)
+	}
+}
+
+// TestHandBuiltMessages: messages not made by the parser (no interchange,
+// no segments, odd repeats) are handled without a panic.
+func TestHandBuiltMessages(t *testing.T) {
+	v, _ := NewValidator(builtin(t).With(testDir()), &Options{Strictness: Strict})
+	for _, m := range []*edifact.Message{
+		{},
+		{Type: "TESTMS", Version: "D", Release: "99Z", Segments: []edifact.Segment{{Tag: "BGM"}}},
+		{Type: "TESTMS", Version: "D", Release: "99Z", Segments: []edifact.Segment{{Tag: "UNH"}, {Tag: "AAA", Elements: [][]string{{}, nil, {"X1"}},
+			Repeats: []edifact.Repeat{{Element: 0}, {Element: 99}, {Element: 3, Occurrences: [][]string{{"Y"}}}}}, {Tag: "UNT"}}},
+	} {
+		r := v.Validate(m)
+		for _, f := range r.Findings {
+			if !printableASCII(f.Msg) {
+				t.Errorf("%+v", f)
+			}
+		}
+		if hasUNH := len(m.Segments) > 0 && m.Segments[0].Tag == "UNH"; r.Validated != hasUNH || hasUNH && r.Errors() == 0 {
+			t.Errorf("%+v: validated %v, %d errors", m, r.Validated, r.Errors())
+		}
 	}
 }
