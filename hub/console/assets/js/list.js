@@ -18,7 +18,7 @@ function filterOf(params) {
 async function filters(view, page, f) {
   const sum = await get("/api/v1/dlq");
   const vals = { kind: new Set(), stage: new Set(), cause: new Set(), partner: new Set() };
-  for (const r of sum.rows) for (const k of Object.keys(vals)) if (r[k]) vals[k].add(r[k]);
+  for (const r of sum.rows || []) for (const k of Object.keys(vals)) if (r[k]) vals[k].add(r[k]);
   const sel = (k) => h("label", null, k, h("select", { id: "f-" + k, onchange: (ev) => apply(k, ev.target.value) },
     h("option", { value: "" }, "all"),
     [...vals[k]].sort().map(v => { const o = h("option", { value: v }, esc(v)); if (f[k] === v) o.selected = true; return o; })));

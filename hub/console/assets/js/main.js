@@ -43,7 +43,7 @@ async function route() {
     const target = a.getAttribute("href").slice(1);
     a.classList.toggle("active", target === "/" ? path === "/" : path.startsWith(target));
   }
-  const view = h("div", { id: "view" });
+  const view = h("div", { id: "view", "data-hash": location.hash });
   clear(main).append(view);
   try {
     if (path === "/" || path === "") await overview(view, params);

@@ -57,14 +57,15 @@ function failingSegment(lines, msg) {
 }
 
 function segments(v, msg) {
-  const fail = failingSegment(v.lines, msg);
+  const lines = v.lines || [];
+  const fail = failingSegment(lines, msg);
   const rows = [];
   if (v.prefix) rows.push(h("tr", null, h("td", { class: "nr" }), h("td", { class: "off" }, "@0"), h("td", null, v.prefix)));
-  v.lines.forEach((l, i) => rows.push(h("tr", { class: i === fail ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
+  lines.forEach((l, i) => rows.push(h("tr", { class: i === fail ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
     h("td", { class: "nr" }, String(l.n)), h("td", { class: "off" }, "@" + l.offset), h("td", null, l.text))));
   const box = h("div", { class: "box" }, h("table", { class: "seg", id: "segments" }, h("tbody", null, rows)));
   if (v.error) box.append(h("p", { class: "error" }, "reader stopped: " + v.error));
-  if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
+  if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset || 0} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
   if (v.truncated) box.append(h("p", { class: "muted" }, "truncated: the CLI's dlq show --all shows everything"));
   return box;
 }

@@ -24,14 +24,14 @@ export async function overview(view, params) {
 
   const by = (key) => {
     const m = new Map();
-    for (const r of s.rows) m.set(r[key], (m.get(r[key]) || 0) + r.count);
+    for (const r of s.rows || []) m.set(r[key], (m.get(r[key]) || 0) + r.count);
     return [...m.entries()].sort((a, b) => b[1] - a[1]);
   };
   const facetTable = (title, key) => h("div", null, h("h2", null, title),
     table([title, ["count", { class: "num" }]], by(key).map(([v, n]) => [esc(v) || "(none)", num(n)]),
       (i) => ({ class: "click", "data-facet": key, onclick: () => go({ [key]: by(key)[i][0] }) })));
   const ages = {};
-  for (const r of s.rows) for (const [k, n] of Object.entries(r.ages || {})) ages[k] = (ages[k] || 0) + n;
+  for (const r of s.rows || []) for (const [k, n] of Object.entries(r.ages || {})) ages[k] = (ages[k] || 0) + n;
   view.append(h("div", { class: "grid" },
     facetTable("kind", "kind"), facetTable("stage", "stage"), facetTable("cause", "cause"), facetTable("partner", "partner"),
     h("div", null, h("h2", null, "age"), table(["age", ["count", { class: "num" }]],
