@@ -1,5 +1,5 @@
 // The only way the console puts anything on the page: elements made with
-// createElement and text with text nodes. There is no innerHTML anywhere,
+// createElement and text with text nodes. Nothing here parses markup,
 // so a payload's "<script>" is shown as the characters it is.
 const SVG = "http://www.w3.org/2000/svg";
 
