@@ -227,7 +227,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 			return failedErr("%v", err)
 		}
 		apiHandler = api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: h.Auditor(),
-			JS: j, Streams: h.Config().Streams, Forensics: &cfg.Sandbox, Status: h.Status})
+			JS: j, Streams: h.Config().Streams, Forensics: &cfg.Sandbox, Status: h.Status, WarmUp: ctx})
 	}
 	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j), apiHandler, log)
 	defer func() {

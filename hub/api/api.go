@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edihub/edihub/escape"
@@ -30,6 +31,9 @@ type api struct {
 	log      zerolog.Logger
 	opt      Options
 	sessions *sessions
+	cache    *entryCache // nil without Options.JS
+	memoMu   sync.Mutex
+	memo     map[string]overviewMemo // by chart window
 }
 
 type apiToken struct {
@@ -154,12 +158,12 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
-		entries, err := a.ops.Inspect(ctx, f)
+		pg, err := pageOf(r)
 		if err != nil {
 			fail(w, err)
 			return
 		}
-		pg, err := pageOf(r)
+		entries, err := a.inspect(ctx, f, pg)
 		if err != nil {
 			fail(w, err)
 			return

@@ -39,6 +39,10 @@ type Options struct {
 	// SessionTTL is how long a console session lasts after login
 	// (default 8h); there is no renewal: log in again.
 	SessionTTL time.Duration
+	// WarmUp, if set, makes the API read the three streams once in the
+	// background at start (needs JS), so that the console's first page
+	// does not wait for it; the read stops with this context.
+	WarmUp context.Context
 	// Now is the clock of sessions and the overview chart (default time.Now).
 	Now func() time.Time
 }
@@ -92,6 +96,12 @@ func NewWithOptions(o Options) http.Handler {
 		o.SessionTTL = DefaultSessionTTL
 	}
 	a := &api{ops: o.Ops, log: o.Logger.With().Str("component", "api").Logger(), opt: o, sessions: newSessions(o.Now, o.SessionTTL)}
+	if o.JS != nil {
+		a.cache = newEntryCache(o.Ops, o.JS, o.Streams, o.Now)
+		if o.WarmUp != nil {
+			a.cache.warm(o.WarmUp)
+		}
+	}
 	for _, t := range o.Tokens {
 		a.tokens = append(a.tokens, apiToken{name: t.Name, sum: sha256.Sum256([]byte(t.Token)), role: t.Role})
 	}

@@ -68,17 +68,28 @@ func (a *api) overview(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, "window: want 24h or 7d")
 		return
 	}
-	sum, err := a.ops.List(ctx)
-	if err != nil {
-		fail(w, err)
-		return
+	var sum ops.Summary
+	var chart Chart
+	if a.cache != nil {
+		var err error
+		if sum, chart, err = a.cachedOverview(ctx, window, span); err != nil {
+			fail(w, err)
+			return
+		}
+	} else {
+		var err error
+		if sum, err = a.ops.List(ctx); err != nil {
+			fail(w, err)
+			return
+		}
+		entries, err := a.ops.Inspect(ctx, ops.Filter{Kinds: []string{wire.KindDLQ, wire.KindPoison}, Since: span + time.Hour})
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		chart = chartOf(entries, a.opt.Now(), window, span)
 	}
-	entries, err := a.ops.Inspect(ctx, ops.Filter{Kinds: []string{wire.KindDLQ, wire.KindPoison}, Since: span + time.Hour})
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	ov := Overview{Summary: sum, Chart: chartOf(entries, a.opt.Now(), window, span), Lag: a.lag(ctx), Facets: facetsOf(sum)}
+	ov := Overview{Summary: sum, Chart: chart, Lag: a.lag(ctx), Facets: facetsOf(sum)}
 	if a.opt.Status != nil {
 		st := a.opt.Status()
 		ov.Status = &st
@@ -87,13 +98,45 @@ func (a *api) overview(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ov)
 }
 
+// overviewTTL is how long a computed summary and chart are reused while
+// no stream changed (ages and the chart's hours move with the clock).
+const overviewTTL = 10 * time.Second
+
+type overviewMemo struct {
+	version uint64
+	at      time.Time
+	sum     ops.Summary
+	chart   Chart
+}
+
+// cachedOverview summarises the entry cache, reusing the last result while
+// the streams are unchanged and it is younger than overviewTTL.
+func (a *api) cachedOverview(ctx context.Context, window string, span time.Duration) (ops.Summary, Chart, error) {
+	all, version, err := a.cache.versioned(ctx)
+	if err != nil {
+		return ops.Summary{}, Chart{}, err
+	}
+	now := a.opt.Now()
+	a.memoMu.Lock()
+	defer a.memoMu.Unlock()
+	if m, ok := a.memo[window]; ok && m.version == version && now.Sub(m.at) < overviewTTL && !now.Before(m.at) {
+		return m.sum, m.chart, nil
+	}
+	m := overviewMemo{version: version, at: now, sum: ops.Summarize(all, now), chart: chartOf(all, now, window, span)}
+	if a.memo == nil {
+		a.memo = map[string]overviewMemo{}
+	}
+	a.memo[window] = m
+	return m.sum, m.chart, nil
+}
+
 func chartOf(entries []ops.Entry, now time.Time, window string, span time.Duration) Chart {
 	n := int(span / time.Hour)
 	end := now.UTC().Truncate(time.Hour).Add(time.Hour)
 	c := Chart{Window: window, Start: end.Add(-span), BucketSeconds: 3600, Buckets: n, Series: []ChartSeries{}}
 	idx := map[[2]string]int{}
 	for _, e := range entries {
-		if e.Time.Before(c.Start) || !e.Time.Before(end) {
+		if (e.Kind != wire.KindDLQ && e.Kind != wire.KindPoison) || e.Superseded() || e.Time.Before(c.Start) || !e.Time.Before(end) {
 			continue
 		}
 		k := [2]string{e.Kind, e.Cause}

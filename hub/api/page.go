@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strconv"
@@ -39,6 +40,27 @@ func pageOf(r *http.Request) (page, error) {
 		return p, ops.BadRequest("order: want oldest or newest")
 	}
 	return p, nil
+}
+
+// inspect returns the entries f selects. A paged request (limit set) is
+// answered from the entry cache, without headers (GET /api/v1/dlq/{id}
+// has them); an unpaged one reads the streams as the CLI does.
+func (a *api) inspect(ctx context.Context, f ops.Filter, p page) ([]ops.Entry, error) {
+	if p.limit == 0 || a.cache == nil {
+		return a.ops.Inspect(ctx, f)
+	}
+	all, err := a.cache.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := a.opt.Now()
+	var out []ops.Entry // all is the cache's: never written to
+	for _, e := range all {
+		if f.Matches(e, now) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 func window[T any](p page, all []T) []T {

@@ -37,7 +37,7 @@ func invoice(ref string) string {
 // 100 000 takes seconds, not a pass through the pipeline.
 func publishDeadLetters(tb testing.TB, j js.JetStream, n int, cause, partner string) {
 	tb.Helper()
-	const batch = 5000
+	const batch = 2000
 	for start := 0; start < n; start += batch {
 		var msgs []*nats.Msg
 		for i := start; i < min(n, start+batch); i++ {

@@ -53,6 +53,7 @@ export async function overview(view, params) {
     h("div", null, h("h2", null, "Partition lag"), lag)));
   view.append(h("p", { class: "muted", id: "timing" },
     "Server " + ov.took_ms + " ms, page " + Math.round(performance.now() - t0) + " ms."));
+  view.setAttribute("data-ready-ms", String(Math.round(performance.now())));
   view.setAttribute("data-ready", "overview");
 }
 
