@@ -24,9 +24,9 @@ func TestConsoleFirstPaint100k(t *testing.T) {
 	e := newEnv(t)
 	const n = 100_000
 	start := time.Now()
-	publishDeadLetters(t, e.JS, n/2, "schema", "ACME")
-	publishDeadLetters(t, e.JS, n/4, "business", "GLOBEX")
-	publishDeadLetters(t, e.JS, n/4, "partner-rejected", "INITECH")
+	publishDeadLetters(t, e.JS, nil, n/2, "schema", "ACME")
+	publishDeadLetters(t, e.JS, nil, n/4, "business", "GLOBEX")
+	publishDeadLetters(t, e.JS, nil, n/4, "partner-rejected", "INITECH")
 	t.Logf("filled %d dead letters in %v", n, time.Since(start).Round(time.Millisecond))
 
 	// The first overview reads every message (serve does it at start, in

@@ -14,6 +14,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
@@ -33,9 +34,10 @@ func invoice(ref string) string {
 }
 
 // publishDeadLetters stores n dead letters straight into the DLQ stream
-// with the hub's headers (as the hub writes them), pipelined: filling
-// 100 000 takes seconds, not a pass through the pipeline.
-func publishDeadLetters(tb testing.TB, j js.JetStream, n int, cause, partner string) {
+// with the hub's headers (as the hub writes them, signed with keys when
+// given), pipelined: filling 100 000 takes seconds, not a pass through
+// the pipeline.
+func publishDeadLetters(tb testing.TB, j js.JetStream, keys *audit.Keyring, n int, cause, partner string) {
 	tb.Helper()
 	const batch = 2000
 	for start := 0; start < n; start += batch {
@@ -46,10 +48,14 @@ func publishDeadLetters(tb testing.TB, j js.JetStream, n int, cause, partner str
 			h.Set(wire.HdrStage, "parse")
 			h.Set(wire.HdrErrorCause, cause)
 			h.Set(wire.HdrErrorClass, "edifact.Error")
-			h.Set(wire.HdrErrorMsg, fmt.Sprintf("%s: segment %d UNT at line 3 (offset 120): count wrong", cause, i%7))
-			h.Set(wire.HdrFingerprint, fmt.Sprintf("fp-%s-%d", cause, i%7))
+			h.Set(wire.HdrErrorMsg, fmt.Sprintf("%s: segment %d UNT at line 3 (offset 120): count wrong", cause, 3+i%3))
+			h.Set(wire.HdrFingerprint, fmt.Sprintf("fp-%s-%d", cause, i%3))
 			h.Set(wire.HdrOriginalTopic, wire.IngestSubject(partner))
-			msgs = append(msgs, &nats.Msg{Subject: wire.DLQSubject("parse", cause), Header: h, Data: []byte(invoice(fmt.Sprint(i)))})
+			h.Set(wire.HdrOriginalStream, "INGEST")
+			h.Set(wire.HdrOriginalSeq, fmt.Sprint(1_000_000+i))
+			data := []byte(invoice(fmt.Sprintf("%s%d", partner, i)))
+			audit.SignCopy(keys, h, data)
+			msgs = append(msgs, &nats.Msg{Subject: wire.DLQSubject("parse", cause), Header: h, Data: data})
 		}
 		if _, err := ejs.PublishAll(context.Background(), j, msgs, func(i int) string { return fmt.Sprintf("fill:%s:%s:%d", cause, partner, start+i) }); err != nil {
 			tb.Fatalf("fill the DLQ: %v", err)
@@ -76,8 +82,8 @@ func TestConsoleOperatorTriage(t *testing.T) {
 	e := newEnv(t)
 	e.deadLetter(t, "ACME", hostile)
 	e.deadLetter(t, "GLOBEX", "junk from globex")
-	publishDeadLetters(t, e.JS, 12, "business", "ACME")
-	publishDeadLetters(t, e.JS, 5, "partner-rejected", "INITECH")
+	publishDeadLetters(t, e.JS, e.keys, 12, "business", "ACME")
+	publishDeadLetters(t, e.JS, e.keys, 5, "partner-rejected", "INITECH")
 	hostileID := "DLQ:1"
 
 	login(t, ctx, e.srv.URL, opTok)

@@ -1,9 +1,14 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"image"
+	"image/color/palette"
+	"image/draw"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -97,8 +102,9 @@ func newTab(t *testing.T) context.Context {
 // the console, on one HTTP server, as serve mounts them.
 type env struct {
 	*hubtest.Env
-	srv *httptest.Server
-	ops *ops.Ops
+	srv  *httptest.Server
+	ops  *ops.Ops
+	keys *audit.Keyring
 }
 
 func newEnv(t *testing.T) *env {
@@ -123,7 +129,7 @@ func newEnv(t *testing.T) *env {
 	mux.Handle(console.Prefix, console.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &env{Env: h, srv: srv, ops: o}
+	return &env{Env: h, srv: srv, ops: o, keys: keys}
 }
 
 // deadLetter publishes a payload for partner through the hub and waits
@@ -197,11 +203,29 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), smallPNG(t, shot), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// smallPNG keeps the README's pictures small: 256 colours (the page is
+// flat colours and text), best compression.
+func smallPNG(t *testing.T, b []byte) []byte {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pal := image.NewPaletted(img.Bounds(), palette.Plan9)
+	draw.Draw(pal, pal.Rect, img, img.Bounds().Min, draw.Src)
+	var out bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestCompression}
+	if err := enc.Encode(&out, pal); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }

@@ -61,8 +61,8 @@ export async function groups(view, params) {
   const res = await get("/api/v1/dlq" + qs({ view: "groups", ...f, offset, limit: PAGE, max_ids: 1000 }));
   view.append(pager(res.total, offset, "groups", f));
   const out = h("div", { id: "group-result" });
+  view.append(out); // previews and results show above the groups
   for (const g of res.groups) view.append(groupBox(g, out));
-  view.append(out);
   view.setAttribute("data-ready", "groups");
 }
 
@@ -125,10 +125,10 @@ export function report(title, rep) {
     h("h2", null, `${title}: ${rep.replayed} ${rep.dry_run ? "would replay" : "replayed"}, ${rep.skipped} skipped, ${rep.failed} failed` + (rep.left ? `, ${rep.left} left` : "")),
     table(["ID", "outcome", "to", "detail"], rep.items.map(it => [
       it.id + (it.version ? " → " + it.version : ""), h("span", { class: it.outcome.startsWith("would-fail") || it.outcome === "failed" ? "error" : "" }, it.outcome),
-      esc(it.subject || ""), h("span", { class: "wrap" }, esc(it.error || (it.dry_run ? dryText(it.dry_run) : "") || it.new_id || ""))])));
+      esc(it.subject || ""), h("span", { class: "wrap" }, it.error ? esc(it.error) : it.dry_run ? dryText(it.dry_run) : (it.new_id || ""))])));
 }
 
 function dryText(d) {
-  return [d.verdict, d.guard && d.guard !== "ok" ? "guard: " + d.guard : "", d.parse ? "parse: " + d.parse : "",
-    d.types && d.types.length ? "types: " + d.types.join(" ") : ""].filter(Boolean).join(" · ");
+  return [esc(d.verdict), d.guard && d.guard !== "ok" ? "guard: " + esc(d.guard) : "", d.parse ? "parse: " + esc(d.parse) : "",
+    d.types && d.types.length ? "types: " + d.types.map(esc).join(" ") : ""].filter(Boolean).join(" · ");
 }
