@@ -36,7 +36,13 @@ type entryCache struct {
 	seen    map[string]streamMark // the streams when snap was built
 	last    time.Time             // when the last read started
 	version uint64                // counts rebuilds of snap
+	fullAt  time.Time             // when everything was last read
 }
+
+// cacheFullEvery reads everything again now and then, so that whatever an
+// incremental read could miss (a message stored with a timestamp further
+// back than the overlap) is found within this long.
+const cacheFullEvery = 10 * time.Minute
 
 // cacheOverlap re-reads this much before the last read's start, for
 // messages stored while it ran and a server clock a little apart (the
@@ -72,10 +78,14 @@ func (c *entryCache) versioned(ctx context.Context) ([]ops.Entry, uint64, error)
 	if err != nil {
 		return nil, 0, err
 	}
+	if c.entries != nil && start.Sub(c.fullAt) >= cacheFullEvery {
+		c.entries = nil
+	}
 	if c.entries != nil && maps.Equal(marks, c.seen) {
 		return c.snap, c.version, nil
 	}
 	if c.entries == nil {
+		c.fullAt = start
 		all, err := c.ops.Inspect(ctx, ops.Filter{Superseded: true})
 		if err != nil {
 			return nil, 0, err
