@@ -163,6 +163,15 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
+		if view == "messages" && pg.limit > 0 && a.cache != nil {
+			out, err := a.pagedMessages(ctx, f, pg)
+			if err != nil {
+				fail(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+			return
+		}
 		entries, err := a.inspect(ctx, f, pg)
 		if err != nil {
 			fail(w, err)

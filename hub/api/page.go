@@ -63,6 +63,31 @@ func (a *api) inspect(ctx context.Context, f ops.Filter, p page) ([]ops.Entry, e
 	return out, nil
 }
 
+// pagedMessages answers a paged view=messages from the cache touching only
+// the page's entries: the matches are kept as indexes (sorted by time for
+// newest first) and only the page is copied out.
+func (a *api) pagedMessages(ctx context.Context, f ops.Filter, p page) (map[string]any, error) {
+	all, err := a.cache.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := a.opt.Now()
+	var idx []int32
+	for i := range all {
+		if f.Matches(all[i], now) {
+			idx = append(idx, int32(i))
+		}
+	}
+	if p.newest {
+		slices.SortStableFunc(idx, func(x, y int32) int { return all[y].Time.Compare(all[x].Time) })
+	}
+	out := []ops.Entry{}
+	for _, i := range window(p, idx) {
+		out = append(out, all[i])
+	}
+	return map[string]any{"messages": out, "total": len(idx), "offset": p.offset, "limit": p.limit}, nil
+}
+
 func window[T any](p page, all []T) []T {
 	if p.offset >= len(all) {
 		return []T{}
