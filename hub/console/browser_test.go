@@ -198,6 +198,9 @@ func TestConsoleOperatorTriage(t *testing.T) {
 	if len(rows) != 1 || !strings.Contains(rows[0], "alice") || !strings.Contains(rows[0], editedID) {
 		t.Fatalf("audit rows for replay: %q", rows)
 	}
+	if v := eval[string](t, ctx, `document.querySelector('#verify').textContent`); !strings.Contains(v, "Chain intact") || strings.Contains(v, "null") || strings.Contains(v, "[object") {
+		t.Fatalf("audit chain status reads %q", v)
+	}
 	if ok := eval[string](t, ctx, `document.querySelector('#verify').dataset.ok`); ok != "true" {
 		t.Fatalf("audit chain status: %s", eval[string](t, ctx, `document.querySelector('#verify').textContent`))
 	}

@@ -201,6 +201,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if dir == "" {
 		return
 	}
+	eval[bool](t, ctx, `(document.getElementById("toast") && document.getElementById("toast").remove(), true)`)
 	c, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	shot, err := chromedp.Run(c, chromedp.FullScreenshot(100))

@@ -1,5 +1,5 @@
 // The audit trail with filters, and whether its hash chain verifies.
-import { h, clear } from "./dom.js";
+import { h, clear, append } from "./dom.js";
 import { get, call, qs } from "./api.js";
 import { esc } from "./esc.js";
 import { auditTable } from "./message.js";
@@ -35,10 +35,10 @@ async function verify(status) {
     const v = await call("GET", "/api/v1/audit/verify", undefined, [409]);
     clear(status);
     status.setAttribute("data-ok", v.ok ? "true" : "false");
-    status.append(h("strong", { class: v.ok ? "ok" : "error" }, v.ok ? "Chain intact" : "Chain NOT intact"),
+    append(status, [h("strong", { class: v.ok ? "ok" : "error" }, v.ok ? "Chain intact" : "Chain NOT intact"),
       ` · ${v.events} events · last seq ${v.last_seq} · ${v.authenticated ? "signed events verified" : "not authenticated"}`,
       v.last_hash ? [" · last hash ", h("code", { id: "last-hash" }, v.last_hash)] : null,
       v.note ? h("p", { class: "muted" }, esc(v.note)) : null,
-      (v.problems || []).length ? h("ul", { class: "error" }, v.problems.map(p => h("li", null, `seq ${p.seq}: ${esc(p.kind)}: ${esc(p.detail)}`))) : null);
+      (v.problems || []).length ? h("ul", { class: "error" }, v.problems.map(p => h("li", null, `seq ${p.seq}: ${esc(p.kind)}: ${esc(p.detail)}`))) : null]);
   } catch (e) { status.textContent = "Cannot verify: " + esc(e.message); }
 }
