@@ -102,13 +102,8 @@ func (c *entryCache) versioned(ctx context.Context) ([]ops.Entry, uint64, error)
 		for _, e := range fresh {
 			c.put(e)
 		}
-		for _, e := range fresh {
-			if e.EditedFrom != "" {
-				if orig, ok := c.entries[e.EditedFrom]; ok && orig.SupersededBy == "" {
-					orig.SupersededBy = e.ID
-					c.entries[e.EditedFrom] = orig
-				}
-			}
+		if err := c.superseded(ctx, fresh); err != nil {
+			return nil, 0, err
 		}
 		if err := c.dropGone(ctx); err != nil {
 			c.entries = nil // read everything again next time
@@ -128,6 +123,29 @@ func (c *entryCache) versioned(ctx context.Context) ([]ops.Entry, uint64, error)
 		return cmp.Compare(a.Seq, b.Seq)
 	})
 	return c.snap, c.version, nil
+}
+
+// superseded marks the originals that an edit replaces: those the edits
+// bucket names (an edit may have been stored and replayed between two
+// reads) and those whose edited copy was just read (its bucket entry may
+// be lost), as Inspect does.
+func (c *entryCache) superseded(ctx context.Context, fresh []ops.Entry) error {
+	edits, err := c.ops.Edits(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range fresh {
+		if e.EditedFrom != "" && (edits[e.EditedFrom] == "" || edits[e.EditedFrom] == "pending") {
+			edits[e.EditedFrom] = e.ID
+		}
+	}
+	for id, by := range edits {
+		if orig, ok := c.entries[id]; ok && orig.SupersededBy != by {
+			orig.SupersededBy = by
+			c.entries[id] = orig
+		}
+	}
+	return nil
 }
 
 // streamMark is what tells that a stream changed: its last sequence, its

@@ -57,7 +57,7 @@ func TestEntryCacheFollowsTheStreams(t *testing.T) {
 	}
 	same(page(), "DLQ:1", "DLQ:4", "PARKING:1")
 
-	body := `{"payload":"` + base64.StdEncoding.EncodeToString([]byte("fixed junk")) + `","reason":"fix"}`
+	body := `{"payload":"` + base64.StdEncoding.EncodeToString([]byte("UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+R1'UNH+1+INVOIC:D:96A:UN'BGM+380+R1+9'UNT+3+1'UNZ+1+R1'")) + `","reason":"fix"}`
 	if code, out := call(t, srv, "POST", "/api/v1/dlq/DLQ:1/edit", opTok, body); code != 200 || out["edited"] != "DLQ:5" {
 		t.Fatalf("edit: %d %v", code, out)
 	}
@@ -71,4 +71,12 @@ func TestEntryCacheFollowsTheStreams(t *testing.T) {
 	// The unpaged listing reads the streams as the CLI does, and agrees.
 	code, out = call(t, srv, "GET", "/api/v1/dlq?view=messages", opTok, "")
 	same(idsOf(out), "DLQ:4", "DLQ:5", "PARKING:1")
+
+	// Replaying the edit removes it; the original stays hidden.
+	if code, out := call(t, srv, "POST", "/api/v1/dlq/DLQ:1/replay", opTok, `{"reason":"fixed"}`); code != 200 || out["replayed"].(float64) != 1 {
+		t.Fatalf("replay: %d %v", code, out)
+	}
+	same(page(), "DLQ:4", "PARKING:1")
+	code, out = call(t, srv, "GET", "/api/v1/dlq?view=messages", opTok, "")
+	same(idsOf(out), "DLQ:4", "PARKING:1")
 }

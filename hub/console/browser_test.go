@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,12 +49,13 @@ func publishDeadLetters(tb testing.TB, j js.JetStream, keys *audit.Keyring, n in
 			h.Set(wire.HdrStage, "parse")
 			h.Set(wire.HdrErrorCause, cause)
 			h.Set(wire.HdrErrorClass, "edifact.Error")
-			h.Set(wire.HdrErrorMsg, fmt.Sprintf("%s: segment %d UNT at line 3 (offset 120): count wrong", cause, 3+i%3))
+			data := []byte(invoice(fmt.Sprintf("%s%d", partner, i)))
+			h.Set(wire.HdrErrorMsg, fmt.Sprintf("schema: segment 4 UNT at line 1 col %d (offset %d) element 1: count %d, want 2 (%s)",
+				bytes.Index(data, []byte("UNT"))+1, bytes.Index(data, []byte("UNT")), 3+i%3, cause))
 			h.Set(wire.HdrFingerprint, fmt.Sprintf("fp-%s-%d", cause, i%3))
 			h.Set(wire.HdrOriginalTopic, wire.IngestSubject(partner))
 			h.Set(wire.HdrOriginalStream, "INGEST")
 			h.Set(wire.HdrOriginalSeq, fmt.Sprint(1_000_000+i))
-			data := []byte(invoice(fmt.Sprintf("%s%d", partner, i)))
 			audit.SignCopy(keys, h, data)
 			msgs = append(msgs, &nats.Msg{Subject: wire.DLQSubject("parse", cause), Header: h, Data: data})
 		}
@@ -120,6 +122,12 @@ func TestConsoleOperatorTriage(t *testing.T) {
 	do(t, ctx, "dry-run a group", chromedp.Click(chromedp.CSS(".group .dry-run")))
 	waitFor(t, ctx, `!!document.querySelector('#replay-report')`)
 	screenshot(t, ctx, "group")
+
+	// The failing segment and element are marked.
+	page(t, ctx, "#/message/DLQ:3", "message")
+	if seg := eval[string](t, ctx, `document.querySelector('#failing-segment').dataset.n + " " + document.querySelector('#failing-element').textContent`); seg != "4 3" {
+		t.Fatalf("failing segment and element: %q, want segment 4, element 1 (3) of UNT+3+1'", seg)
+	}
 
 	// The hostile message: nothing executes, everything shows escaped.
 	page(t, ctx, "#/message/"+hostileID, "message")

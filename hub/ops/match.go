@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"slices"
 	"time"
 )
@@ -16,4 +17,11 @@ func (f Filter) Matches(e Entry, now time.Time) bool {
 		return false
 	}
 	return f.match(e)
+}
+
+// Edits returns every edited original's ID with the ID of its edit (or
+// "pending" while an edit is being stored), from the edits bucket that
+// Inspect reads too.
+func (o *Ops) Edits(ctx context.Context) (map[string]string, error) {
+	return o.edits(ctx)
 }

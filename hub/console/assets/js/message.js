@@ -56,13 +56,33 @@ function failingSegment(lines, msg) {
   return -1;
 }
 
+// markElement shows a segment's text with data element n (the tag is 0)
+// marked; the text is the server's escaped form, where a released
+// separator reads ?+.
+function markElement(text, n, sep) {
+  let k = 0, start = -1, end = text.length;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "?") { i++; continue; }
+    if (text[i] === sep || text[i] === "'") {
+      k++;
+      if (k === n) start = i + 1;
+      else if (k === n + 1) { end = i; break; }
+    }
+  }
+  if (start < 0) return text;
+  return [text.slice(0, start), h("mark", { id: "failing-element" }, text.slice(start, end)), text.slice(end)];
+}
+
 function segments(v, msg) {
   const lines = v.lines || [];
   const fail = failingSegment(lines, msg);
   const rows = [];
   if (v.prefix) rows.push(h("tr", null, h("td", { class: "nr" }), h("td", { class: "off" }, "@0"), h("td", null, v.prefix)));
+  const elem = /element (\d+)/.exec(msg || "");
+  const sep = v.prefix && v.prefix.startsWith("UNA") && v.prefix.length > 4 ? v.prefix[4] : "+";
   lines.forEach((l, i) => rows.push(h("tr", { class: i === fail ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
-    h("td", { class: "nr" }, String(l.n)), h("td", { class: "off" }, "@" + l.offset), h("td", null, l.text))));
+    h("td", { class: "nr" }, String(l.n)), h("td", { class: "off" }, "@" + l.offset),
+    h("td", null, i === fail && elem ? markElement(l.text, Number(elem[1]), sep) : l.text))));
   const box = h("div", { class: "box" }, h("table", { class: "seg", id: "segments" }, h("tbody", null, rows)));
   if (v.error) box.append(h("p", { class: "error" }, "reader stopped: " + v.error));
   if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset || 0} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
