@@ -34,6 +34,7 @@ type api struct {
 	cache    *entryCache // nil without Options.JS
 	memoMu   sync.Mutex
 	memo     map[string]overviewMemo // by chart window
+	lists    listMemo
 }
 
 type apiToken struct {
@@ -163,8 +164,12 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
-		if view == "messages" && pg.limit > 0 && a.cache != nil {
-			out, err := a.pagedMessages(ctx, f, pg)
+		if pg.limit > 0 && a.cache != nil {
+			paged := a.pagedMessages
+			if view == "groups" {
+				paged = a.pagedGroups
+			}
+			out, err := paged(ctx, f, pg)
 			if err != nil {
 				fail(w, err)
 				return
@@ -172,7 +177,7 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, out)
 			return
 		}
-		entries, err := a.inspect(ctx, f, pg)
+		entries, err := a.ops.Inspect(ctx, f) // unpaged: read the streams, as the CLI does
 		if err != nil {
 			fail(w, err)
 			return

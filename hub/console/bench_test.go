@@ -50,7 +50,8 @@ func TestConsoleFirstPaint100k(t *testing.T) {
 	// The first overview reads every message (serve does it at start, in
 	// the background); later ones read what is new since.
 	for _, path := range []string{"/api/v1/overview", "/api/v1/overview", "/api/v1/overview", "/api/v1/overview",
-		"/api/v1/dlq?view=messages&limit=50&order=newest", "/api/v1/dlq?view=groups&limit=50&max_ids=1000"} {
+		"/api/v1/dlq?view=messages&limit=50&order=newest", "/api/v1/dlq?view=messages&limit=50&order=newest&offset=50",
+		"/api/v1/dlq?view=groups&limit=50&max_ids=1000", "/api/v1/dlq?view=groups&limit=50&max_ids=1000&partner=ACME"} {
 		req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
 		req.Header.Set("Authorization", "Bearer "+readTok)
 		t0 := time.Now()
