@@ -25,6 +25,7 @@ import (
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/console"
+	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -125,7 +126,8 @@ func newEnv(t *testing.T) *env {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.NewWithOptions(api.Options{Ops: o, Logger: log, Auditor: auditor, JS: h.JS, Status: h.Hub.Status,
-		Tokens: []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
+		Forensics: &forensics.Config{},
+		Tokens:    []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
 	mux.Handle(console.Prefix, console.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
