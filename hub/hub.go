@@ -93,6 +93,7 @@ type Hub struct {
 	log     zerolog.Logger
 	met     *metrics
 	alerter *alert.Alerter
+	board   statusBoard // leak probe and recent alerts for Status
 	audit   *audit.Auditor
 	keys    *audit.Keyring
 	exec    *executor
@@ -175,6 +176,7 @@ func New(o Options) (*Hub, error) {
 	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
 	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
+		h.board.alertSent(a)
 		res := "ok"
 		if err != nil {
 			res = "error"

@@ -119,9 +119,11 @@ func (h *Hub) runLeakProbe(ctx context.Context) error {
 			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
 		} else {
 			h.met.setDLQDepth(h.stageNames(), depth)
-			for _, a := range p.observe(leakSample{at: time.Now(), depth: depth, dead: h.deadLettered.Load(), processed: h.processed.Load()}) {
+			now := time.Now()
+			for _, a := range p.observe(leakSample{at: now, depth: depth, dead: h.deadLettered.Load(), processed: h.processed.Load()}) {
 				h.alerter.Fire(ctx, a)
 			}
+			h.board.setLeak(now, p.firing)
 		}
 		select {
 		case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -63,6 +64,7 @@ func Scan(ctx context.Context, j js.JetStream, stream string, o *ScanOptions, fn
 		return fmt.Errorf("scan %s: %w", stream, err)
 	}
 	pending := ci.NumPending
+	empty := 0
 	for pending > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -89,8 +91,52 @@ func Scan(ctx context.Context, j js.JetStream, stream string, o *ScanOptions, fn
 			return fmt.Errorf("scan %s: %w", stream, err)
 		}
 		if n == 0 {
-			break // expired or deleted meanwhile
+			// Nothing came back: either the rest expired or was deleted
+			// meanwhile, or a busy server had not delivered it yet (a
+			// no-wait fetch answers at once). Ask, and wait once before
+			// calling the listing complete: never end a scan short.
+			ci, err := c.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("scan %s: %w", stream, err)
+			}
+			if pending = ci.NumPending; pending == 0 {
+				break
+			}
+			if empty++; empty > 3 {
+				return fmt.Errorf("scan %s: %d messages pending but none delivered", stream, pending)
+			}
+			if waited, err := scanWait(ctx, c, fn, &pending); err != nil || waited {
+				if err != nil {
+					return fmt.Errorf("scan %s: %w", stream, err)
+				}
+				empty = 0
+			}
 		}
 	}
 	return nil
+}
+
+// scanWait fetches with a wait after a no-wait fetch came back empty
+// while messages were pending; it reports whether any arrived.
+func scanWait(ctx context.Context, c js.Consumer, fn func(js.Msg, *js.MsgMetadata) error, pending *uint64) (bool, error) {
+	batch, err := c.Fetch(int(min(*pending, 256)), js.FetchMaxWait(2*time.Second))
+	if err != nil {
+		return false, err
+	}
+	got := false
+	for m := range batch.Messages() {
+		got = true
+		md, err := m.Metadata()
+		if err != nil {
+			return got, err
+		}
+		*pending = md.NumPending
+		if err := fn(m, md); err != nil {
+			return got, err
+		}
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, js.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrTimeout) {
+		return got, err
+	}
+	return got, ctx.Err()
 }

@@ -35,7 +35,8 @@ var allowedDeps = map[string][]string{
 	"hub":                            {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/ops":                        {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/forensics":                  {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "sandbox", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"cmd/edihub":                     nil, // the binary wires everything
 	"test":                           nil,

@@ -26,6 +26,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/console"
 	"github.com/edihub/edihub/hub/ops"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
@@ -225,7 +226,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		if err != nil {
 			return failedErr("%v", err)
 		}
-		apiHandler = api.New(o, tokens, log)
+		apiHandler = api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: h.Auditor(),
+			JS: j, Streams: h.Config().Streams, Forensics: &cfg.Sandbox, Status: h.Status, WarmUp: ctx})
 	}
 	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j), apiHandler, log)
 	defer func() {
@@ -279,6 +281,8 @@ func startHTTP(ln net.Listener, reg *prometheus.Registry, ready func() bool, nc 
 	mux := http.NewServeMux()
 	if apiHandler != nil {
 		mux.Handle(api.Prefix, apiHandler)
+		mux.Handle(console.Prefix, console.Handler()) // the web console: static files over the API
+		mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })

@@ -1,15 +1,13 @@
 package api
 
 import (
-	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edihub/edihub/escape"
@@ -28,9 +26,15 @@ const (
 )
 
 type api struct {
-	ops    *ops.Ops
-	tokens []apiToken
-	log    zerolog.Logger
+	ops      *ops.Ops
+	tokens   []apiToken
+	log      zerolog.Logger
+	opt      Options
+	sessions *sessions
+	cache    *entryCache // nil without Options.JS
+	memoMu   sync.Mutex
+	memo     map[string]overviewMemo // by chart window
+	lists    listMemo
 }
 
 type apiToken struct {
@@ -56,52 +60,11 @@ type ctxKey struct{}
 //	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison"}
 //	GET  /api/v1/audit                    events (since=2h, limit=N, actor, action, message=ID, human=true)
 //	GET  /api/v1/audit/verify             chain check (anchor=HASH)
+//
+// and the console's endpoints (session, overview, bulk park/drop, poison
+// tickets): openapi.json, served at /api/v1/openapi.json, lists them all.
 func New(o *ops.Ops, tokens []Token, log zerolog.Logger) http.Handler {
-	a := &api{ops: o, log: log.With().Str("component", "api").Logger()}
-	for _, t := range tokens {
-		a.tokens = append(a.tokens, apiToken{name: t.Name, sum: sha256.Sum256([]byte(t.Token)), role: t.Role})
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/dlq", a.list)
-	mux.HandleFunc("GET /api/v1/dlq/{id}", a.show)
-	mux.HandleFunc("POST /api/v1/dlq/replay", a.replayBulk)
-	mux.HandleFunc("POST /api/v1/dlq/{id}/replay", a.replayOne)
-	mux.HandleFunc("POST /api/v1/dlq/{id}/park", a.write(a.park))
-	mux.HandleFunc("POST /api/v1/dlq/{id}/drop", a.write(a.drop))
-	mux.HandleFunc("POST /api/v1/dlq/{id}/edit", a.write(a.edit))
-	mux.HandleFunc("GET /api/v1/audit", a.auditList)
-	mux.HandleFunc("GET /api/v1/audit/verify", a.auditVerify)
-	return a.auth(mux)
-}
-
-// auth finds the caller's token. Every configured token is compared, in
-// constant time over fixed-length hashes, so timing reveals neither which
-// token nor how much of one matched.
-func (a *api) auth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store") // payloads may hold personal data
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		h := r.Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || tok == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="edihub"`)
-			writeJSONError(w, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)")
-			return
-		}
-		sum := sha256.Sum256([]byte(tok))
-		var found *apiToken
-		for i := range a.tokens {
-			if subtle.ConstantTimeCompare(sum[:], a.tokens[i].sum[:]) == 1 && found == nil {
-				found = &a.tokens[i]
-			}
-		}
-		if found == nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="edihub", error="invalid_token"`)
-			writeJSONError(w, http.StatusUnauthorized, "unknown token")
-			return
-		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, found)))
-	})
+	return NewWithOptions(Options{Ops: o, Tokens: tokens, Logger: log})
 }
 
 func caller(r *http.Request) *apiToken { t, _ := r.Context().Value(ctxKey{}).(*apiToken); return t }
@@ -196,16 +159,34 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
-		entries, err := a.ops.Inspect(ctx, f)
+		pg, err := pageOf(r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		if pg.limit > 0 && a.cache != nil {
+			paged := a.pagedMessages
+			if view == "groups" {
+				paged = a.pagedGroups
+			}
+			out, err := paged(ctx, f, pg)
+			if err != nil {
+				fail(w, err)
+				return
+			}
+			writeJSON(w, http.StatusOK, out)
+			return
+		}
+		entries, err := a.ops.Inspect(ctx, f) // unpaged: read the streams, as the CLI does
 		if err != nil {
 			fail(w, err)
 			return
 		}
 		if view == "groups" {
-			writeJSON(w, http.StatusOK, map[string]any{"groups": ops.GroupByFingerprint(entries)})
+			writeJSON(w, http.StatusOK, pg.groups(ops.GroupByFingerprint(entries)))
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"messages": entries})
+		writeJSON(w, http.StatusOK, pg.messages(entries))
 	default:
 		writeJSONError(w, http.StatusBadRequest, "view: want summary, messages or groups")
 	}

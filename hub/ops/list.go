@@ -203,7 +203,13 @@ func (o *Ops) List(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	now := o.o.Now()
+	return Summarize(entries, o.o.Now()), nil
+}
+
+// Summarize counts entries by kind, stream, stage, cause, partner and age
+// at now, as `dlq ls` shows them (List is Inspect + Summarize; the API's
+// overview summarises the entries it keeps).
+func Summarize(entries []Entry, now time.Time) Summary {
 	s := Summary{Totals: map[string]int{wire.KindDLQ: 0, wire.KindParking: 0, wire.KindPoison: 0}}
 	idx := map[[5]string]int{}
 	for _, e := range entries {
@@ -245,7 +251,7 @@ func (o *Ops) List(ctx context.Context) (Summary, error) {
 		}
 		return a.Partner < b.Partner
 	})
-	return s, nil
+	return s
 }
 
 // Group is the messages that failed the same way (same error fingerprint),

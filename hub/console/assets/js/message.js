@@ -1,0 +1,163 @@
+// One message: facts, error, headers, the payload one segment a line
+// (escaped by the server's Segments view) with the failing segment
+// highlighted, history, forensic report and ticket, and the actions.
+import { h, table, when, toast } from "./dom.js";
+import { get, post, qs, isOperator } from "./api.js";
+import { esc } from "./esc.js";
+import { ask } from "./ask.js";
+import { report } from "./list.js";
+import { editor } from "./edit.js";
+
+export async function message(view, id) {
+  const m = await get("/api/v1/dlq/" + encodeURIComponent(id));
+  const e = m.entry;
+  view.append(h("h1", null, h("span", { class: "badge " + e.kind }, e.kind), " ", e.id));
+  const fact = (k, v) => [h("dt", null, k), h("dd", { "data-fact": k }, v)];
+  view.append(h("dl", { class: "kv box" },
+    fact("stored", when(e.time)), fact("subject", esc(e.subject)), fact("partner", esc(e.partner)), fact("stage", esc(e.stage)),
+    fact("cause", esc(e.cause)), fact("error class", esc(e.error_class)), fact("fingerprint", esc(e.fingerprint)),
+    fact("original topic", esc(e.original_topic)), fact("interchange", esc(e.message_id)), fact("attempts", String(e.attempts || 0)),
+    fact("size", e.size + " bytes"), fact("payload SHA-256", m.payload_sha256),
+    e.edited_from ? fact("edited from", h("a", { href: "#/message/" + encodeURIComponent(e.edited_from) }, esc(e.edited_from))) : null,
+    e.superseded_by ? fact("superseded by", h("a", { href: "#/message/" + encodeURIComponent(e.superseded_by) }, esc(e.superseded_by))) : null));
+  if (e.error_msg) view.append(h("div", { class: "box error", id: "error-msg" }, h("strong", null, "Error: "), h("span", { class: "wrap mono" }, esc(e.error_msg))));
+
+  const result = h("div", { id: "action-result" });
+  if (isOperator()) view.append(actions(e, m, result));
+  view.append(result);
+
+  view.append(h("h2", null, "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.error_msg));
+
+  const hdrs = Object.entries(e.headers || {}).sort(([a], [b]) => a.localeCompare(b));
+  view.append(h("h2", null, "Headers"), table(["name", "value"], hdrs.flatMap(([k, vs]) => vs.map(v => [h("code", null, esc(k)), h("span", { class: "wrap mono" }, esc(v))]))));
+
+  const hv = (k) => (e.headers && e.headers[k] && e.headers[k][0]) || "";
+  view.append(h("h2", null, "Attempt history"), h("dl", { class: "kv box" },
+    fact("attempts", hv("x-attempts") || "—"), fact("retries", hv("x-retry-count") || "—"),
+    fact("first failed", esc(hv("x-first-failed-at")) || "—"), fact("detected", esc(hv("x-detected-at")) || "—"),
+    fact("poison cause", esc(hv("x-poison-cause")) || "—")));
+  const hist = await get("/api/v1/audit" + qs({ message: e.id, limit: 50 }));
+  view.append(h("h3", null, "Audit events naming " + e.id), auditTable(hist.events));
+
+  if (e.kind === "poison") await poison(view, e.id);
+  view.setAttribute("data-ready", "message");
+}
+
+// The failing place: an offset or a segment number in the error text.
+function failingSegment(lines, msg) {
+  if (!msg) return -1;
+  const off = /offset (\d+)/.exec(msg);
+  if (off) {
+    const o = Number(off[1]);
+    for (let i = lines.length - 1; i >= 0; i--) if (lines[i].offset <= o) return i;
+  }
+  const seg = /segment (\d+)/.exec(msg);
+  if (seg) return lines.findIndex(l => l.n === Number(seg[1]));
+  return -1;
+}
+
+// markElement shows a segment's text with data element n (the tag is 0)
+// marked; the text is the server's escaped form, where a released
+// separator reads ?+.
+function markElement(text, n, sep) {
+  let k = 0, start = -1, end = text.length;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "?") { i++; continue; }
+    if (text[i] === sep || text[i] === "'") {
+      k++;
+      if (k === n) start = i + 1;
+      else if (k === n + 1) { end = i; break; }
+    }
+  }
+  if (start < 0) return text;
+  return [text.slice(0, start), h("mark", { id: "failing-element" }, text.slice(start, end)), text.slice(end)];
+}
+
+function segments(v, msg) {
+  const lines = v.lines || [];
+  const fail = failingSegment(lines, msg);
+  const rows = [];
+  if (v.prefix) rows.push(h("tr", null, h("td", { class: "nr" }), h("td", { class: "off" }, "@0"), h("td", null, v.prefix)));
+  const elem = /element (\d+)/.exec(msg || "");
+  const sep = v.prefix && v.prefix.startsWith("UNA") && v.prefix.length > 4 ? v.prefix[4] : "+";
+  lines.forEach((l, i) => rows.push(h("tr", { class: i === fail ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
+    h("td", { class: "nr" }, String(l.n)), h("td", { class: "off" }, "@" + l.offset),
+    h("td", null, i === fail && elem ? markElement(l.text, Number(elem[1]), sep) : l.text))));
+  const box = h("div", { class: "box" }, h("table", { class: "seg", id: "segments" }, h("tbody", null, rows)));
+  if (v.error) box.append(h("p", { class: "error" }, "reader stopped: " + v.error));
+  if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset || 0} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
+  if (v.truncated) box.append(h("p", { class: "muted" }, "truncated: the CLI's dlq show --all shows everything"));
+  return box;
+}
+
+export function auditTable(events) {
+  if (!events || events.length === 0) return h("p", { class: "muted" }, "None.");
+  return table(["seq", "time", "actor", "action", "IDs", "reason", "details"], events.map(r => r.error
+    ? [String(r.seq), when(r.stored), "", h("span", { class: "error" }, "not an event"), "", esc(r.error), ""]
+    : [String(r.seq), when(r.event.time), esc(r.event.actor), esc(r.event.action),
+      (r.event.ids || []).map(id => [h("a", { href: "#/message/" + encodeURIComponent(id) }, esc(id)), " "]),
+      h("span", { class: "wrap" }, esc(r.event.reason || "")),
+      h("span", { class: "wrap mono" }, Object.entries(r.event.details || {}).map(([k, v]) => esc(k) + "=" + esc(v)).join(" "))]),
+    (i) => ({ class: "audit-row", "data-action": events[i].event ? events[i].event.action : "" }));
+}
+
+function actions(e, m, result) {
+  const poison = e.kind === "poison";
+  const out = (node) => { result.replaceChildren(node); };
+  const fail = (err) => out(h("div", { class: "box error" }, esc(err.message)));
+  const bar = h("div", { class: "actions" },
+    poison ? null : h("button", { id: "dry-run", onclick: async () => {
+      try { out(report("Dry-run: nothing changed", await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { dry_run: true }))); } catch (err) { fail(err); }
+    } }, "Preview replay (dry-run)"),
+    h("button", { class: "primary", id: "replay", onclick: async () => {
+      const v = await ask("Replay " + e.id, [{ name: "reason", label: "Reason (in the audit trail)" }], "Replay");
+      if (!v) return;
+      try {
+        const rep = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { reason: v.reason, allow_poison: poison });
+        out(report("Replay", rep));
+        if (rep.replayed > 0) toast(e.id + " replayed");
+      } catch (err) { fail(err); }
+    } }, poison ? "Replay poison (read the report first)" : "Replay"),
+    h("button", { id: "edit", onclick: () => out(editor(e, m)) }, "Edit"),
+    h("button", { id: "park", onclick: async () => {
+      const v = await ask("Park " + e.id, [{ name: "reason", label: "Reason (required)", required: true }], "Park");
+      if (!v) return;
+      try { const r = await post("/api/v1/dlq/park", { ids: [e.id], reason: v.reason }, [207]); toast(r.done ? "parked" : "not parked"); out(resultTable(r)); } catch (err) { fail(err); }
+    } }, "Park"),
+    h("button", { class: "danger", id: "drop", onclick: async () => {
+      const v = await ask("Drop " + e.id + " for good", [{ name: "reason", label: "Reason (required)", required: true }], "Drop", true);
+      if (!v) return;
+      try { await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/drop", { reason: v.reason }); toast(e.id + " dropped"); location.hash = "#/messages"; } catch (err) { fail(err); }
+    } }, "Drop"));
+  return bar;
+}
+
+function resultTable(r) {
+  return table(["ID", "result", "new ID", "error"], r.results.map(x => [x.id, x.ok ? "ok" : "failed",
+    x.new_id ? h("a", { href: "#/message/" + encodeURIComponent(x.new_id) }, x.new_id) : "", esc(x.error || "")]));
+}
+
+async function poison(view, id) {
+  view.append(h("h2", null, "Forensic report"));
+  let pv;
+  try { pv = await get("/api/v1/poison/" + encodeURIComponent(id)); }
+  catch (e) { view.append(h("p", { class: "muted", id: "no-report" }, esc(e.message))); return; }
+  const r = pv.report;
+  view.append(h("div", { class: "box", id: "report" }, h("p", null, h("strong", null, esc(r.verdict))),
+    h("pre", { class: "wrap" }, esc(JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => k !== "headers" && k !== "verdict")), null, 1)))));
+  const t = pv.ticket;
+  if (!t) return;
+  const box = h("div", { class: "box", id: "ticket" }, h("h3", null, "Ticket " + esc(t.id) + ": ", h("span", { id: "ticket-state" }, esc(t.state))),
+    table(["at", "actor", "action", "note"], (t.notes || []).map(n => [when(n.at), esc(n.actor), esc(n.action), esc(n.text || "")])));
+  if (isOperator() && t.state !== "closed") {
+    const act = (action) => async () => {
+      const v = await ask((action === "ack" ? "Acknowledge" : "Close") + " ticket " + t.id, [{ name: "note", label: "Note (required)", type: "textarea", required: true }], action === "ack" ? "Acknowledge" : "Close");
+      if (!v) return;
+      try { await post("/api/v1/poison/" + encodeURIComponent(id) + "/ticket/" + action, { note: v.note }); toast("ticket " + action); window.dispatchEvent(new HashChangeEvent("hashchange")); }
+      catch (e) { box.append(h("p", { class: "error" }, esc(e.message))); }
+    };
+    box.append(h("div", { class: "actions" }, t.state === "open" ? h("button", { id: "ticket-ack", onclick: act("ack") }, "Acknowledge") : null,
+      h("button", { id: "ticket-close", onclick: act("close") }, "Close")));
+  }
+  view.append(box);
+}
