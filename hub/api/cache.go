@@ -130,7 +130,7 @@ func (c *entryCache) versioned(ctx context.Context) ([]ops.Entry, uint64, error)
 // reads) and those whose edited copy was just read (its bucket entry may
 // be lost), as Inspect does.
 func (c *entryCache) superseded(ctx context.Context, fresh []ops.Entry) error {
-	edits, err := c.ops.Edits(ctx)
+	edits, replayed, err := c.ops.Edits(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,8 +140,8 @@ func (c *entryCache) superseded(ctx context.Context, fresh []ops.Entry) error {
 		}
 	}
 	for id, by := range edits {
-		if orig, ok := c.entries[id]; ok && orig.SupersededBy != by {
-			orig.SupersededBy = by
+		if orig, ok := c.entries[id]; ok && (orig.SupersededBy != by || orig.EditReplayedAs != replayed[id]) {
+			orig.SupersededBy, orig.EditReplayedAs = by, replayed[id]
 			c.entries[id] = orig
 		}
 	}

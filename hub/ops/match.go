@@ -20,8 +20,8 @@ func (f Filter) Matches(e Entry, now time.Time) bool {
 }
 
 // Edits returns every edited original's ID with the ID of its edit (or
-// "pending" while an edit is being stored), from the edits bucket that
-// Inspect reads too.
-func (o *Ops) Edits(ctx context.Context) (map[string]string, error) {
+// "pending" while an edit is being stored), and for the originals whose
+// edit was replayed, where it went: the edits bucket that Inspect reads.
+func (o *Ops) Edits(ctx context.Context) (edits, replayed map[string]string, err error) {
 	return o.edits(ctx)
 }
