@@ -252,6 +252,7 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("outbound %s: max_ack_pending %d is below batch_size %d", r.Name, r.MaxAckPending, c.BatchSize))
 		}
 	}
+	errs = append(errs, c.loopErrors()...)
 	return errors.Join(errs...)
 }
 

@@ -86,7 +86,10 @@ func kafkaToNATS(rec *kgo.Record, h nats.Header) error {
 		if isProvenance(kh.Key) {
 			continue
 		}
-		h.Add(kh.Key, string(kh.Value))
+		// A name the hub owns (x-partner-id, x-bridge-copy, …) is kept
+		// under x-producer-<name>, as the hub keeps it on its own copies:
+		// a Kafka producer cannot pass for the hub or the bridge.
+		h.Add(wire.ProducerName(kh.Key), string(kh.Value))
 	}
 	if rec.Key != nil {
 		if validHeaderValue(rec.Key) {
@@ -105,7 +108,8 @@ func kafkaToNATS(rec *kgo.Record, h nats.Header) error {
 
 func isProvenance(k string) bool {
 	switch strings.ToLower(k) {
-	case wire.HdrKafkaKey, wire.HdrKafkaKeyEnc, wire.HdrKafkaTopic, wire.HdrKafkaPartition, wire.HdrKafkaOffset, wire.HdrKafkaTimestamp:
+	case wire.HdrKafkaKey, wire.HdrKafkaKeyEnc, wire.HdrKafkaTopic, wire.HdrKafkaPartition, wire.HdrKafkaOffset, wire.HdrKafkaTimestamp,
+		wire.HdrKafkaGroup:
 		return true
 	}
 	return false
@@ -125,7 +129,7 @@ func natsToKafka(h nats.Header) (key []byte, hs []kgo.RecordHeader, err error) {
 	// Sorted so that the same message always gives the same record.
 	keys := make([]string, 0, len(h))
 	for k := range h {
-		if isXHeader(k) && k != wire.HdrKafkaKey && k != wire.HdrKafkaKeyEnc {
+		if isXHeader(k) && k != wire.HdrKafkaKey && k != wire.HdrKafkaKeyEnc && k != wire.HdrBridgeCopy {
 			keys = append(keys, k)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -279,6 +280,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 			why = unmap(causeOversize, "record of %d bytes with headers exceeds NATS max payload of %d bytes", size, maxPayload)
 		} else {
 			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
+			h.Set(wire.HdrBridgeCopy, in.r.Name)
 			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id}
 		}
 	}

@@ -14,6 +14,7 @@ type metrics struct {
 	bytes       *prometheus.CounterVec   // direction, route
 	quarantined *prometheus.CounterVec   // direction, route, cause
 	errors      *prometheus.CounterVec   // direction, route, op
+	skipped     *prometheus.CounterVec   // route
 	lag         *prometheus.GaugeVec     // route
 	batch       *prometheus.HistogramVec // direction, route
 }
@@ -39,6 +40,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "edihub_bridge_errors_total",
 			Help: "Failed operations that the bridge retries (fetch, publish, produce, commit, ack).",
 		}, []string{"direction", "route", "op"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_bridge_skipped_total",
+			Help: "Messages an outbound route acked without producing because the bridge itself wrote them (x-bridge-copy): a feedback loop cut.",
+		}, []string{"route"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "edihub_bridge_lag_records",
 			Help: "Records not yet moved: Kafka committed-offset lag inbound, consumer pending plus unacked outbound.",
@@ -54,6 +59,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.bytes = register(reg, m.bytes, &err)
 	m.quarantined = register(reg, m.quarantined, &err)
 	m.errors = register(reg, m.errors, &err)
+	m.skipped = register(reg, m.skipped, &err)
 	m.lag = register(reg, m.lag, &err)
 	m.batch = register(reg, m.batch, &err)
 	return m, err

@@ -51,6 +51,7 @@ type outItem struct {
 	key    []byte
 	hs     []kgo.RecordHeader
 	poison *unmappable
+	skip   bool // the bridge wrote it: acked, never produced
 	err    error
 	done   atomic.Bool // produced (or quarantined): ready to ack
 }
@@ -206,7 +207,7 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 	defer cancel()
 	results := make([]chan error, len(items))
 	for i, it := range items {
-		if it.poison != nil {
+		if it.poison != nil || it.skip {
 			continue
 		}
 		// A fresh record per attempt: kgo owns a record until its promise.
@@ -323,6 +324,12 @@ func (o *outbound) ack(items []*outItem) {
 			o.log.Warn().Err(err).Str("subject", it.msg.Subject()).Msg("ack failed; the message will be produced again")
 			continue
 		}
+		if it.skip {
+			o.b.m.skipped.WithLabelValues(o.r.Name).Inc()
+			o.log.Debug().Str("subject", it.msg.Subject()).Str("written_by", it.msg.Headers().Get(wire.HdrBridgeCopy)).
+				Msg("a copy the bridge wrote: not produced (no feedback loop)")
+			continue
+		}
 		moved++
 		o.b.m.bytes.WithLabelValues("out", o.r.Name).Add(float64(len(it.msg.Data())))
 	}
@@ -340,6 +347,11 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	}
 	it.meta = meta
 	h := m.Headers()
+	if bridgeMade(h) {
+		it.skip = true
+		it.done.Store(true)
+		return it
+	}
 	it.topic = strings.ReplaceAll(o.r.Topic, "{{subject}}", m.Subject())
 	if !kafkaTopicRE.MatchString(it.topic) {
 		it.poison = unmap(causeBadTopic, "topic %q from template %q is not a legal Kafka topic name", it.topic, o.r.Topic)

@@ -51,7 +51,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 	h := nats.Header{}
 	for _, kh := range rec.Headers {
 		if isXHeader(kh.Key) && validHeaderKey(kh.Key) && validHeaderValue(kh.Value) && !isProvenance(kh.Key) {
-			h.Add(kh.Key, string(kh.Value))
+			h.Add(wire.ProducerName(kh.Key), string(kh.Value))
 		}
 	}
 	if rec.Key != nil {
@@ -71,6 +71,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 	h.Set(wire.HdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
 	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
 	h.Set(wire.HdrBridgeRoute, route)
+	h.Set(wire.HdrBridgeCopy, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, rec.Value, maxPayload)}
 }
 
@@ -98,6 +99,7 @@ func outboundPoison(subject, route string, src *nats.Msg, stream string, seq uin
 	h.Set(wire.HdrKafkaTargetTopic, topic)
 	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
 	h.Set(wire.HdrBridgeRoute, route)
+	h.Set(wire.HdrBridgeCopy, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, src.Data, maxPayload)}
 }
 
