@@ -13,6 +13,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -30,6 +31,7 @@ type inbound struct {
 	log zerolog.Logger
 
 	down outage // publish failures of the batch in flight
+	id   topicIdentity
 
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
@@ -89,10 +91,13 @@ func (in *inbound) run(ctx context.Context) error {
 		if fetches.IsClientClosed() {
 			break
 		}
-		failed := false
+		failed, recreated := false, false
 		fetches.EachError(func(topic string, p int32, err error) {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return
+			}
+			if errors.Is(err, kerr.UnknownTopicID) {
+				recreated = true
 			}
 			failed = true
 			in.b.m.errors.WithLabelValues("in", in.r.Name, "fetch").Inc()
@@ -104,12 +109,25 @@ func (in *inbound) run(ctx context.Context) error {
 			bo.reset()
 		} else if failed {
 			cl.AllowRebalance()
+			if recreated {
+				in.readopt(cl)
+			}
 			bo.wait(ctx)
 			continue
 		}
 		cl.AllowRebalance()
 	}
 	return nil
+}
+
+// readopt follows a topic that was deleted and re-created: the client
+// keeps the old topic id and fails with UNKNOWN_TOPIC_ID until the topic
+// is purged and consumed again. The new topic's records get new dedupe ids
+// (see topicIdentity), so none is dropped as a duplicate of an old one.
+func (in *inbound) readopt(cl *kgo.Client) {
+	in.log.Warn().Str("topic", in.r.Topic).Msg("the topic was deleted and re-created: consuming the new one")
+	cl.PurgeTopicsFromConsuming(in.r.Topic)
+	cl.AddConsumeTopics(in.r.Topic)
 }
 
 // move publishes recs and marks what JetStream acked. Publishes are async
@@ -121,12 +139,29 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 	start := time.Now()
 	fctx, cancel := flushContext(ctx, in.b.cfg.ShutdownTimeout)
 	defer cancel()
+	bo := in.b.newBackoff()
+	for {
+		changed, err := in.id.refresh(fctx, in.getAdm(), in.r.Topic, recs)
+		if err == nil {
+			if changed {
+				in.log.Warn().Str("topic", in.r.Topic).Str("identity", in.id.prefix).
+					Msg("the topic was re-created or the cluster changed: new dedupe ids from here on")
+			}
+			break
+		}
+		in.b.m.errors.WithLabelValues("in", in.r.Name, "metadata").Inc()
+		in.log.Warn().Err(err).Msg("cannot learn the topic id for the dedupe ids; retrying")
+		if !bo.wait(fctx) {
+			in.log.Warn().Int("records", len(recs)).Msg("stopping with records not yet stored; they stay uncommitted and are read again on the next start")
+			return
+		}
+	}
+	bo.reset()
 	mp := in.b.maxPayload()
 	items := make([]*inItem, len(recs))
 	for i, rec := range recs {
 		items[i] = in.mapRecord(rec, mp)
 	}
-	bo := in.b.newBackoff()
 	in.down = outage{}
 	for {
 		var todo []*inItem
@@ -176,16 +211,17 @@ func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
 			continue
 		}
 		var err error
+		var ack *js.PubAck
 		if expired {
 			select {
-			case <-f.Ok():
+			case ack = <-f.Ok():
 			case err = <-f.Err():
 			default:
 				err = errors.New("no JetStream ack within publish_timeout")
 			}
 		} else {
 			select {
-			case <-f.Ok():
+			case ack = <-f.Ok():
 			case err = <-f.Err():
 			case <-ctx.Done():
 				err, expired = ctx.Err(), true
@@ -198,8 +234,21 @@ func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
 			continue
 		}
 		it.done = true
+		if ack != nil && ack.Duplicate {
+			in.duplicate(it, ack)
+		}
 	}
 	return failed
+}
+
+// duplicate logs a record the server already had under its dedupe id: a
+// re-read after a crash or a stop before the commit, never a new record
+// (the id names cluster, topic id, partition and offset).
+func (in *inbound) duplicate(it *inItem, ack *js.PubAck) {
+	in.b.m.duplicates.WithLabelValues(in.r.Name).Inc()
+	in.log.Warn().Str("topic", it.rec.Topic).Int32("partition", it.rec.Partition).Int64("offset", it.rec.Offset).
+		Str("msg_id", it.id).Str("stream", ack.Stream).Uint64("seq", ack.Sequence).
+		Msg("JetStream already had this record (duplicate id): not stored again")
 }
 
 // failed records a failed publish and returns 1 when it is transient. A
@@ -273,7 +322,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 	partner, why := in.partner(rec)
 	if why == nil {
 		h := nats.Header{}
-		id := fmt.Sprintf("kafka:%s/%d/%d", rec.Topic, rec.Partition, rec.Offset)
+		id := in.id.recordID(rec, "")
 		if err := kafkaToNATS(rec, h); err != nil {
 			why = unmap(causeBadHeader, "%v", err)
 		} else if size := len(rec.Value) + headerBytes(h) + len(id) + len("Nats-Msg-Id: \r\n"); size > maxPayload {
@@ -289,7 +338,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 
 func (in *inbound) poisonItem(rec *kgo.Record, why *unmappable, maxPayload int) *inItem {
 	msg := inboundPoison(in.b.cfg.PoisonSubject, in.r.Name, rec, why, maxPayload, time.Now())
-	return &inItem{rec: rec, msg: msg, id: inboundPoisonID(rec), poison: why}
+	return &inItem{rec: rec, msg: msg, id: in.id.recordID(rec, ":poison"), poison: why}
 }
 
 // partner returns the partner of rec: the key or the configured header.
@@ -328,6 +377,12 @@ func validPartner(p []byte) bool {
 		}
 	}
 	return true
+}
+
+func (in *inbound) getAdm() *kadm.Client {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.adm
 }
 
 func (in *inbound) setAdm(a *kadm.Client) {

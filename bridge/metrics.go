@@ -15,6 +15,7 @@ type metrics struct {
 	quarantined *prometheus.CounterVec   // direction, route, cause
 	errors      *prometheus.CounterVec   // direction, route, op
 	skipped     *prometheus.CounterVec   // route
+	duplicates  *prometheus.CounterVec   // route
 	lag         *prometheus.GaugeVec     // route
 	batch       *prometheus.HistogramVec // direction, route
 }
@@ -44,6 +45,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "edihub_bridge_skipped_total",
 			Help: "Messages an outbound route acked without producing because the bridge itself wrote them (x-bridge-copy): a feedback loop cut.",
 		}, []string{"route"}),
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_bridge_duplicates_total",
+			Help: "Inbound records JetStream reported as duplicates of a stored one (re-read after a crash); each is logged.",
+		}, []string{"route"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "edihub_bridge_lag_records",
 			Help: "Records not yet moved: Kafka committed-offset lag inbound, consumer pending plus unacked outbound.",
@@ -60,6 +65,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.quarantined = register(reg, m.quarantined, &err)
 	m.errors = register(reg, m.errors, &err)
 	m.skipped = register(reg, m.skipped, &err)
+	m.duplicates = register(reg, m.duplicates, &err)
 	m.lag = register(reg, m.lag, &err)
 	m.batch = register(reg, m.batch, &err)
 	return m, err

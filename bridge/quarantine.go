@@ -37,12 +37,6 @@ func unmap(cause, format string, a ...any) *unmappable {
 	return &unmappable{cause: cause, msg: fmt.Sprintf(format, a...)}
 }
 
-// inboundPoisonID is the poison copy's dedupe id: a re-read of the same
-// record after a crash quarantines it once.
-func inboundPoisonID(rec *kgo.Record) string {
-	return fmt.Sprintf("kafka:%s/%d/%d:poison", rec.Topic, rec.Partition, rec.Offset)
-}
-
 // inboundPoison builds the quarantine copy of a Kafka record: the payload
 // byte for byte (cut to fit when the record was too large for NATS, which
 // x-payload-truncated says; the whole record stays in Kafka at the named
