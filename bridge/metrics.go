@@ -16,6 +16,7 @@ type metrics struct {
 	errors      *prometheus.CounterVec   // direction, route, op
 	skipped     *prometheus.CounterVec   // route
 	duplicates  *prometheus.CounterVec   // route
+	resets      *prometheus.CounterVec   // route
 	lag         *prometheus.GaugeVec     // route
 	batch       *prometheus.HistogramVec // direction, route
 }
@@ -49,6 +50,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "edihub_bridge_duplicates_total",
 			Help: "Inbound records JetStream reported as duplicates of a stored one (re-read after a crash); each is logged.",
 		}, []string{"route"}),
+		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_bridge_consumer_resets_total",
+			Help: "Outbound consumers reset to their ack floor to keep per-partner order (unacked messages of a dead instance, lost deliveries).",
+		}, []string{"route"}),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "edihub_bridge_lag_records",
 			Help: "Records not yet moved: Kafka committed-offset lag inbound, consumer pending plus unacked outbound.",
@@ -66,6 +71,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m.errors = register(reg, m.errors, &err)
 	m.skipped = register(reg, m.skipped, &err)
 	m.duplicates = register(reg, m.duplicates, &err)
+	m.resets = register(reg, m.resets, &err)
 	m.lag = register(reg, m.lag, &err)
 	m.batch = register(reg, m.batch, &err)
 	return m, err

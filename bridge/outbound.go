@@ -33,7 +33,8 @@ type outbound struct {
 	log  zerolog.Logger
 	prod *kgo.Client
 
-	down outage // produce failures of the batch in flight
+	down  outage // produce failures of the batch in flight
+	order orderGuard
 
 	mu   sync.Mutex
 	cons js.Consumer // nil until set up
@@ -82,9 +83,18 @@ func (o *outbound) run(ctx context.Context) error {
 		down.ok(o.log, "JetStream fetch works again")
 		bo.reset()
 		idle = len(msgs) == 0
-		if !idle {
-			o.move(ctx, msgs)
+		if idle {
+			continue
 		}
+		if !o.inOrder(msgs) {
+			if err := o.reset(ctx, stream); err != nil {
+				o.b.m.errors.WithLabelValues("out", o.r.Name, "reset").Inc()
+				o.log.Error().Err(err).Msg("cannot reset the consumer; the missing messages return after ack_wait, possibly behind newer ones")
+				o.move(ctx, msgs)
+			}
+			continue
+		}
+		o.move(ctx, msgs)
 	}
 	return nil
 }
@@ -145,6 +155,9 @@ func (o *outbound) setup(ctx context.Context) (js.Consumer, string) {
 				MaxAckPending: o.r.MaxAckPending,
 				MaxDeliver:    -1, // JetStream's limit drops silently; the bridge never gives a message up
 			})
+			if err == nil {
+				err = o.startOrder(ctx, cons, stream)
+			}
 			if err == nil {
 				o.mu.Lock()
 				o.cons = cons
