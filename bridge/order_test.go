@@ -3,10 +3,10 @@ package bridge
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
