@@ -95,10 +95,18 @@ func (b *Bridge) Run(ctx context.Context) error {
 	lagCtx, stopLag := context.WithCancel(context.WithoutCancel(ctx))
 	lagDone := make(chan struct{})
 	go func() { defer close(lagDone); b.reportLag(lagCtx, routes) }()
+	healthDone := make(chan struct{})
+	if hc, err := kgo.NewClient(b.clientOpts("health")...); err != nil {
+		close(healthDone)
+		b.log.Warn().Err(err).Msg("no broker health checks")
+	} else {
+		go func() { defer close(healthDone); defer hc.Close(); b.health(lagCtx, hc) }()
+	}
 
 	wg.Wait()
 	stopLag()
 	<-lagDone
+	<-healthDone
 	if prod != nil {
 		fctx, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownTimeout)
 		_ = prod.Flush(fctx) // every produce was already awaited; this only drains
@@ -144,18 +152,25 @@ func (b *Bridge) reportLag(ctx context.Context, routes []route) {
 	}
 }
 
-func (b *Bridge) producerOpts() []kgo.Opt {
-	opts := []kgo.Opt{
+// clientOpts are what every Kafka client of the bridge shares: brokers,
+// client id, backoff and the logger (security is added here too).
+func (b *Bridge) clientOpts(role string) []kgo.Opt {
+	return []kgo.Opt{
 		kgo.SeedBrokers(b.cfg.Brokers...),
 		kgo.ClientID(b.cfg.ClientID),
+		kgo.RetryBackoffFn(b.kafkaBackoff),
+		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", role).Logger())),
+	}
+}
+
+func (b *Bridge) producerOpts() []kgo.Opt {
+	opts := append(b.clientOpts("producer"),
 		// Idempotent writes are kgo's default; acks=all is what makes an
 		// acknowledged produce safe to ack on the NATS side.
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchMaxBytes(b.cfg.MaxRecordBytes),
 		kgo.ProducerLinger(time.Millisecond),
-		kgo.RetryBackoffFn(b.kafkaBackoff),
-		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", "producer").Logger())),
-	}
+	)
 	if b.cfg.CreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
@@ -228,6 +243,7 @@ func newKgoLogger(l zerolog.Logger) *kgoLogger {
 func (k *kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
 
 func (k *kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	msg = dropSASLHint(msg, keyvals)
 	k.mu.Lock()
 	repeat := time.Since(k.last[msg]) < kgoLogQuiet
 	if !repeat {

@@ -43,6 +43,13 @@ type Config struct {
 	LagInterval time.Duration `yaml:"lag_interval"`
 	// LagLogInterval is how often a lag line is logged (default 1m).
 	LagLogInterval time.Duration `yaml:"lag_log_interval"`
+	// HealthInterval is how often the brokers are asked whether they
+	// answer and the inbound topics exist (default 5s).
+	HealthInterval time.Duration `yaml:"health_interval"`
+	// OutageLogInterval is how often a "still down" line is logged while
+	// the brokers are unreachable or an inbound topic is missing (default
+	// 1m; the change itself is logged at once).
+	OutageLogInterval time.Duration `yaml:"outage_log_interval"`
 	// PoisonSubject receives records that cannot be mapped (default
 	// edi.poison.bridge, stream POISON).
 	PoisonSubject string `yaml:"poison_subject"`
@@ -126,6 +133,8 @@ func (c *Config) setDefaults() {
 	setDur(&c.BackoffMax, 30*time.Second)
 	setDur(&c.LagInterval, 5*time.Second)
 	setDur(&c.LagLogInterval, time.Minute)
+	setDur(&c.HealthInterval, 5*time.Second)
+	setDur(&c.OutageLogInterval, time.Minute)
 	if c.PoisonSubject == "" {
 		c.PoisonSubject = wire.PoisonSubject("bridge")
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -50,9 +52,7 @@ type inItem struct {
 func (in *inbound) name() string { return in.r.Name }
 
 func (in *inbound) opts() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.SeedBrokers(in.b.cfg.Brokers...),
-		kgo.ClientID(in.b.cfg.ClientID),
+	return append(in.b.clientOpts("consumer"),
 		kgo.ConsumerGroup(in.r.Group),
 		kgo.ConsumeTopics(in.r.Topic),
 		// A new group starts at the beginning: records written before the
@@ -62,9 +62,7 @@ func (in *inbound) opts() []kgo.Opt {
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(time.Second),
 		kgo.FetchMaxPartitionBytes(max(in.b.cfg.MaxRecordBytes, 1<<20)),
-		kgo.RetryBackoffFn(in.b.kafkaBackoff),
-		kgo.WithLogger(newKgoLogger(in.log.With().Str("kafka", "consumer").Logger())),
-	}
+	)
 }
 
 func (in *inbound) run(ctx context.Context) error {
@@ -184,7 +182,9 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 			continue
 		}
 	}
-	in.down.ok(in.log, "JetStream publish works again")
+	if !slices.ContainsFunc(items, func(it *inItem) bool { return !it.done }) {
+		in.down.ok(in.log, "JetStream publish works again")
+	}
 	in.mark(cl, items)
 	in.b.m.batch.WithLabelValues("in", in.r.Name).Observe(time.Since(start).Seconds())
 }
@@ -407,6 +407,9 @@ func (in *inbound) lag(ctx context.Context) (int64, bool) {
 	l, ok := lags[in.r.Group]
 	if !ok || l.Error() != nil {
 		return 0, false
+	}
+	for p, ml := range l.Lag[in.r.Topic] {
+		in.b.m.partLag.WithLabelValues(in.r.Name, in.r.Group, in.r.Topic, strconv.Itoa(int(p))).Set(float64(max(ml.Lag, 0)))
 	}
 	return l.Lag.TotalByTopic()[in.r.Topic].Lag, true
 }

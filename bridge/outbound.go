@@ -204,9 +204,20 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 		bo.wait(fctx)
 	}
 	stopKeepAlive()
-	o.down.ok(o.log, "Kafka produce works again")
+	if allDone(items) {
+		o.down.ok(o.log, "Kafka produce works again")
+	}
 	o.ack(items)
 	o.b.m.batch.WithLabelValues("out", o.r.Name).Observe(time.Since(start).Seconds())
+}
+
+func allDone(items []*outItem) bool {
+	for _, it := range items {
+		if !it.done.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // produce sends the records of items (or publishes the poison copy of those
@@ -229,6 +240,7 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 		results[i] = res
 		o.prod.Produce(pctx, rec, func(_ *kgo.Record, err error) { res <- err })
 	}
+	stalled := false
 	for i, it := range items {
 		if res := results[i]; res != nil {
 			select {
@@ -237,6 +249,20 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 				// Stopping while the broker holds an answer back: leave the
 				// rest unacked (nak'ed), the next run produces them again.
 				it.err = ctx.Err()
+			case <-pctx.Done():
+				// A request on the wire waits for the broker's answer (kgo
+				// keeps idempotent sequence numbers right that way): say so
+				// once per attempt, then keep waiting.
+				if !stalled && ctx.Err() == nil {
+					stalled = true
+					o.b.m.errors.WithLabelValues("out", o.r.Name, "produce").Inc()
+					o.down.fail(o.log.With().Str("topic", it.topic).Logger(), pctx.Err(), "Kafka produce not acknowledged within produce_timeout")
+				}
+				select {
+				case it.err = <-res:
+				case <-ctx.Done():
+					it.err = ctx.Err()
+				}
 			}
 			if it.err == nil {
 				it.done.Store(true)
