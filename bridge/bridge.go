@@ -25,6 +25,10 @@ type Bridge struct {
 
 	in  []*inbound
 	out []*outbound
+
+	// stopCtx ends ShutdownTimeout after Run's ctx: everything done on
+	// the way out (flush, commit, leave group, NATS flush) is bounded by it.
+	stopCtx context.Context
 }
 
 // route is what the lag reporter and Run need of a route.
@@ -69,6 +73,9 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 // returns. It returns an error only when a Kafka client cannot be built;
 // broker and NATS outages are retried with backoff for as long as ctx lives.
 func (b *Bridge) Run(ctx context.Context) error {
+	stopCtx, stopCancel := flushContext(ctx, b.cfg.ShutdownTimeout)
+	defer stopCancel()
+	b.stopCtx = stopCtx
 	var routes []route
 	var prod *kgo.Client
 	if len(b.out) > 0 {
@@ -88,10 +95,19 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.log.Info().Strs("brokers", b.cfg.Brokers).Int("inbound", len(b.in)).Int("outbound", len(b.out)).Msg("bridge starting")
 
 	var wg sync.WaitGroup
-	errs := make([]error, len(routes))
-	for i, r := range routes {
-		wg.Go(func() { errs[i] = r.run(ctx) })
+	var errMu sync.Mutex
+	var errs []error
+	for _, r := range routes {
+		wg.Go(func() {
+			if err := r.run(ctx); err != nil {
+				errMu.Lock()
+				errs = append(errs, err)
+				errMu.Unlock()
+			}
+		})
 	}
+	routesDone := make(chan struct{})
+	go func() { wg.Wait(); close(routesDone) }()
 	lagCtx, stopLag := context.WithCancel(context.WithoutCancel(ctx))
 	lagDone := make(chan struct{})
 	go func() { defer close(lagDone); b.reportLag(lagCtx, routes) }()
@@ -103,23 +119,41 @@ func (b *Bridge) Run(ctx context.Context) error {
 		go func() { defer close(healthDone); defer hc.Close(); b.health(lagCtx, hc) }()
 	}
 
-	wg.Wait()
+	abandoned := false
+	select {
+	case <-routesDone:
+	case <-stopCtx.Done():
+		// The routes had shutdown_timeout; what they still hold is not
+		// committed or acked and comes again on the next start.
+		select {
+		case <-routesDone:
+		case <-time.After(shutdownGrace):
+			abandoned = true
+			b.log.Error().Dur("shutdown_timeout", b.cfg.ShutdownTimeout).Msg("routes did not stop within shutdown_timeout; stopping without them (nothing is lost: what they held is re-read on the next start)")
+		}
+	}
 	stopLag()
 	<-lagDone
 	<-healthDone
-	if prod != nil {
-		fctx, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownTimeout)
-		_ = prod.Flush(fctx) // every produce was already awaited; this only drains
-		cancel()
+	if prod != nil && !abandoned {
+		_ = prod.Flush(stopCtx) // every produce was already awaited; this only drains
 	}
 	// Acks are fire-and-forget publishes on the caller's connection: make
 	// sure the server has them before the caller closes it.
-	if err := b.nc.FlushTimeout(b.cfg.ShutdownTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	nctx, ncancel := context.WithTimeout(stopCtx, b.cfg.ShutdownTimeout)
+	defer ncancel()
+	if err := b.nc.FlushWithContext(nctx); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && stopCtx.Err() == nil {
 		b.log.Warn().Err(err).Msg("flush NATS acks on shutdown")
 	}
 	b.log.Info().Msg("bridge stopped")
+	errMu.Lock()
+	defer errMu.Unlock()
 	return errors.Join(errs...)
 }
+
+// shutdownGrace is how long Run waits past shutdown_timeout for routes
+// finishing their last step before it returns without them.
+const shutdownGrace = 500 * time.Millisecond
 
 // reportLag refreshes the lag gauges every LagInterval and logs them every
 // LagLogInterval, so an operator sees a stuck route without a dashboard.

@@ -50,6 +50,25 @@ type Config struct {
 	// the brokers are unreachable or an inbound topic is missing (default
 	// 1m; the change itself is logged at once).
 	OutageLogInterval time.Duration `yaml:"outage_log_interval"`
+	// SessionTimeout is how long the group coordinator waits for a silent
+	// inbound consumer before it gives its partitions to another (default
+	// 10s; Kafka's own is 45s, which is how long inbound stalls after a
+	// crash). The broker bounds it (group.min/max.session.timeout.ms).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// HeartbeatInterval is how often an inbound consumer tells the
+	// coordinator it lives (default 3s, a third of the session timeout).
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// RebalanceTimeout bounds how long a rebalance waits for members to
+	// rejoin (default 30s).
+	RebalanceTimeout time.Duration `yaml:"rebalance_timeout"`
+	// GroupInstanceID turns on static membership (Kafka's
+	// group.instance.id): each inbound route joins as
+	// "<group_instance_id>-<route name>", and a bridge restarted under the
+	// same id gets its partitions back at once instead of after a
+	// rebalance. Give every bridge process its own id (a host name); two
+	// live processes with one id fence each other. Empty (the default):
+	// dynamic membership.
+	GroupInstanceID string `yaml:"group_instance_id"`
 	// PoisonSubject receives records that cannot be mapped (default
 	// edi.poison.bridge, stream POISON).
 	PoisonSubject string `yaml:"poison_subject"`
@@ -134,6 +153,9 @@ func (c *Config) setDefaults() {
 	setDur(&c.LagInterval, 5*time.Second)
 	setDur(&c.LagLogInterval, time.Minute)
 	setDur(&c.HealthInterval, 5*time.Second)
+	setDur(&c.SessionTimeout, 10*time.Second)
+	setDur(&c.HeartbeatInterval, 3*time.Second)
+	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setDur(&c.OutageLogInterval, time.Minute)
 	if c.PoisonSubject == "" {
 		c.PoisonSubject = wire.PoisonSubject("bridge")
@@ -223,6 +245,12 @@ func (c *Config) validate() error {
 	}
 	if c.BackoffMin > c.BackoffMax {
 		errs = append(errs, fmt.Errorf("backoff_min %v exceeds backoff_max %v", c.BackoffMin, c.BackoffMax))
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat_interval %v must be below session_timeout %v (a third of it is usual)", c.HeartbeatInterval, c.SessionTimeout))
+	}
+	if c.GroupInstanceID != "" && !consumerRE.MatchString(c.GroupInstanceID) {
+		errs = append(errs, fmt.Errorf("group_instance_id %q may not contain . * > or spaces", c.GroupInstanceID))
 	}
 	if !validSubject(c.PoisonSubject, false) {
 		errs = append(errs, fmt.Errorf("poison_subject %q: not a NATS subject", c.PoisonSubject))

@@ -52,7 +52,15 @@ type inItem struct {
 func (in *inbound) name() string { return in.r.Name }
 
 func (in *inbound) opts() []kgo.Opt {
-	return append(in.b.clientOpts("consumer"),
+	c := in.b.cfg
+	opts := in.b.clientOpts("consumer")
+	if c.GroupInstanceID != "" {
+		opts = append(opts, kgo.InstanceID(c.GroupInstanceID+"-"+in.r.Name))
+	}
+	return append(opts,
+		kgo.SessionTimeout(c.SessionTimeout),
+		kgo.HeartbeatInterval(c.HeartbeatInterval),
+		kgo.RebalanceTimeout(c.RebalanceTimeout),
 		kgo.ConsumerGroup(in.r.Group),
 		kgo.ConsumeTopics(in.r.Topic),
 		// A new group starts at the beginning: records written before the
@@ -73,12 +81,26 @@ func (in *inbound) run(ctx context.Context) error {
 	in.setAdm(kadm.NewClient(cl))
 	defer func() {
 		in.setAdm(nil)
-		cctx, cancel := context.WithTimeout(context.Background(), in.b.cfg.ShutdownTimeout)
-		if err := cl.CommitMarkedOffsets(cctx); err != nil {
+		// Commit, leave the group and close, all by the shutdown deadline:
+		// a dead or hanging broker cannot hold the stop.
+		sctx := in.b.stopCtx
+		if err := cl.CommitMarkedOffsets(sctx); err != nil {
 			in.log.Warn().Err(err).Msg("commit on shutdown failed; the next start re-reads and JetStream deduplicates")
 		}
-		cancel()
-		cl.CloseAllowingRebalance()
+		cl.AllowRebalance()
+		if err := cl.LeaveGroupContext(sctx); err != nil && sctx.Err() == nil {
+			in.log.Warn().Err(err).Msg("leave group on shutdown failed; the group rebalances after session_timeout")
+		}
+		// Close waits for the group to be left, which a broker that
+		// swallows requests can hold up: past the deadline it finishes in
+		// the background.
+		closed := make(chan struct{})
+		go func() { cl.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-sctx.Done():
+			in.log.Warn().Msg("Kafka consumer did not close by shutdown_timeout; leaving it to finish in the background")
+		}
 	}()
 	in.log.Info().Str("topic", in.r.Topic).Str("group", in.r.Group).Str("subject", in.r.Subject).Msg("inbound route running")
 
