@@ -26,6 +26,8 @@ type Bridge struct {
 	in  []*inbound
 	out []*outbound
 
+	sec []kgo.Opt // SASL and TLS options of every Kafka client
+
 	// stopCtx ends ShutdownTimeout after Run's ctx: everything done on
 	// the way out (flush, commit, leave group, NATS flush) is bounded by it.
 	stopCtx context.Context
@@ -53,11 +55,15 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("bridge config: %w", err)
 	}
+	sec, err := c.Security.kafkaOpts()
+	if err != nil {
+		return nil, fmt.Errorf("bridge config: %w", err)
+	}
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("bridge metrics: %w", err)
 	}
-	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m}
+	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m, sec: sec}
 	for _, r := range c.Inbound {
 		src, _ := parsePartnerFrom(r.PartnerFrom) // validated above
 		b.in = append(b.in, &inbound{b: b, r: r, src: src, log: b.log.With().Str("route", r.Name).Str("direction", "in").Logger()})
@@ -189,12 +195,12 @@ func (b *Bridge) reportLag(ctx context.Context, routes []route) {
 // clientOpts are what every Kafka client of the bridge shares: brokers,
 // client id, backoff and the logger (security is added here too).
 func (b *Bridge) clientOpts(role string) []kgo.Opt {
-	return []kgo.Opt{
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(b.cfg.Brokers...),
 		kgo.ClientID(b.cfg.ClientID),
 		kgo.RetryBackoffFn(b.kafkaBackoff),
 		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", role).Logger())),
-	}
+	}, b.sec...)
 }
 
 func (b *Bridge) producerOpts() []kgo.Opt {

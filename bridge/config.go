@@ -76,6 +76,9 @@ type Config struct {
 	// target topic (only if the brokers allow auto-creation).
 	CreateTopics bool `yaml:"create_topics"`
 
+	// Security: SASL and TLS to the brokers (see Security).
+	Security Security `yaml:"security"`
+
 	Inbound  []InRoute  `yaml:"inbound"`
 	Outbound []OutRoute `yaml:"outbound"`
 }
@@ -289,6 +292,7 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("outbound %s: max_ack_pending %d is below batch_size %d", r.Name, r.MaxAckPending, c.BatchSize))
 		}
 	}
+	errs = append(errs, c.Security.validate()...)
 	errs = append(errs, c.loopErrors()...)
 	return errors.Join(errs...)
 }

@@ -55,6 +55,8 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 	if !cfg.Enabled() {
 		return usageErr("no routes: give --in, --out or a --config with a bridge: section")
 	}
+	// SASL secrets may come from the environment instead of the file.
+	cfg.ApplyEnv(e.getenv)
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%s", oneLine(err.Error()))
 	}
