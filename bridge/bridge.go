@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,7 +27,8 @@ type Bridge struct {
 	in  []*inbound
 	out []*outbound
 
-	sec []kgo.Opt // SASL and TLS options of every Kafka client
+	sec   []kgo.Opt       // SASL and TLS options of every Kafka client
+	carry map[string]bool // CarryHeaders, lower case
 
 	// stopCtx ends ShutdownTimeout after Run's ctx: everything done on
 	// the way out (flush, commit, leave group, NATS flush) is bounded by it.
@@ -63,7 +65,10 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 	if err != nil {
 		return nil, fmt.Errorf("bridge metrics: %w", err)
 	}
-	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m, sec: sec}
+	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m, sec: sec, carry: map[string]bool{}}
+	for _, hn := range c.CarryHeaders {
+		b.carry[strings.ToLower(hn)] = true
+	}
 	for _, r := range c.Inbound {
 		src, _ := parsePartnerFrom(r.PartnerFrom) // validated above
 		b.in = append(b.in, &inbound{b: b, r: r, src: src, log: b.log.With().Str("route", r.Name).Str("direction", "in").Logger()})
@@ -210,6 +215,7 @@ func (b *Bridge) producerOpts() []kgo.Opt {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchMaxBytes(b.cfg.MaxRecordBytes),
 		kgo.ProducerLinger(time.Millisecond),
+		kgo.RecordPartitioner(dltPartitioner{}),
 	)
 	if b.cfg.CreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())

@@ -76,6 +76,15 @@ type Config struct {
 	// target topic (only if the brokers allow auto-creation).
 	CreateTopics bool `yaml:"create_topics"`
 
+	// CarryHeaders are the non-x-* headers that cross both ways, compared
+	// without regard to case (default traceparent and tracestate, W3C
+	// trace context). x-* headers always cross.
+	CarryHeaders []string `yaml:"carry_headers"`
+	// ErrorsTolerance "all" (the default) quarantines a record that cannot
+	// be mapped and goes on; "none" stops the bridge instead, leaving the
+	// record uncommitted or unacked (Kafka Connect's errors.tolerance).
+	ErrorsTolerance string `yaml:"errors_tolerance"`
+
 	// Security: SASL and TLS to the brokers (see Security).
 	Security Security `yaml:"security"`
 
@@ -121,8 +130,17 @@ type OutRoute struct {
 	// has no partner). -1 disables it.
 	KeyToken int `yaml:"key_token"`
 	// SpringDLT adds Spring Kafka's kafka_dlt-* headers (default on for
-	// dead-letter filters edi.<stage>.dlq.…, off otherwise).
+	// dead-letter filters edi.<stage>.dlq.…, off otherwise). Kept for old
+	// configs; DLTHeaders says the same and more.
 	SpringDLT *bool `yaml:"spring_dlt"`
+	// DLTHeaders is the dead-letter header set to add: "spring" (Spring
+	// Kafka's kafka_dlt-*), "connect" (Kafka Connect's __connect.errors.*)
+	// or "none". Default: spring on dead-letter filters, none otherwise.
+	DLTHeaders string `yaml:"dlt_headers"`
+	// DLTTopic "spring" names the topic Spring's way for a message that
+	// came from Kafka: <original topic>.DLT, same partition as the original
+	// record. Messages that entered over NATS go to Topic. Default "".
+	DLTTopic string `yaml:"dlt_topic"`
 	// MaxAckPending bounds unacked messages of the consumer (default
 	// 4 × batch size). Produce is ordered, so this only bounds memory.
 	MaxAckPending int `yaml:"max_ack_pending"`
@@ -160,6 +178,12 @@ func (c *Config) setDefaults() {
 	setDur(&c.HeartbeatInterval, 3*time.Second)
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setDur(&c.OutageLogInterval, time.Minute)
+	if c.CarryHeaders == nil {
+		c.CarryHeaders = []string{"traceparent", "tracestate"}
+	}
+	if c.ErrorsTolerance == "" {
+		c.ErrorsTolerance = "all"
+	}
 	if c.PoisonSubject == "" {
 		c.PoisonSubject = wire.PoisonSubject("bridge")
 	}
@@ -196,6 +220,12 @@ func (c *Config) setDefaults() {
 		if r.SpringDLT == nil {
 			on := dlq
 			r.SpringDLT = &on
+		}
+		if r.DLTHeaders == "" {
+			r.DLTHeaders = DLTNone
+			if *r.SpringDLT {
+				r.DLTHeaders = DLTSpring
+			}
 		}
 		if r.MaxAckPending == 0 {
 			r.MaxAckPending = 4 * c.BatchSize
@@ -277,8 +307,22 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("inbound %s: %w", r.Name, err))
 		}
 	}
+	if c.ErrorsTolerance != "all" && c.ErrorsTolerance != "none" {
+		errs = append(errs, fmt.Errorf("errors_tolerance %q: want all or none", c.ErrorsTolerance))
+	}
+	for _, hn := range c.CarryHeaders {
+		if !validHeaderKey(hn) || isXHeader(hn) || strings.HasPrefix(strings.ToLower(hn), "nats-") {
+			errs = append(errs, fmt.Errorf("carry_headers: %q is not a header name to carry (x-* always cross, Nats-* never)", hn))
+		}
+	}
 	for _, r := range c.Outbound {
 		seen(r.Name)
+		if r.DLTHeaders != DLTNone && r.DLTHeaders != DLTSpring && r.DLTHeaders != DLTConnect {
+			errs = append(errs, fmt.Errorf("outbound %s: dlt_headers %q: want spring, connect or none", r.Name, r.DLTHeaders))
+		}
+		if r.DLTTopic != "" && r.DLTTopic != "spring" {
+			errs = append(errs, fmt.Errorf("outbound %s: dlt_topic %q: want spring or nothing", r.Name, r.DLTTopic))
+		}
 		if !validSubject(r.Filter, true) {
 			errs = append(errs, fmt.Errorf("outbound %s: filter %q is not a subject filter", r.Name, r.Filter))
 		}
@@ -375,7 +419,8 @@ func ParseInFlag(s string) (InRoute, error) {
 }
 
 // ParseOutFlag parses the `edihub bridge --out` value: `filter=F[,topic=T]
-// [,stream=S][,durable=D][,name=N][,spring_dlt=true|false][,key_token=N]`.
+// [,stream=S][,durable=D][,name=N][,spring_dlt=true|false]
+// [,dlt_headers=spring|connect|none][,dlt_topic=spring][,key_token=N]`.
 func ParseOutFlag(s string) (OutRoute, error) {
 	var r OutRoute
 	kv, err := parseKV(s)
@@ -400,6 +445,10 @@ func ParseOutFlag(s string) (OutRoute, error) {
 				return r, fmt.Errorf("--out %q: spring_dlt=%q: want true or false", s, v)
 			}
 			r.SpringDLT = &b
+		case "dlt_headers":
+			r.DLTHeaders = v
+		case "dlt_topic":
+			r.DLTTopic = v
 		case "key_token":
 			if _, err := fmt.Sscanf(v, "%d", &r.KeyToken); err != nil {
 				return r, fmt.Errorf("--out %q: key_token=%q: %w", s, v, err)

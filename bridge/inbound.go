@@ -345,13 +345,14 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 	if why == nil {
 		h := nats.Header{}
 		id := in.id.recordID(rec, "")
-		if err := kafkaToNATS(rec, h); err != nil {
+		if err := kafkaToNATS(rec, h, in.b.carry); err != nil {
 			why = unmap(causeBadHeader, "%v", err)
 		} else if size := len(rec.Value) + headerBytes(h) + len(id) + len("Nats-Msg-Id: \r\n"); size > maxPayload {
 			why = unmap(causeOversize, "record of %d bytes with headers exceeds NATS max payload of %d bytes", size, maxPayload)
 		} else {
 			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
 			h.Set(wire.HdrBridgeCopy, in.r.Name)
+			h.Set(wire.HdrKafkaGroup, in.r.Group)
 			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id}
 		}
 	}

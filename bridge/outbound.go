@@ -46,15 +46,16 @@ const backlogWait = 20 * time.Millisecond
 
 // outItem is one NATS message on its way to Kafka.
 type outItem struct {
-	msg    js.Msg
-	meta   *js.MsgMetadata
-	topic  string
-	key    []byte
-	hs     []kgo.RecordHeader
-	poison *unmappable
-	skip   bool // the bridge wrote it: acked, never produced
-	err    error
-	done   atomic.Bool // produced (or quarantined): ready to ack
+	msg       js.Msg
+	meta      *js.MsgMetadata
+	topic     string
+	key       []byte
+	hs        []kgo.RecordHeader
+	partition int32 // >= 0: the Kafka partition to write to (Spring's DLT naming); -1: by key
+	poison    *unmappable
+	skip      bool // the bridge wrote it: acked, never produced
+	err       error
+	done      atomic.Bool // produced (or quarantined): ready to ack
 }
 
 func (o *outbound) name() string { return o.r.Name }
@@ -65,7 +66,7 @@ func (o *outbound) run(ctx context.Context) error {
 		return nil // ctx ended before the consumer could be set up
 	}
 	o.log.Info().Str("filter", o.r.Filter).Str("stream", stream).Str("durable", o.r.Durable).Str("topic", o.r.Topic).
-		Bool("spring_dlt", *o.r.SpringDLT).Msg("outbound route running")
+		Str("dlt_headers", o.r.DLTHeaders).Str("dlt_topic", o.r.DLTTopic).Msg("outbound route running")
 	bo := o.b.newBackoff()
 	var down outage
 	idle := false
@@ -236,6 +237,10 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 		}
 		// A fresh record per attempt: kgo owns a record until its promise.
 		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs}
+		if it.partition >= 0 {
+			rec.Partition = it.partition
+			rec.Context = context.WithValue(context.Background(), manualPartition{}, true)
+		}
 		res := make(chan error, 1)
 		results[i] = res
 		o.prod.Produce(pctx, rec, func(_ *kgo.Record, err error) { res <- err })
@@ -377,7 +382,7 @@ func (o *outbound) ack(items []*outItem) {
 
 // mapMsg builds the Kafka record of m, or marks it for quarantine.
 func (o *outbound) mapMsg(m js.Msg) *outItem {
-	it := &outItem{msg: m}
+	it := &outItem{msg: m, partition: -1}
 	meta, err := m.Metadata()
 	if err != nil {
 		// Only a message that did not come from a consumer lacks metadata.
@@ -396,7 +401,7 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 		it.poison = unmap(causeBadTopic, "topic %q from template %q is not a legal Kafka topic name", it.topic, o.r.Topic)
 		return it
 	}
-	key, hs, err := natsToKafka(h)
+	key, hs, err := natsToKafka(h, o.b.carry)
 	if err != nil {
 		it.poison = unmap(causeBadHeader, "%v", err)
 		return it
@@ -404,8 +409,11 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	if key == nil {
 		key = o.partitionKey(h, m.Subject())
 	}
-	if *o.r.SpringDLT {
-		hs = append(hs, springDLTHeaders(h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
+	hs = append(hs, dltHeaders(o.r.DLTHeaders, h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
+	if o.r.DLTTopic == "spring" {
+		if orig := originOf(h); orig.ok {
+			it.topic, it.partition = orig.topic+".DLT", orig.partition
+		}
 	}
 	it.key, it.hs = key, hs
 	return it

@@ -137,8 +137,8 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 		offset                int64
 		tsExact               int64 // 0: between before and now
 	}{
-		{"ACME", "edi.ingest.3.ACME", "edihub.permanent.schema", "segment UNH missing", 3, 42, 0},
-		{"GLOBEX", "partners.in", "edihub.error.schema", "bad", 2, 1234567890123, 1700000000000},
+		{"ACME", "", "io.edihub.permanent.SchemaException", "segment UNH missing", 3, 42, 0},
+		{"GLOBEX", "partners.in", "io.edihub.error.SchemaException", "bad", 2, 1234567890123, 1700000000000},
 	}
 	for i, w := range want {
 		rec := recs[i]
@@ -153,6 +153,16 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 			}
 			t.Fatalf("record %d: no header %s (have %v)", i, k, rec.Headers)
 			return nil
+		}
+		if got := string(raw("kafka_dlt-exception-fqcn")); got != w.fqcn {
+			t.Fatalf("record %d: fqcn %q, want %q", i, got, w.fqcn)
+		}
+		if w.topic == "" {
+			// Entered over NATS: no Kafka record to name.
+			if v, ok := header(rec, "kafka_dlt-original-topic"); ok {
+				t.Fatalf("record %d: kafka_dlt-original-topic %q on a message that never was in Kafka", i, v)
+			}
+			continue
 		}
 		if got := string(raw("kafka_dlt-original-topic")); got != w.topic {
 			t.Fatalf("record %d: original topic %q, want %q", i, got, w.topic)
