@@ -83,7 +83,11 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 // (bounded by ShutdownTimeout), commits and acks what was moved, and
 // returns. It returns an error only when a Kafka client cannot be built;
 // broker and NATS outages are retried with backoff for as long as ctx lives.
-func (b *Bridge) Run(ctx context.Context) error {
+func (b *Bridge) Run(parent context.Context) error {
+	// A route that must stop the bridge (errors_tolerance: none) cancels
+	// ctx; everything else stops with it, as on SIGTERM.
+	ctx, stopAll := context.WithCancel(parent)
+	defer stopAll()
 	stopCtx, stopCancel := flushContext(ctx, b.cfg.ShutdownTimeout)
 	defer stopCancel()
 	b.stopCtx = stopCtx
@@ -111,6 +115,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	for _, r := range routes {
 		wg.Go(func() {
 			if err := r.run(ctx); err != nil {
+				stopAll()
 				errMu.Lock()
 				errs = append(errs, err)
 				errMu.Unlock()

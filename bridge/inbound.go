@@ -35,6 +35,8 @@ type inbound struct {
 	down outage // publish failures of the batch in flight
 	id   topicIdentity
 
+	fatal error // errors_tolerance none: the unmappable record that stops the route
+
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
 }
@@ -127,6 +129,10 @@ func (in *inbound) run(ctx context.Context) error {
 			down.ok(in.log, "kafka fetch works again")
 			in.move(ctx, cl, recs)
 			bo.reset()
+			if in.fatal != nil {
+				cl.AllowRebalance()
+				return in.fatal
+			}
 		} else if failed {
 			cl.AllowRebalance()
 			if recreated {
@@ -181,6 +187,16 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 	items := make([]*inItem, len(recs))
 	for i, rec := range recs {
 		items[i] = in.mapRecord(rec, mp)
+		if items[i].poison != nil && in.b.cfg.ErrorsTolerance == "none" {
+			// Fail fast: store what came before it, stop at it. It stays
+			// uncommitted and stops the route again after a restart.
+			in.fatal = fmt.Errorf("inbound %s: record %s/%d/%d cannot be mapped (%v) and errors_tolerance is none: stopping",
+				in.r.Name, rec.Topic, rec.Partition, rec.Offset, items[i].poison)
+			in.log.Error().Str("cause", items[i].poison.cause).Str("error", items[i].poison.msg).Str("topic", rec.Topic).
+				Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("record cannot be mapped and errors_tolerance is none: stopping the bridge")
+			items = items[:i]
+			break
+		}
 	}
 	in.down = outage{}
 	for {

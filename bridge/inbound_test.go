@@ -12,6 +12,7 @@ import (
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -164,4 +165,42 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 		return ok && o.At == int64(len(recs))
 	}, "offset %d committed", len(recs))
 	r.stop(t)
+}
+
+// errors_tolerance none: a record that cannot be mapped stops the bridge
+// (Run returns the error) instead of going to quarantine; what came
+// before it is stored, it and what follows stay uncommitted.
+func TestFailFastStopsAtUnmappable(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "ff.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	cfg := testConfig(brokers)
+	cfg.ErrorsTolerance = "none"
+	cfg.Inbound = []InRoute{{Topic: "ff.in"}}
+	produce(t, kafkaClient(t, brokers),
+		&kgo.Record{Topic: "ff.in", Key: []byte("ACME"), Value: []byte("good")},
+		&kgo.Record{Topic: "ff.in", Value: []byte("no key, no partner")},
+		&kgo.Record{Topic: "ff.in", Key: []byte("ACME"), Value: []byte("after")})
+	b, err := New(cfg, h.nc, h.js, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "errors_tolerance is none") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the bridge did not stop")
+	}
+	if n, p := h.count(t, "INGEST"), h.count(t, "POISON"); n != 1 || p != 0 {
+		t.Fatalf("INGEST %d POISON %d, want 1 and 0", n, p)
+	}
 }

@@ -35,6 +35,7 @@ type outbound struct {
 
 	down  outage // produce failures of the batch in flight
 	order orderGuard
+	fatal error // errors_tolerance none: the message that stops the route
 
 	mu   sync.Mutex
 	cons js.Consumer // nil until set up
@@ -96,8 +97,23 @@ func (o *outbound) run(ctx context.Context) error {
 			continue
 		}
 		o.move(ctx, msgs)
+		if o.fatal != nil {
+			return o.fatal
+		}
 	}
 	return nil
+}
+
+// failFast stops the route at it when errors_tolerance is none; true
+// when it did.
+func (o *outbound) failFast(it *outItem, why *unmappable) bool {
+	if o.b.cfg.ErrorsTolerance != "none" {
+		return false
+	}
+	o.fatal = fmt.Errorf("outbound %s: message %s cannot go to Kafka (%v) and errors_tolerance is none: stopping", o.r.Name, it.msg.Subject(), why)
+	o.log.Error().Str("cause", why.cause).Str("error", why.msg).Str("subject", it.msg.Subject()).
+		Msg("message cannot go to Kafka and errors_tolerance is none: stopping the bridge (the message stays unacked)")
+	return true
 }
 
 // fetch waits up to a second for one message when idle, so a stop is seen
@@ -186,10 +202,17 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 	for i, m := range msgs {
 		items[i] = o.mapMsg(m)
 	}
+	for i, it := range items {
+		if it.poison != nil && o.failFast(it, it.poison) {
+			o.ack(items[i:]) // none done: all nak'ed, in order
+			items = items[:i]
+			break
+		}
+	}
 	stopKeepAlive := o.keepAlive(items)
 	bo := o.b.newBackoff()
 	o.down = outage{}
-	for fctx.Err() == nil {
+	for fctx.Err() == nil && o.fatal == nil {
 		var todo []*outItem
 		for _, it := range items {
 			if !it.done.Load() {
@@ -274,6 +297,10 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 				continue
 			}
 			if why := permanentProduceError(it.err); why != nil {
+				if o.failFast(it, why) {
+					failed++
+					continue
+				}
 				it.poison = why
 				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("Kafka refused the record; quarantining it")
 			} else {
