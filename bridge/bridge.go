@@ -93,7 +93,11 @@ func (b *Bridge) Run(parent context.Context) error {
 	b.stopCtx = stopCtx
 	var routes []route
 	var prod *kgo.Client
-	if len(b.out) > 0 {
+	needProd := len(b.out) > 0
+	for _, in := range b.in {
+		needProd = needProd || in.r.DLTTopic != ""
+	}
+	if needProd {
 		var err error
 		if prod, err = kgo.NewClient(b.producerOpts()...); err != nil {
 			return fmt.Errorf("bridge: kafka producer: %w", err)
@@ -105,6 +109,7 @@ func (b *Bridge) Run(parent context.Context) error {
 		}
 	}
 	for _, in := range b.in {
+		in.prod = prod
 		routes = append(routes, in)
 	}
 	b.log.Info().Strs("brokers", b.cfg.Brokers).Int("inbound", len(b.in)).Int("outbound", len(b.out)).Msg("bridge starting")

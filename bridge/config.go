@@ -107,6 +107,14 @@ type InRoute struct {
 	// Group is the Kafka consumer group (default "edihub-bridge-<name>").
 	// Offsets are committed in it only after JetStream acked.
 	Group string `yaml:"group"`
+	// DLTTopic, when set, also writes a record that cannot be mapped to
+	// this Kafka topic, as it was, with dead-letter headers ({{topic}} is
+	// the record's topic, e.g. "{{topic}}.DLT"). The NATS poison copy is
+	// written either way. Default: off.
+	DLTTopic string `yaml:"dlt_topic"`
+	// DLTHeaders is the header set of those records: spring (default),
+	// connect or none.
+	DLTHeaders string `yaml:"dlt_headers"`
 }
 
 // OutRoute moves a JetStream subject filter to a Kafka topic.
@@ -200,6 +208,9 @@ func (c *Config) setDefaults() {
 		}
 		if r.Group == "" {
 			r.Group = "edihub-bridge-" + r.Name
+		}
+		if r.DLTHeaders == "" {
+			r.DLTHeaders = DLTSpring
 		}
 	}
 	for i := range c.Outbound {
@@ -303,6 +314,12 @@ func (c *Config) validate() error {
 		if !strings.Contains(r.Subject, "{{partner}}") || !validSubject(strings.ReplaceAll(r.Subject, "{{partner}}", "P"), false) {
 			errs = append(errs, fmt.Errorf("inbound %s: subject %q must be a subject containing {{partner}}", r.Name, r.Subject))
 		}
+		if t := strings.ReplaceAll(r.DLTTopic, "{{topic}}", r.Topic); r.DLTTopic != "" && (!kafkaTopicRE.MatchString(t) || t == r.Topic) {
+			errs = append(errs, fmt.Errorf("inbound %s: dlt_topic %q is not a Kafka topic name other than the route's own", r.Name, r.DLTTopic))
+		}
+		if r.DLTHeaders != DLTNone && r.DLTHeaders != DLTSpring && r.DLTHeaders != DLTConnect {
+			errs = append(errs, fmt.Errorf("inbound %s: dlt_headers %q: want spring, connect or none", r.Name, r.DLTHeaders))
+		}
 		if _, err := parsePartnerFrom(r.PartnerFrom); err != nil {
 			errs = append(errs, fmt.Errorf("inbound %s: %w", r.Name, err))
 		}
@@ -389,7 +406,7 @@ func tokenName(s string) string {
 }
 
 // ParseInFlag parses the `edihub bridge --in` value: `topic=T[,subject=S]
-// [,partner=key|header:NAME][,group=G][,name=N]`.
+// [,partner=key|header:NAME][,group=G][,name=N][,dlt_topic=T][,dlt_headers=H]`.
 func ParseInFlag(s string) (InRoute, error) {
 	var r InRoute
 	kv, err := parseKV(s)
@@ -406,6 +423,10 @@ func ParseInFlag(s string) (InRoute, error) {
 			r.PartnerFrom = v
 		case "group":
 			r.Group = v
+		case "dlt_topic":
+			r.DLTTopic = v
+		case "dlt_headers":
+			r.DLTHeaders = v
 		case "name":
 			r.Name = v
 		default:

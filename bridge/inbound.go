@@ -35,7 +35,8 @@ type inbound struct {
 	down outage // publish failures of the batch in flight
 	id   topicIdentity
 
-	fatal error // errors_tolerance none: the unmappable record that stops the route
+	prod  *kgo.Client // the bridge's producer, for dlt_topic; nil when none
+	fatal error       // errors_tolerance none: the unmappable record that stops the route
 
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
@@ -49,6 +50,7 @@ type inItem struct {
 	poison *unmappable // non-nil when msg is the record's poison copy
 	err    error       // last publish error
 	done   bool        // JetStream acked msg
+	dltOK  bool        // written to the Kafka dead-letter topic, or none wanted
 }
 
 func (in *inbound) name() string { return in.r.Name }
@@ -202,7 +204,7 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 	for {
 		var todo []*inItem
 		for _, it := range items {
-			if !it.done {
+			if !it.done || !it.dltOK {
 				todo = append(todo, it)
 			}
 		}
@@ -213,14 +215,14 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 			in.log.Warn().Int("records", len(todo)).Msg("stopping with records not yet stored; they stay uncommitted and are read again on the next start")
 			break
 		}
-		if in.publish(fctx, todo) == 0 {
+		if in.publish(fctx, notDone(todo))+in.produceDLT(fctx, todo) == 0 {
 			continue
 		}
 		if !bo.wait(fctx) {
 			continue
 		}
 	}
-	if !slices.ContainsFunc(items, func(it *inItem) bool { return !it.done }) {
+	if !slices.ContainsFunc(items, func(it *inItem) bool { return !it.done || !it.dltOK }) {
 		in.down.ok(in.log, "JetStream publish works again")
 	}
 	in.mark(cl, items)
@@ -330,7 +332,7 @@ func (in *inbound) mark(cl *kgo.Client, items []*inItem) {
 		if blocked[k] {
 			continue
 		}
-		if !it.done {
+		if !it.done || !it.dltOK {
 			blocked[k] = true
 			continue
 		}
@@ -369,7 +371,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
 			h.Set(wire.HdrBridgeCopy, in.r.Name)
 			h.Set(wire.HdrKafkaGroup, in.r.Group)
-			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id}
+			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id, dltOK: true}
 		}
 	}
 	return in.poisonItem(rec, why, maxPayload)
@@ -377,7 +379,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 
 func (in *inbound) poisonItem(rec *kgo.Record, why *unmappable, maxPayload int) *inItem {
 	msg := inboundPoison(in.b.cfg.PoisonSubject, in.r.Name, rec, why, maxPayload, time.Now())
-	return &inItem{rec: rec, msg: msg, id: in.id.recordID(rec, ":poison"), poison: why}
+	return &inItem{rec: rec, msg: msg, id: in.id.recordID(rec, ":poison"), poison: why, dltOK: in.r.DLTTopic == ""}
 }
 
 // partner returns the partner of rec: the key or the configured header.

@@ -204,3 +204,37 @@ func TestFailFastStopsAtUnmappable(t *testing.T) {
 		t.Fatalf("INGEST %d POISON %d, want 1 and 0", n, p)
 	}
 }
+
+// dlt_topic: an unmappable record is also written to a Kafka dead-letter
+// topic, as it was, with Spring's headers naming where it came from.
+func TestInboundUnmappableToKafkaDLT(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	_, brokers := startKafka(t, "dl.in", "dl.in.DLT")
+	tr := readTopic(t, brokers, "dl.in.DLT")
+	cfg := testConfig(brokers)
+	cfg.Inbound = []InRoute{{Topic: "dl.in", DLTTopic: "{{topic}}.DLT"}}
+	r := startBridge(t, h, cfg, nil)
+	produce(t, kafkaClient(t, brokers),
+		&kgo.Record{Topic: "dl.in", Key: []byte("ACME"), Value: []byte("good")},
+		&kgo.Record{Topic: "dl.in", Value: []byte("no partner"), Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("tp")}}})
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
+		return tr.len() == 1 && h.count(t, "POISON") == 1 && h.count(t, "INGEST") == 1
+	}, "one stored, one quarantined and in the Kafka DLT")
+	r.stop(t)
+	rec := tr.records()[0]
+	if string(rec.Value) != "no partner" {
+		t.Fatalf("DLT value %q", rec.Value)
+	}
+	for k, want := range map[string]string{
+		"kafka_dlt-original-topic": "dl.in", "kafka_dlt-exception-fqcn": "io.edihub.bridge.NoPartnerException",
+		"kafka_dlt-original-consumer-group": "edihub-bridge-in-dl-in", "traceparent": "tp",
+	} {
+		if got, _ := header(rec, k); got != want {
+			t.Errorf("%s %q, want %q", k, got, want)
+		}
+	}
+	if err := (&Config{Brokers: []string{"k:1"}, Inbound: []InRoute{{Topic: "a"}, {Topic: "a.DLT", DLTTopic: "a"}}}).Validate(); err == nil || !strings.Contains(err.Error(), "feedback loop") {
+		t.Fatalf("a DLT topic another route reads: %v", err)
+	}
+}

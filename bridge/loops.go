@@ -40,6 +40,13 @@ func (c *Config) loopErrors() []error {
 			}
 		}
 	}
+	for _, r := range c.Inbound {
+		for _, other := range c.Inbound {
+			if r.DLTTopic != "" && strings.ReplaceAll(r.DLTTopic, "{{topic}}", r.Topic) == other.Topic {
+				errs = append(errs, fmt.Errorf("inbound %s: dlt_topic writes %s, which inbound %s reads: a feedback loop", r.Name, other.Topic, other.Name))
+			}
+		}
+	}
 	for _, o := range c.Outbound {
 		if !validSubject(o.Filter, true) {
 			continue
