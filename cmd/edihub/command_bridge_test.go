@@ -183,3 +183,17 @@ func TestBridgeConfigErrorLine(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 }
+
+// configs/bridge.yaml, the production example, reads and validates.
+func TestBridgeExampleConfig(t *testing.T) {
+	cfg, err := readBridgeSection("../../configs/bridge.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Security.SASL.Mechanism != "SCRAM-SHA-512" || len(cfg.Inbound) != 2 || len(cfg.Outbound) != 3 {
+		t.Fatalf("%+v", cfg)
+	}
+}
