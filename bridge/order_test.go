@@ -13,6 +13,7 @@ import (
 	"github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -150,4 +151,60 @@ func distinct(tr *topicReader) int {
 		seen[string(r.Value)] = true
 	}
 	return len(seen)
+}
+
+// A delivery that never reached the route (taken here by a second fetch
+// on the same durable, as an expired pull would lose it) shows as a gap in
+// the consumer sequence; the route resets the consumer, and the next fetch
+// starts again at the lost message, with the sequence the guard expects
+// (no reset loop).
+func TestOrderGuardResetsOnLostDelivery(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	for i := range 3 {
+		publish(t, h, &nats.Msg{Subject: "edi.parsed.ACME.INVOIC", Data: []byte(valueOf(i))})
+	}
+	cfg := testConfig([]string{"127.0.0.1:1"})
+	cfg.Outbound = []OutRoute{{Filter: "edi.parsed.>", Topic: "edi.parsed"}}
+	b, err := New(cfg, h.nc, h.js, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := b.out[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cons, stream := o.setup(ctx)
+	if cons == nil {
+		t.Fatal("no consumer")
+	}
+	fetch := func(n int) []js.Msg {
+		t.Helper()
+		batch, err := cons.Fetch(n, js.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []js.Msg
+		for m := range batch.Messages() {
+			out = append(out, m)
+		}
+		return out
+	}
+	lost := fetch(1) // rec-00000 delivered, never seen by the route
+	if len(lost) != 1 {
+		t.Fatalf("fetched %d", len(lost))
+	}
+	got := fetch(2)
+	if o.inOrder(got) {
+		t.Fatal("the gap was not noticed")
+	}
+	if err := o.reset(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	again := fetch(3)
+	if len(again) != 3 || string(again[0].Data()) != valueOf(0) {
+		t.Fatalf("after the reset: %d messages, first %q", len(again), again[0].Data())
+	}
+	if !o.inOrder(again) {
+		t.Fatal("the guard rejects the deliveries after its own reset: it would reset forever")
+	}
 }
