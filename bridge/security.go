@@ -100,7 +100,12 @@ func (s *Security) kafkaOpts() ([]kgo.Opt, error) {
 			if err != nil {
 				return nil, fmt.Errorf("security.sasl.password_file: %w", err)
 			}
-			pass = strings.TrimRight(string(raw), "\r\n")
+			// The first line, as the hub reads its NATS password file.
+			pass, _, _ = strings.Cut(string(raw), "\n")
+			pass = strings.TrimRight(pass, "\r")
+			if pass == "" {
+				return nil, fmt.Errorf("security.sasl.password_file %s is empty", s.SASL.PasswordFile)
+			}
 		}
 		var mech sasl.Mechanism
 		switch m {
