@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,13 @@ type Bridge struct {
 
 	in  []*inbound
 	out []*outbound
+
+	sec   []kgo.Opt       // SASL and TLS options of every Kafka client
+	carry map[string]bool // CarryHeaders, lower case
+
+	// stopCtx ends ShutdownTimeout after Run's ctx: everything done on
+	// the way out (flush, commit, leave group, NATS flush) is bounded by it.
+	stopCtx context.Context
 }
 
 // route is what the lag reporter and Run need of a route.
@@ -49,11 +57,18 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("bridge config: %w", err)
 	}
+	sec, err := c.Security.kafkaOpts()
+	if err != nil {
+		return nil, fmt.Errorf("bridge config: %w", err)
+	}
 	m, err := newMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("bridge metrics: %w", err)
 	}
-	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m}
+	b := &Bridge{cfg: c, nc: nc, js: j, log: log.With().Str("component", "bridge").Logger(), m: m, sec: sec, carry: map[string]bool{}}
+	for _, hn := range c.CarryHeaders {
+		b.carry[strings.ToLower(hn)] = true
+	}
 	for _, r := range c.Inbound {
 		src, _ := parsePartnerFrom(r.PartnerFrom) // validated above
 		b.in = append(b.in, &inbound{b: b, r: r, src: src, log: b.log.With().Str("route", r.Name).Str("direction", "in").Logger()})
@@ -68,10 +83,21 @@ func New(cfg *Config, nc *nats.Conn, j js.JetStream, log zerolog.Logger, reg pro
 // (bounded by ShutdownTimeout), commits and acks what was moved, and
 // returns. It returns an error only when a Kafka client cannot be built;
 // broker and NATS outages are retried with backoff for as long as ctx lives.
-func (b *Bridge) Run(ctx context.Context) error {
+func (b *Bridge) Run(parent context.Context) error {
+	// A route that must stop the bridge (errors_tolerance: none) cancels
+	// ctx; everything else stops with it, as on SIGTERM.
+	ctx, stopAll := context.WithCancel(parent)
+	defer stopAll()
+	stopCtx, stopCancel := flushContext(ctx, b.cfg.ShutdownTimeout)
+	defer stopCancel()
+	b.stopCtx = stopCtx
 	var routes []route
 	var prod *kgo.Client
-	if len(b.out) > 0 {
+	needProd := len(b.out) > 0
+	for _, in := range b.in {
+		needProd = needProd || in.r.DLTTopic != ""
+	}
+	if needProd {
 		var err error
 		if prod, err = kgo.NewClient(b.producerOpts()...); err != nil {
 			return fmt.Errorf("bridge: kafka producer: %w", err)
@@ -83,35 +109,72 @@ func (b *Bridge) Run(ctx context.Context) error {
 		}
 	}
 	for _, in := range b.in {
+		in.prod = prod
 		routes = append(routes, in)
 	}
 	b.log.Info().Strs("brokers", b.cfg.Brokers).Int("inbound", len(b.in)).Int("outbound", len(b.out)).Msg("bridge starting")
 
 	var wg sync.WaitGroup
-	errs := make([]error, len(routes))
-	for i, r := range routes {
-		wg.Go(func() { errs[i] = r.run(ctx) })
+	var errMu sync.Mutex
+	var errs []error
+	for _, r := range routes {
+		wg.Go(func() {
+			if err := r.run(ctx); err != nil {
+				stopAll()
+				errMu.Lock()
+				errs = append(errs, err)
+				errMu.Unlock()
+			}
+		})
 	}
+	routesDone := make(chan struct{})
+	go func() { wg.Wait(); close(routesDone) }()
 	lagCtx, stopLag := context.WithCancel(context.WithoutCancel(ctx))
 	lagDone := make(chan struct{})
 	go func() { defer close(lagDone); b.reportLag(lagCtx, routes) }()
+	healthDone := make(chan struct{})
+	if hc, err := kgo.NewClient(b.clientOpts("health")...); err != nil {
+		close(healthDone)
+		b.log.Warn().Err(err).Msg("no broker health checks")
+	} else {
+		go func() { defer close(healthDone); defer hc.Close(); b.health(lagCtx, hc) }()
+	}
 
-	wg.Wait()
+	abandoned := false
+	select {
+	case <-routesDone:
+	case <-stopCtx.Done():
+		// The routes had shutdown_timeout; what they still hold is not
+		// committed or acked and comes again on the next start.
+		select {
+		case <-routesDone:
+		case <-time.After(shutdownGrace):
+			abandoned = true
+			b.log.Error().Dur("shutdown_timeout", b.cfg.ShutdownTimeout).Msg("routes did not stop within shutdown_timeout; stopping without them (nothing is lost: what they held is re-read on the next start)")
+		}
+	}
 	stopLag()
 	<-lagDone
-	if prod != nil {
-		fctx, cancel := context.WithTimeout(context.Background(), b.cfg.ShutdownTimeout)
-		_ = prod.Flush(fctx) // every produce was already awaited; this only drains
-		cancel()
+	<-healthDone
+	if prod != nil && !abandoned {
+		_ = prod.Flush(stopCtx) // every produce was already awaited; this only drains
 	}
 	// Acks are fire-and-forget publishes on the caller's connection: make
 	// sure the server has them before the caller closes it.
-	if err := b.nc.FlushTimeout(b.cfg.ShutdownTimeout); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+	nctx, ncancel := context.WithTimeout(stopCtx, b.cfg.ShutdownTimeout)
+	defer ncancel()
+	if err := b.nc.FlushWithContext(nctx); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && stopCtx.Err() == nil {
 		b.log.Warn().Err(err).Msg("flush NATS acks on shutdown")
 	}
 	b.log.Info().Msg("bridge stopped")
+	errMu.Lock()
+	defer errMu.Unlock()
 	return errors.Join(errs...)
 }
+
+// shutdownGrace is how long Run waits past shutdown_timeout for routes
+// finishing their last step before it returns without them.
+const shutdownGrace = 500 * time.Millisecond
 
 // reportLag refreshes the lag gauges every LagInterval and logs them every
 // LagLogInterval, so an operator sees a stuck route without a dashboard.
@@ -144,18 +207,26 @@ func (b *Bridge) reportLag(ctx context.Context, routes []route) {
 	}
 }
 
-func (b *Bridge) producerOpts() []kgo.Opt {
-	opts := []kgo.Opt{
+// clientOpts are what every Kafka client of the bridge shares: brokers,
+// client id, backoff and the logger (security is added here too).
+func (b *Bridge) clientOpts(role string) []kgo.Opt {
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(b.cfg.Brokers...),
 		kgo.ClientID(b.cfg.ClientID),
+		kgo.RetryBackoffFn(b.kafkaBackoff),
+		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", role).Logger())),
+	}, b.sec...)
+}
+
+func (b *Bridge) producerOpts() []kgo.Opt {
+	opts := append(b.clientOpts("producer"),
 		// Idempotent writes are kgo's default; acks=all is what makes an
 		// acknowledged produce safe to ack on the NATS side.
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerBatchMaxBytes(b.cfg.MaxRecordBytes),
 		kgo.ProducerLinger(time.Millisecond),
-		kgo.RetryBackoffFn(b.kafkaBackoff),
-		kgo.WithLogger(newKgoLogger(b.log.With().Str("kafka", "producer").Logger())),
-	}
+		kgo.RecordPartitioner(dltPartitioner{}),
+	)
 	if b.cfg.CreateTopics {
 		opts = append(opts, kgo.AllowAutoTopicCreation())
 	}
@@ -228,6 +299,7 @@ func newKgoLogger(l zerolog.Logger) *kgoLogger {
 func (k *kgoLogger) Level() kgo.LogLevel { return kgo.LogLevelWarn }
 
 func (k *kgoLogger) Log(level kgo.LogLevel, msg string, keyvals ...any) {
+	msg = dropSASLHint(msg, keyvals)
 	k.mu.Lock()
 	repeat := time.Since(k.last[msg]) < kgoLogQuiet
 	if !repeat {

@@ -1,8 +1,11 @@
 package bridge
 
 import (
+	"io"
 	"net"
+	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,8 +37,13 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 	cfg := testConfig(brokers)
 	cfg.Inbound = []InRoute{{Topic: "partners.in"}}
 	cfg.Outbound = []OutRoute{{Filter: "edi.parsed.>", Topic: "edi.parsed"}}
+	cfg.HealthInterval = 100 * time.Millisecond
 	reg := prometheus.NewRegistry()
-	r := startBridge(t, h, cfg, reg)
+	r, logs := startBridgeLogged(t, h, cfg, reg)
+	brokerUp := func(want float64) func() bool {
+		return func() bool { v, ok := metricValue(t, reg, "edihub_bridge_broker_up"); return ok && v == want }
+	}
+	jetstreamtest.Eventually(t, 10*time.Second, brokerUp(1), "edihub_bridge_broker_up 1")
 
 	produceN := func(from, to int) {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
@@ -76,6 +84,8 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 		v, _ := metricValue(t, reg, "edihub_bridge_lag_records", "route", "out-edi-parsed-all")
 		return v == 50
 	}, "the outbound route holds 50 messages")
+	jetstreamtest.Eventually(t, 10*time.Second, brokerUp(0), "edihub_bridge_broker_up 0 while the broker is gone")
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return logs.count("Kafka brokers unreachable") == 1 }, "the outage logged")
 
 	c2, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.DataDir(dir), kfake.Ports(port))
 	if err != nil {
@@ -86,7 +96,23 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return h.count(t, "INGEST") == 100 }, "100 records in INGEST")
 	tr := readTopic(t, brokers, "edi.parsed")
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return tr.len() >= 100 }, "100 records in Kafka")
+	jetstreamtest.Eventually(t, 10*time.Second, brokerUp(1), "edihub_bridge_broker_up 1 again")
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return logs.count("Kafka brokers back") == 1 }, "the return logged")
 	r.stop(t)
+	if n := logs.count("Kafka brokers unreachable"); n != 1 {
+		t.Fatalf("the outage was logged as starting %d times, want once:\n%s", n, logs)
+	}
+	for _, l := range []string{`"route":"in-partners-in"`, `"route":"out-edi-parsed-all"`} {
+		if !strings.Contains(logs.String(), l) {
+			t.Fatalf("no log line of %s", l)
+		}
+	}
+	if v, _ := metricValue(t, reg, "edihub_bridge_errors_total", "route", "out-edi-parsed-all", "op", "produce"); v == 0 {
+		t.Fatal("no produce error counted for the outbound route")
+	}
+	if _, ok := metricValue(t, reg, "edihub_bridge_kafka_lag_records", "route", "in-partners-in", "topic", "partners.in", "partition", "2", "group", "edihub-bridge-in-partners-in"); !ok {
+		t.Fatal("no per-partition lag for the inbound group")
+	}
 
 	seen := map[string]int{}
 	for _, m := range h.streamMsgs(t, "INGEST") {
@@ -104,5 +130,41 @@ func TestBrokerOutageAndReturn(t *testing.T) {
 	}
 	if len(seen) != 200 {
 		t.Fatalf("%d distinct records, want 200", len(seen))
+	}
+}
+
+// An inbound topic that does not exist is said at once (and again every
+// outage_log_interval), not discovered from a stuck lag line much later;
+// an outbound route whose topic does not exist never says produce "works
+// again" when it stops without having produced.
+func TestMissingTopicsAreSaid(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	_, brokers := startKafka(t, "exists")
+	cfg := testConfig(brokers)
+	cfg.HealthInterval = 100 * time.Millisecond
+	cfg.OutageLogInterval = 200 * time.Millisecond
+	cfg.Inbound = []InRoute{{Topic: "no.such.topic"}}
+	cfg.Outbound = []OutRoute{{Filter: "edi.parsed.>", Topic: "no.such.out"}}
+	r, logs := startBridgeLogged(t, h, cfg, nil)
+	publish(t, h, &nats.Msg{Subject: "edi.parsed.ACME.INVOIC", Data: []byte("x")})
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		return logs.count("inbound topic no.such.topic does not exist") == 1 && logs.count("inbound topic no.such.topic still does not exist") >= 1
+	}, "the missing inbound topic logged, and again while it stays missing")
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return logs.count("Kafka produce failed") >= 1 }, "the failing produce logged")
+	r.stop(t)
+	if n := logs.count("produce works again"); n != 0 {
+		t.Fatalf("%d false \"produce works again\" lines:\n%s", n, logs)
+	}
+}
+
+func TestSASLHintOnlyOnEOF(t *testing.T) {
+	msg := "read from broker errored, killing connection after 0 successful responses (is SASL missing?)"
+	if got := dropSASLHint(msg, []any{"err", io.EOF}); got != msg {
+		t.Fatalf("EOF: hint dropped: %q", got)
+	}
+	timeout := &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}
+	if got := dropSASLHint(msg, []any{"addr", "k:9092", "err", timeout}); strings.Contains(got, "SASL") {
+		t.Fatalf("timeout: %q", got)
 	}
 }

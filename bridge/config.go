@@ -43,12 +43,50 @@ type Config struct {
 	LagInterval time.Duration `yaml:"lag_interval"`
 	// LagLogInterval is how often a lag line is logged (default 1m).
 	LagLogInterval time.Duration `yaml:"lag_log_interval"`
+	// HealthInterval is how often the brokers are asked whether they
+	// answer and the inbound topics exist (default 5s).
+	HealthInterval time.Duration `yaml:"health_interval"`
+	// OutageLogInterval is how often a "still down" line is logged while
+	// the brokers are unreachable or an inbound topic is missing (default
+	// 1m; the change itself is logged at once).
+	OutageLogInterval time.Duration `yaml:"outage_log_interval"`
+	// SessionTimeout is how long the group coordinator waits for a silent
+	// inbound consumer before it gives its partitions to another (default
+	// 10s; Kafka's own is 45s, which is how long inbound stalls after a
+	// crash). The broker bounds it (group.min/max.session.timeout.ms).
+	SessionTimeout time.Duration `yaml:"session_timeout"`
+	// HeartbeatInterval is how often an inbound consumer tells the
+	// coordinator it lives (default 3s, a third of the session timeout).
+	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
+	// RebalanceTimeout bounds how long a rebalance waits for members to
+	// rejoin (default 30s).
+	RebalanceTimeout time.Duration `yaml:"rebalance_timeout"`
+	// GroupInstanceID turns on static membership (Kafka's
+	// group.instance.id): each inbound route joins as
+	// "<group_instance_id>-<route name>", and a bridge restarted under the
+	// same id gets its partitions back at once instead of after a
+	// rebalance. Give every bridge process its own id (a host name); two
+	// live processes with one id fence each other. Empty (the default):
+	// dynamic membership.
+	GroupInstanceID string `yaml:"group_instance_id"`
 	// PoisonSubject receives records that cannot be mapped (default
 	// edi.poison.bridge, stream POISON).
 	PoisonSubject string `yaml:"poison_subject"`
 	// CreateTopics lets the producer ask the brokers to create a missing
 	// target topic (only if the brokers allow auto-creation).
 	CreateTopics bool `yaml:"create_topics"`
+
+	// CarryHeaders are the non-x-* headers that cross both ways, compared
+	// without regard to case (default traceparent and tracestate, W3C
+	// trace context). x-* headers always cross.
+	CarryHeaders []string `yaml:"carry_headers"`
+	// ErrorsTolerance "all" (the default) quarantines a record that cannot
+	// be mapped and goes on; "none" stops the bridge instead, leaving the
+	// record uncommitted or unacked (Kafka Connect's errors.tolerance).
+	ErrorsTolerance string `yaml:"errors_tolerance"`
+
+	// Security: SASL and TLS to the brokers (see Security).
+	Security Security `yaml:"security"`
 
 	Inbound  []InRoute  `yaml:"inbound"`
 	Outbound []OutRoute `yaml:"outbound"`
@@ -69,6 +107,14 @@ type InRoute struct {
 	// Group is the Kafka consumer group (default "edihub-bridge-<name>").
 	// Offsets are committed in it only after JetStream acked.
 	Group string `yaml:"group"`
+	// DLTTopic, when set, also writes a record that cannot be mapped to
+	// this Kafka topic, as it was, with dead-letter headers ({{topic}} is
+	// the record's topic, e.g. "{{topic}}.DLT"). The NATS poison copy is
+	// written either way. Default: off.
+	DLTTopic string `yaml:"dlt_topic"`
+	// DLTHeaders is the header set of those records: spring (default),
+	// connect or none.
+	DLTHeaders string `yaml:"dlt_headers"`
 }
 
 // OutRoute moves a JetStream subject filter to a Kafka topic.
@@ -92,8 +138,17 @@ type OutRoute struct {
 	// has no partner). -1 disables it.
 	KeyToken int `yaml:"key_token"`
 	// SpringDLT adds Spring Kafka's kafka_dlt-* headers (default on for
-	// dead-letter filters edi.<stage>.dlq.…, off otherwise).
+	// dead-letter filters edi.<stage>.dlq.…, off otherwise). Kept for old
+	// configs; DLTHeaders says the same and more.
 	SpringDLT *bool `yaml:"spring_dlt"`
+	// DLTHeaders is the dead-letter header set to add: "spring" (Spring
+	// Kafka's kafka_dlt-*), "connect" (Kafka Connect's __connect.errors.*)
+	// or "none". Default: spring on dead-letter filters, none otherwise.
+	DLTHeaders string `yaml:"dlt_headers"`
+	// DLTTopic "spring" names the topic Spring's way for a message that
+	// came from Kafka: <original topic>.DLT, same partition as the original
+	// record. Messages that entered over NATS go to Topic. Default "".
+	DLTTopic string `yaml:"dlt_topic"`
 	// MaxAckPending bounds unacked messages of the consumer (default
 	// 4 × batch size). Produce is ordered, so this only bounds memory.
 	MaxAckPending int `yaml:"max_ack_pending"`
@@ -126,6 +181,17 @@ func (c *Config) setDefaults() {
 	setDur(&c.BackoffMax, 30*time.Second)
 	setDur(&c.LagInterval, 5*time.Second)
 	setDur(&c.LagLogInterval, time.Minute)
+	setDur(&c.HealthInterval, 5*time.Second)
+	setDur(&c.SessionTimeout, 10*time.Second)
+	setDur(&c.HeartbeatInterval, 3*time.Second)
+	setDur(&c.RebalanceTimeout, 30*time.Second)
+	setDur(&c.OutageLogInterval, time.Minute)
+	if c.CarryHeaders == nil {
+		c.CarryHeaders = []string{"traceparent", "tracestate"}
+	}
+	if c.ErrorsTolerance == "" {
+		c.ErrorsTolerance = "all"
+	}
 	if c.PoisonSubject == "" {
 		c.PoisonSubject = wire.PoisonSubject("bridge")
 	}
@@ -142,6 +208,9 @@ func (c *Config) setDefaults() {
 		}
 		if r.Group == "" {
 			r.Group = "edihub-bridge-" + r.Name
+		}
+		if r.DLTHeaders == "" {
+			r.DLTHeaders = DLTSpring
 		}
 	}
 	for i := range c.Outbound {
@@ -162,6 +231,12 @@ func (c *Config) setDefaults() {
 		if r.SpringDLT == nil {
 			on := dlq
 			r.SpringDLT = &on
+		}
+		if r.DLTHeaders == "" {
+			r.DLTHeaders = DLTNone
+			if *r.SpringDLT {
+				r.DLTHeaders = DLTSpring
+			}
 		}
 		if r.MaxAckPending == 0 {
 			r.MaxAckPending = 4 * c.BatchSize
@@ -215,6 +290,12 @@ func (c *Config) validate() error {
 	if c.BackoffMin > c.BackoffMax {
 		errs = append(errs, fmt.Errorf("backoff_min %v exceeds backoff_max %v", c.BackoffMin, c.BackoffMax))
 	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat_interval %v must be below session_timeout %v (a third of it is usual)", c.HeartbeatInterval, c.SessionTimeout))
+	}
+	if c.GroupInstanceID != "" && !consumerRE.MatchString(c.GroupInstanceID) {
+		errs = append(errs, fmt.Errorf("group_instance_id %q may not contain . * > or spaces", c.GroupInstanceID))
+	}
 	if !validSubject(c.PoisonSubject, false) {
 		errs = append(errs, fmt.Errorf("poison_subject %q: not a NATS subject", c.PoisonSubject))
 	}
@@ -233,12 +314,32 @@ func (c *Config) validate() error {
 		if !strings.Contains(r.Subject, "{{partner}}") || !validSubject(strings.ReplaceAll(r.Subject, "{{partner}}", "P"), false) {
 			errs = append(errs, fmt.Errorf("inbound %s: subject %q must be a subject containing {{partner}}", r.Name, r.Subject))
 		}
+		if t := strings.ReplaceAll(r.DLTTopic, "{{topic}}", r.Topic); r.DLTTopic != "" && (!kafkaTopicRE.MatchString(t) || t == r.Topic) {
+			errs = append(errs, fmt.Errorf("inbound %s: dlt_topic %q is not a Kafka topic name other than the route's own", r.Name, r.DLTTopic))
+		}
+		if r.DLTHeaders != DLTNone && r.DLTHeaders != DLTSpring && r.DLTHeaders != DLTConnect {
+			errs = append(errs, fmt.Errorf("inbound %s: dlt_headers %q: want spring, connect or none", r.Name, r.DLTHeaders))
+		}
 		if _, err := parsePartnerFrom(r.PartnerFrom); err != nil {
 			errs = append(errs, fmt.Errorf("inbound %s: %w", r.Name, err))
 		}
 	}
+	if c.ErrorsTolerance != "all" && c.ErrorsTolerance != "none" {
+		errs = append(errs, fmt.Errorf("errors_tolerance %q: want all or none", c.ErrorsTolerance))
+	}
+	for _, hn := range c.CarryHeaders {
+		if !validHeaderKey(hn) || isXHeader(hn) || strings.HasPrefix(strings.ToLower(hn), "nats-") {
+			errs = append(errs, fmt.Errorf("carry_headers: %q is not a header name to carry (x-* always cross, Nats-* never)", hn))
+		}
+	}
 	for _, r := range c.Outbound {
 		seen(r.Name)
+		if r.DLTHeaders != DLTNone && r.DLTHeaders != DLTSpring && r.DLTHeaders != DLTConnect {
+			errs = append(errs, fmt.Errorf("outbound %s: dlt_headers %q: want spring, connect or none", r.Name, r.DLTHeaders))
+		}
+		if r.DLTTopic != "" && r.DLTTopic != "spring" {
+			errs = append(errs, fmt.Errorf("outbound %s: dlt_topic %q: want spring or nothing", r.Name, r.DLTTopic))
+		}
 		if !validSubject(r.Filter, true) {
 			errs = append(errs, fmt.Errorf("outbound %s: filter %q is not a subject filter", r.Name, r.Filter))
 		}
@@ -252,6 +353,8 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("outbound %s: max_ack_pending %d is below batch_size %d", r.Name, r.MaxAckPending, c.BatchSize))
 		}
 	}
+	errs = append(errs, c.Security.validate()...)
+	errs = append(errs, c.loopErrors()...)
 	return errors.Join(errs...)
 }
 
@@ -303,7 +406,7 @@ func tokenName(s string) string {
 }
 
 // ParseInFlag parses the `edihub bridge --in` value: `topic=T[,subject=S]
-// [,partner=key|header:NAME][,group=G][,name=N]`.
+// [,partner=key|header:NAME][,group=G][,name=N][,dlt_topic=T][,dlt_headers=H]`.
 func ParseInFlag(s string) (InRoute, error) {
 	var r InRoute
 	kv, err := parseKV(s)
@@ -320,6 +423,10 @@ func ParseInFlag(s string) (InRoute, error) {
 			r.PartnerFrom = v
 		case "group":
 			r.Group = v
+		case "dlt_topic":
+			r.DLTTopic = v
+		case "dlt_headers":
+			r.DLTHeaders = v
 		case "name":
 			r.Name = v
 		default:
@@ -333,7 +440,8 @@ func ParseInFlag(s string) (InRoute, error) {
 }
 
 // ParseOutFlag parses the `edihub bridge --out` value: `filter=F[,topic=T]
-// [,stream=S][,durable=D][,name=N][,spring_dlt=true|false][,key_token=N]`.
+// [,stream=S][,durable=D][,name=N][,spring_dlt=true|false]
+// [,dlt_headers=spring|connect|none][,dlt_topic=spring][,key_token=N]`.
 func ParseOutFlag(s string) (OutRoute, error) {
 	var r OutRoute
 	kv, err := parseKV(s)
@@ -358,6 +466,10 @@ func ParseOutFlag(s string) (OutRoute, error) {
 				return r, fmt.Errorf("--out %q: spring_dlt=%q: want true or false", s, v)
 			}
 			r.SpringDLT = &b
+		case "dlt_headers":
+			r.DLTHeaders = v
+		case "dlt_topic":
+			r.DLTTopic = v
 		case "key_token":
 			if _, err := fmt.Sscanf(v, "%d", &r.KeyToken); err != nil {
 				return r, fmt.Errorf("--out %q: key_token=%q: %w", s, v, err)

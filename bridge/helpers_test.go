@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -268,4 +270,59 @@ func metricValue(t testing.TB, reg *prometheus.Registry, name string, labels ...
 		}
 	}
 	return 0, false
+}
+
+// logBuffer keeps a bridge's log lines for a test to read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// count is how many log lines contain s.
+func (l *logBuffer) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), s)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// startBridgeLogged is startBridge with the log kept in the returned buffer
+// (and in the test log with -v).
+func startBridgeLogged(t testing.TB, h *hubNATS, cfg *Config, reg prometheus.Registerer) (*running, *logBuffer) {
+	t.Helper()
+	lb := &logBuffer{}
+	log := zerolog.New(zerolog.MultiLevelWriter(lb, testLogWriter(t))).Level(zerolog.InfoLevel).With().Timestamp().Logger()
+	b, err := New(cfg, h.nc, h.js, log, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, done: make(chan struct{})}
+	go func() { r.err = b.Run(ctx); close(r.done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+		}
+	})
+	return r, lb
+}
+
+func testLogWriter(t testing.TB) io.Writer {
+	if testing.Verbose() || os.Getenv("EDIHUB_TEST_LOG") != "" {
+		return zerolog.NewTestWriter(t)
+	}
+	return io.Discard
 }

@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -29,6 +33,10 @@ type inbound struct {
 	log zerolog.Logger
 
 	down outage // publish failures of the batch in flight
+	id   topicIdentity
+
+	prod  *kgo.Client // the bridge's producer, for dlt_topic; nil when none
+	fatal error       // errors_tolerance none: the unmappable record that stops the route
 
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
@@ -42,14 +50,21 @@ type inItem struct {
 	poison *unmappable // non-nil when msg is the record's poison copy
 	err    error       // last publish error
 	done   bool        // JetStream acked msg
+	dltOK  bool        // written to the Kafka dead-letter topic, or none wanted
 }
 
 func (in *inbound) name() string { return in.r.Name }
 
 func (in *inbound) opts() []kgo.Opt {
-	return []kgo.Opt{
-		kgo.SeedBrokers(in.b.cfg.Brokers...),
-		kgo.ClientID(in.b.cfg.ClientID),
+	c := in.b.cfg
+	opts := in.b.clientOpts("consumer")
+	if c.GroupInstanceID != "" {
+		opts = append(opts, kgo.InstanceID(c.GroupInstanceID+"-"+in.r.Name))
+	}
+	return append(opts,
+		kgo.SessionTimeout(c.SessionTimeout),
+		kgo.HeartbeatInterval(c.HeartbeatInterval),
+		kgo.RebalanceTimeout(c.RebalanceTimeout),
 		kgo.ConsumerGroup(in.r.Group),
 		kgo.ConsumeTopics(in.r.Topic),
 		// A new group starts at the beginning: records written before the
@@ -59,9 +74,7 @@ func (in *inbound) opts() []kgo.Opt {
 		kgo.AutoCommitMarks(),
 		kgo.AutoCommitInterval(time.Second),
 		kgo.FetchMaxPartitionBytes(max(in.b.cfg.MaxRecordBytes, 1<<20)),
-		kgo.RetryBackoffFn(in.b.kafkaBackoff),
-		kgo.WithLogger(newKgoLogger(in.log.With().Str("kafka", "consumer").Logger())),
-	}
+	)
 }
 
 func (in *inbound) run(ctx context.Context) error {
@@ -72,12 +85,26 @@ func (in *inbound) run(ctx context.Context) error {
 	in.setAdm(kadm.NewClient(cl))
 	defer func() {
 		in.setAdm(nil)
-		cctx, cancel := context.WithTimeout(context.Background(), in.b.cfg.ShutdownTimeout)
-		if err := cl.CommitMarkedOffsets(cctx); err != nil {
+		// Commit, leave the group and close, all by the shutdown deadline:
+		// a dead or hanging broker cannot hold the stop.
+		sctx := in.b.stopCtx
+		if err := cl.CommitMarkedOffsets(sctx); err != nil {
 			in.log.Warn().Err(err).Msg("commit on shutdown failed; the next start re-reads and JetStream deduplicates")
 		}
-		cancel()
-		cl.CloseAllowingRebalance()
+		cl.AllowRebalance()
+		if err := cl.LeaveGroupContext(sctx); err != nil && sctx.Err() == nil {
+			in.log.Warn().Err(err).Msg("leave group on shutdown failed; the group rebalances after session_timeout")
+		}
+		// Close waits for the group to be left, which a broker that
+		// swallows requests can hold up: past the deadline it finishes in
+		// the background.
+		closed := make(chan struct{})
+		go func() { cl.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-sctx.Done():
+			in.log.Warn().Msg("Kafka consumer did not close by shutdown_timeout; leaving it to finish in the background")
+		}
 	}()
 	in.log.Info().Str("topic", in.r.Topic).Str("group", in.r.Group).Str("subject", in.r.Subject).Msg("inbound route running")
 
@@ -88,10 +115,13 @@ func (in *inbound) run(ctx context.Context) error {
 		if fetches.IsClientClosed() {
 			break
 		}
-		failed := false
+		failed, recreated := false, false
 		fetches.EachError(func(topic string, p int32, err error) {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return
+			}
+			if errors.Is(err, kerr.UnknownTopicID) {
+				recreated = true
 			}
 			failed = true
 			in.b.m.errors.WithLabelValues("in", in.r.Name, "fetch").Inc()
@@ -101,14 +131,31 @@ func (in *inbound) run(ctx context.Context) error {
 			down.ok(in.log, "kafka fetch works again")
 			in.move(ctx, cl, recs)
 			bo.reset()
+			if in.fatal != nil {
+				cl.AllowRebalance()
+				return in.fatal
+			}
 		} else if failed {
 			cl.AllowRebalance()
+			if recreated {
+				in.readopt(cl)
+			}
 			bo.wait(ctx)
 			continue
 		}
 		cl.AllowRebalance()
 	}
 	return nil
+}
+
+// readopt follows a topic that was deleted and re-created: the client
+// keeps the old topic id and fails with UNKNOWN_TOPIC_ID until the topic
+// is purged and consumed again. The new topic's records get new dedupe ids
+// (see topicIdentity), so none is dropped as a duplicate of an old one.
+func (in *inbound) readopt(cl *kgo.Client) {
+	in.log.Warn().Str("topic", in.r.Topic).Msg("the topic was deleted and re-created: consuming the new one")
+	cl.PurgeTopicsFromConsuming(in.r.Topic)
+	cl.AddConsumeTopics(in.r.Topic)
 }
 
 // move publishes recs and marks what JetStream acked. Publishes are async
@@ -120,17 +167,44 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 	start := time.Now()
 	fctx, cancel := flushContext(ctx, in.b.cfg.ShutdownTimeout)
 	defer cancel()
+	bo := in.b.newBackoff()
+	for {
+		changed, err := in.id.refresh(fctx, in.getAdm(), in.r.Topic, recs)
+		if err == nil {
+			if changed {
+				in.log.Warn().Str("topic", in.r.Topic).Str("identity", in.id.prefix).
+					Msg("the topic was re-created or the cluster changed: new dedupe ids from here on")
+			}
+			break
+		}
+		in.b.m.errors.WithLabelValues("in", in.r.Name, "metadata").Inc()
+		in.log.Warn().Err(err).Msg("cannot learn the topic id for the dedupe ids; retrying")
+		if !bo.wait(fctx) {
+			in.log.Warn().Int("records", len(recs)).Msg("stopping with records not yet stored; they stay uncommitted and are read again on the next start")
+			return
+		}
+	}
+	bo.reset()
 	mp := in.b.maxPayload()
 	items := make([]*inItem, len(recs))
 	for i, rec := range recs {
 		items[i] = in.mapRecord(rec, mp)
+		if items[i].poison != nil && in.b.cfg.ErrorsTolerance == "none" {
+			// Fail fast: store what came before it, stop at it. It stays
+			// uncommitted and stops the route again after a restart.
+			in.fatal = fmt.Errorf("inbound %s: record %s/%d/%d cannot be mapped (%v) and errors_tolerance is none: stopping",
+				in.r.Name, rec.Topic, rec.Partition, rec.Offset, items[i].poison)
+			in.log.Error().Str("cause", items[i].poison.cause).Str("error", items[i].poison.msg).Str("topic", rec.Topic).
+				Int32("partition", rec.Partition).Int64("offset", rec.Offset).Msg("record cannot be mapped and errors_tolerance is none: stopping the bridge")
+			items = items[:i]
+			break
+		}
 	}
-	bo := in.b.newBackoff()
 	in.down = outage{}
 	for {
 		var todo []*inItem
 		for _, it := range items {
-			if !it.done {
+			if !it.done || !it.dltOK {
 				todo = append(todo, it)
 			}
 		}
@@ -141,14 +215,16 @@ func (in *inbound) move(ctx context.Context, cl *kgo.Client, recs []*kgo.Record)
 			in.log.Warn().Int("records", len(todo)).Msg("stopping with records not yet stored; they stay uncommitted and are read again on the next start")
 			break
 		}
-		if in.publish(fctx, todo) == 0 {
+		if in.publish(fctx, notDone(todo))+in.produceDLT(fctx, todo) == 0 {
 			continue
 		}
 		if !bo.wait(fctx) {
 			continue
 		}
 	}
-	in.down.ok(in.log, "JetStream publish works again")
+	if !slices.ContainsFunc(items, func(it *inItem) bool { return !it.done || !it.dltOK }) {
+		in.down.ok(in.log, "JetStream publish works again")
+	}
 	in.mark(cl, items)
 	in.b.m.batch.WithLabelValues("in", in.r.Name).Observe(time.Since(start).Seconds())
 }
@@ -175,16 +251,17 @@ func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
 			continue
 		}
 		var err error
+		var ack *js.PubAck
 		if expired {
 			select {
-			case <-f.Ok():
+			case ack = <-f.Ok():
 			case err = <-f.Err():
 			default:
 				err = errors.New("no JetStream ack within publish_timeout")
 			}
 		} else {
 			select {
-			case <-f.Ok():
+			case ack = <-f.Ok():
 			case err = <-f.Err():
 			case <-ctx.Done():
 				err, expired = ctx.Err(), true
@@ -197,8 +274,21 @@ func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
 			continue
 		}
 		it.done = true
+		if ack != nil && ack.Duplicate {
+			in.duplicate(it, ack)
+		}
 	}
 	return failed
+}
+
+// duplicate logs a record the server already had under its dedupe id: a
+// re-read after a crash or a stop before the commit, never a new record
+// (the id names cluster, topic id, partition and offset).
+func (in *inbound) duplicate(it *inItem, ack *js.PubAck) {
+	in.b.m.duplicates.WithLabelValues(in.r.Name).Inc()
+	in.log.Warn().Str("topic", it.rec.Topic).Int32("partition", it.rec.Partition).Int64("offset", it.rec.Offset).
+		Str("msg_id", it.id).Str("stream", ack.Stream).Uint64("seq", ack.Sequence).
+		Msg("JetStream already had this record (duplicate id): not stored again")
 }
 
 // failed records a failed publish and returns 1 when it is transient. A
@@ -242,7 +332,7 @@ func (in *inbound) mark(cl *kgo.Client, items []*inItem) {
 		if blocked[k] {
 			continue
 		}
-		if !it.done {
+		if !it.done || !it.dltOK {
 			blocked[k] = true
 			continue
 		}
@@ -272,14 +362,16 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 	partner, why := in.partner(rec)
 	if why == nil {
 		h := nats.Header{}
-		id := fmt.Sprintf("kafka:%s/%d/%d", rec.Topic, rec.Partition, rec.Offset)
-		if err := kafkaToNATS(rec, h); err != nil {
+		id := in.id.recordID(rec, "")
+		if err := kafkaToNATS(rec, h, in.b.carry); err != nil {
 			why = unmap(causeBadHeader, "%v", err)
 		} else if size := len(rec.Value) + headerBytes(h) + len(id) + len("Nats-Msg-Id: \r\n"); size > maxPayload {
 			why = unmap(causeOversize, "record of %d bytes with headers exceeds NATS max payload of %d bytes", size, maxPayload)
 		} else {
 			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
-			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id}
+			h.Set(wire.HdrBridgeCopy, in.r.Name)
+			h.Set(wire.HdrKafkaGroup, in.r.Group)
+			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id, dltOK: true}
 		}
 	}
 	return in.poisonItem(rec, why, maxPayload)
@@ -287,7 +379,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 
 func (in *inbound) poisonItem(rec *kgo.Record, why *unmappable, maxPayload int) *inItem {
 	msg := inboundPoison(in.b.cfg.PoisonSubject, in.r.Name, rec, why, maxPayload, time.Now())
-	return &inItem{rec: rec, msg: msg, id: inboundPoisonID(rec), poison: why}
+	return &inItem{rec: rec, msg: msg, id: in.id.recordID(rec, ":poison"), poison: why, dltOK: in.r.DLTTopic == ""}
 }
 
 // partner returns the partner of rec: the key or the configured header.
@@ -328,6 +420,12 @@ func validPartner(p []byte) bool {
 	return true
 }
 
+func (in *inbound) getAdm() *kadm.Client {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.adm
+}
+
 func (in *inbound) setAdm(a *kadm.Client) {
 	in.mu.Lock()
 	in.adm = a
@@ -350,6 +448,9 @@ func (in *inbound) lag(ctx context.Context) (int64, bool) {
 	l, ok := lags[in.r.Group]
 	if !ok || l.Error() != nil {
 		return 0, false
+	}
+	for p, ml := range l.Lag[in.r.Topic] {
+		in.b.m.partLag.WithLabelValues(in.r.Name, in.r.Group, in.r.Topic, strconv.Itoa(int(p))).Set(float64(max(ml.Lag, 0)))
 	}
 	return l.Lag.TotalByTopic()[in.r.Topic].Lag, true
 }

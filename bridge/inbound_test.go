@@ -12,6 +12,7 @@ import (
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -69,7 +70,7 @@ func TestInboundExactlyOnceThroughRestart(t *testing.T) {
 		if got := m.Header.Get("x-kafka-key"); got != partner {
 			t.Fatalf("%s: x-kafka-key %q, subject partner %q", v, got, partner)
 		}
-		if !strings.HasPrefix(m.Header.Get("Nats-Msg-Id"), "kafka:partners.in/") {
+		if id := m.Header.Get("Nats-Msg-Id"); !strings.HasPrefix(id, "kafka:kfake:") || !strings.Contains(id, ":partners.in/") {
 			t.Fatalf("%s: Nats-Msg-Id %q", v, m.Header.Get("Nats-Msg-Id"))
 		}
 		n, _ := strconv.Atoi(strings.TrimPrefix(v, "rec-"))
@@ -140,8 +141,8 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 		if got := m.Header.Get("x-original-topic"); got != "partners.in" {
 			t.Fatalf("offset %d: x-original-topic %q", off, got)
 		}
-		if got, want := m.Header.Get("Nats-Msg-Id"), "kafka:partners.in/0/"+strconv.FormatInt(off, 10)+":poison"; got != want {
-			t.Fatalf("offset %d: Nats-Msg-Id %q, want %q", off, got, want)
+		if got, want := m.Header.Get("Nats-Msg-Id"), ":partners.in/0/"+strconv.FormatInt(off, 10)+":poison"; !strings.HasPrefix(got, "kafka:kfake:") || !strings.HasSuffix(got, want) {
+			t.Fatalf("offset %d: Nats-Msg-Id %q, want kafka:kfake:<topic id>%s", off, got, want)
 		}
 		if off == 4 {
 			if m.Header.Get("x-payload-truncated") != "true" || m.Header.Get("x-payload-size") != strconv.Itoa(len(big)) || len(m.Data) >= len(big) {
@@ -164,4 +165,76 @@ func TestInboundQuarantinesUnmappable(t *testing.T) {
 		return ok && o.At == int64(len(recs))
 	}, "offset %d committed", len(recs))
 	r.stop(t)
+}
+
+// errors_tolerance none: a record that cannot be mapped stops the bridge
+// (Run returns the error) instead of going to quarantine; what came
+// before it is stored, it and what follows stay uncommitted.
+func TestFailFastStopsAtUnmappable(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "ff.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	cfg := testConfig(brokers)
+	cfg.ErrorsTolerance = "none"
+	cfg.Inbound = []InRoute{{Topic: "ff.in"}}
+	produce(t, kafkaClient(t, brokers),
+		&kgo.Record{Topic: "ff.in", Key: []byte("ACME"), Value: []byte("good")},
+		&kgo.Record{Topic: "ff.in", Value: []byte("no key, no partner")},
+		&kgo.Record{Topic: "ff.in", Key: []byte("ACME"), Value: []byte("after")})
+	b, err := New(cfg, h.nc, h.js, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Run(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "errors_tolerance is none") {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the bridge did not stop")
+	}
+	if n, p := h.count(t, "INGEST"), h.count(t, "POISON"); n != 1 || p != 0 {
+		t.Fatalf("INGEST %d POISON %d, want 1 and 0", n, p)
+	}
+}
+
+// dlt_topic: an unmappable record is also written to a Kafka dead-letter
+// topic, as it was, with Spring's headers naming where it came from.
+func TestInboundUnmappableToKafkaDLT(t *testing.T) {
+	t.Parallel()
+	h := startNATS(t, 0)
+	_, brokers := startKafka(t, "dl.in", "dl.in.DLT")
+	tr := readTopic(t, brokers, "dl.in.DLT")
+	cfg := testConfig(brokers)
+	cfg.Inbound = []InRoute{{Topic: "dl.in", DLTTopic: "{{topic}}.DLT"}}
+	r := startBridge(t, h, cfg, nil)
+	produce(t, kafkaClient(t, brokers),
+		&kgo.Record{Topic: "dl.in", Key: []byte("ACME"), Value: []byte("good")},
+		&kgo.Record{Topic: "dl.in", Value: []byte("no partner"), Headers: []kgo.RecordHeader{{Key: "traceparent", Value: []byte("tp")}}})
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool {
+		return tr.len() == 1 && h.count(t, "POISON") == 1 && h.count(t, "INGEST") == 1
+	}, "one stored, one quarantined and in the Kafka DLT")
+	r.stop(t)
+	rec := tr.records()[0]
+	if string(rec.Value) != "no partner" {
+		t.Fatalf("DLT value %q", rec.Value)
+	}
+	for k, want := range map[string]string{
+		"kafka_dlt-original-topic": "dl.in", "kafka_dlt-exception-fqcn": "io.edihub.bridge.NoPartnerException",
+		"kafka_dlt-original-consumer-group": "edihub-bridge-in-dl-in", "traceparent": "tp",
+	} {
+		if got, _ := header(rec, k); got != want {
+			t.Errorf("%s %q, want %q", k, got, want)
+		}
+	}
+	if err := (&Config{Brokers: []string{"k:1"}, Inbound: []InRoute{{Topic: "a"}, {Topic: "a.DLT", DLTTopic: "a"}}}).Validate(); err == nil || !strings.Contains(err.Error(), "feedback loop") {
+		t.Fatalf("a DLT topic another route reads: %v", err)
+	}
 }

@@ -33,7 +33,9 @@ type outbound struct {
 	log  zerolog.Logger
 	prod *kgo.Client
 
-	down outage // produce failures of the batch in flight
+	down  outage // produce failures of the batch in flight
+	order orderGuard
+	fatal error // errors_tolerance none: the message that stops the route
 
 	mu   sync.Mutex
 	cons js.Consumer // nil until set up
@@ -45,14 +47,16 @@ const backlogWait = 20 * time.Millisecond
 
 // outItem is one NATS message on its way to Kafka.
 type outItem struct {
-	msg    js.Msg
-	meta   *js.MsgMetadata
-	topic  string
-	key    []byte
-	hs     []kgo.RecordHeader
-	poison *unmappable
-	err    error
-	done   atomic.Bool // produced (or quarantined): ready to ack
+	msg       js.Msg
+	meta      *js.MsgMetadata
+	topic     string
+	key       []byte
+	hs        []kgo.RecordHeader
+	partition int32 // >= 0: the Kafka partition to write to (Spring's DLT naming); -1: by key
+	poison    *unmappable
+	skip      bool // the bridge wrote it: acked, never produced
+	err       error
+	done      atomic.Bool // produced (or quarantined): ready to ack
 }
 
 func (o *outbound) name() string { return o.r.Name }
@@ -63,7 +67,7 @@ func (o *outbound) run(ctx context.Context) error {
 		return nil // ctx ended before the consumer could be set up
 	}
 	o.log.Info().Str("filter", o.r.Filter).Str("stream", stream).Str("durable", o.r.Durable).Str("topic", o.r.Topic).
-		Bool("spring_dlt", *o.r.SpringDLT).Msg("outbound route running")
+		Str("dlt_headers", o.r.DLTHeaders).Str("dlt_topic", o.r.DLTTopic).Msg("outbound route running")
 	bo := o.b.newBackoff()
 	var down outage
 	idle := false
@@ -81,11 +85,35 @@ func (o *outbound) run(ctx context.Context) error {
 		down.ok(o.log, "JetStream fetch works again")
 		bo.reset()
 		idle = len(msgs) == 0
-		if !idle {
-			o.move(ctx, msgs)
+		if idle {
+			continue
+		}
+		if !o.inOrder(msgs) {
+			if err := o.reset(ctx, stream); err != nil {
+				o.b.m.errors.WithLabelValues("out", o.r.Name, "reset").Inc()
+				o.log.Error().Err(err).Msg("cannot reset the consumer; the missing messages return after ack_wait, possibly behind newer ones")
+				o.move(ctx, msgs)
+			}
+			continue
+		}
+		o.move(ctx, msgs)
+		if o.fatal != nil {
+			return o.fatal
 		}
 	}
 	return nil
+}
+
+// failFast stops the route at it when errors_tolerance is none; true
+// when it did.
+func (o *outbound) failFast(it *outItem, why *unmappable) bool {
+	if o.b.cfg.ErrorsTolerance != "none" {
+		return false
+	}
+	o.fatal = fmt.Errorf("outbound %s: message %s cannot go to Kafka (%v) and errors_tolerance is none: stopping", o.r.Name, it.msg.Subject(), why)
+	o.log.Error().Str("cause", why.cause).Str("error", why.msg).Str("subject", it.msg.Subject()).
+		Msg("message cannot go to Kafka and errors_tolerance is none: stopping the bridge (the message stays unacked)")
+	return true
 }
 
 // fetch waits up to a second for one message when idle, so a stop is seen
@@ -145,6 +173,9 @@ func (o *outbound) setup(ctx context.Context) (js.Consumer, string) {
 				MaxDeliver:    -1, // JetStream's limit drops silently; the bridge never gives a message up
 			})
 			if err == nil {
+				err = o.startOrder(ctx, cons, stream)
+			}
+			if err == nil {
 				o.mu.Lock()
 				o.cons = cons
 				o.mu.Unlock()
@@ -171,10 +202,17 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 	for i, m := range msgs {
 		items[i] = o.mapMsg(m)
 	}
+	for i, it := range items {
+		if it.poison != nil && o.failFast(it, it.poison) {
+			o.ack(items[i:]) // none done: all nak'ed, in order
+			items = items[:i]
+			break
+		}
+	}
 	stopKeepAlive := o.keepAlive(items)
 	bo := o.b.newBackoff()
 	o.down = outage{}
-	for fctx.Err() == nil {
+	for fctx.Err() == nil && o.fatal == nil {
 		var todo []*outItem
 		for _, it := range items {
 			if !it.done.Load() {
@@ -190,9 +228,20 @@ func (o *outbound) move(ctx context.Context, msgs []js.Msg) {
 		bo.wait(fctx)
 	}
 	stopKeepAlive()
-	o.down.ok(o.log, "Kafka produce works again")
+	if allDone(items) {
+		o.down.ok(o.log, "Kafka produce works again")
+	}
 	o.ack(items)
 	o.b.m.batch.WithLabelValues("out", o.r.Name).Observe(time.Since(start).Seconds())
+}
+
+func allDone(items []*outItem) bool {
+	for _, it := range items {
+		if !it.done.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // produce sends the records of items (or publishes the poison copy of those
@@ -206,15 +255,20 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 	defer cancel()
 	results := make([]chan error, len(items))
 	for i, it := range items {
-		if it.poison != nil {
+		if it.poison != nil || it.skip {
 			continue
 		}
 		// A fresh record per attempt: kgo owns a record until its promise.
 		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs}
+		if it.partition >= 0 {
+			rec.Partition = it.partition
+			rec.Context = context.WithValue(context.Background(), manualPartition{}, true)
+		}
 		res := make(chan error, 1)
 		results[i] = res
 		o.prod.Produce(pctx, rec, func(_ *kgo.Record, err error) { res <- err })
 	}
+	stalled := false
 	for i, it := range items {
 		if res := results[i]; res != nil {
 			select {
@@ -223,12 +277,30 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 				// Stopping while the broker holds an answer back: leave the
 				// rest unacked (nak'ed), the next run produces them again.
 				it.err = ctx.Err()
+			case <-pctx.Done():
+				// A request on the wire waits for the broker's answer (kgo
+				// keeps idempotent sequence numbers right that way): say so
+				// once per attempt, then keep waiting.
+				if !stalled && ctx.Err() == nil {
+					stalled = true
+					o.b.m.errors.WithLabelValues("out", o.r.Name, "produce").Inc()
+					o.down.fail(o.log.With().Str("topic", it.topic).Logger(), pctx.Err(), "Kafka produce not acknowledged within produce_timeout")
+				}
+				select {
+				case it.err = <-res:
+				case <-ctx.Done():
+					it.err = ctx.Err()
+				}
 			}
 			if it.err == nil {
 				it.done.Store(true)
 				continue
 			}
 			if why := permanentProduceError(it.err); why != nil {
+				if o.failFast(it, why) {
+					failed++
+					continue
+				}
 				it.poison = why
 				o.log.Warn().Err(it.err).Str("subject", it.msg.Subject()).Str("topic", it.topic).Msg("Kafka refused the record; quarantining it")
 			} else {
@@ -323,6 +395,12 @@ func (o *outbound) ack(items []*outItem) {
 			o.log.Warn().Err(err).Str("subject", it.msg.Subject()).Msg("ack failed; the message will be produced again")
 			continue
 		}
+		if it.skip {
+			o.b.m.skipped.WithLabelValues(o.r.Name).Inc()
+			o.log.Debug().Str("subject", it.msg.Subject()).Str("written_by", it.msg.Headers().Get(wire.HdrBridgeCopy)).
+				Msg("a copy the bridge wrote: not produced (no feedback loop)")
+			continue
+		}
 		moved++
 		o.b.m.bytes.WithLabelValues("out", o.r.Name).Add(float64(len(it.msg.Data())))
 	}
@@ -331,7 +409,7 @@ func (o *outbound) ack(items []*outItem) {
 
 // mapMsg builds the Kafka record of m, or marks it for quarantine.
 func (o *outbound) mapMsg(m js.Msg) *outItem {
-	it := &outItem{msg: m}
+	it := &outItem{msg: m, partition: -1}
 	meta, err := m.Metadata()
 	if err != nil {
 		// Only a message that did not come from a consumer lacks metadata.
@@ -340,12 +418,17 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	}
 	it.meta = meta
 	h := m.Headers()
+	if bridgeMade(h) {
+		it.skip = true
+		it.done.Store(true)
+		return it
+	}
 	it.topic = strings.ReplaceAll(o.r.Topic, "{{subject}}", m.Subject())
 	if !kafkaTopicRE.MatchString(it.topic) {
 		it.poison = unmap(causeBadTopic, "topic %q from template %q is not a legal Kafka topic name", it.topic, o.r.Topic)
 		return it
 	}
-	key, hs, err := natsToKafka(h)
+	key, hs, err := natsToKafka(h, o.b.carry)
 	if err != nil {
 		it.poison = unmap(causeBadHeader, "%v", err)
 		return it
@@ -353,8 +436,11 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	if key == nil {
 		key = o.partitionKey(h, m.Subject())
 	}
-	if *o.r.SpringDLT {
-		hs = append(hs, springDLTHeaders(h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
+	hs = append(hs, dltHeaders(o.r.DLTHeaders, h, dltSource{subject: m.Subject(), streamSeq: meta.Sequence.Stream, stored: meta.Timestamp})...)
+	if o.r.DLTTopic == "spring" {
+		if orig := originOf(h); orig.ok {
+			it.topic, it.partition = orig.topic+".DLT", orig.partition
+		}
 	}
 	it.key, it.hs = key, hs
 	return it

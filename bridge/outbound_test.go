@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -135,8 +137,8 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 		offset                int64
 		tsExact               int64 // 0: between before and now
 	}{
-		{"ACME", "edi.ingest.3.ACME", "edihub.permanent.schema", "segment UNH missing", 3, 42, 0},
-		{"GLOBEX", "partners.in", "edihub.error.schema", "bad", 2, 1234567890123, 1700000000000},
+		{"ACME", "", "io.edihub.permanent.SchemaException", "segment UNH missing", 3, 42, 0},
+		{"GLOBEX", "partners.in", "io.edihub.error.SchemaException", "bad", 2, 1234567890123, 1700000000000},
 	}
 	for i, w := range want {
 		rec := recs[i]
@@ -151,6 +153,16 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 			}
 			t.Fatalf("record %d: no header %s (have %v)", i, k, rec.Headers)
 			return nil
+		}
+		if got := string(raw("kafka_dlt-exception-fqcn")); got != w.fqcn {
+			t.Fatalf("record %d: fqcn %q, want %q", i, got, w.fqcn)
+		}
+		if w.topic == "" {
+			// Entered over NATS: no Kafka record to name.
+			if v, ok := header(rec, "kafka_dlt-original-topic"); ok {
+				t.Fatalf("record %d: kafka_dlt-original-topic %q on a message that never was in Kafka", i, v)
+			}
+			continue
 		}
 		if got := string(raw("kafka_dlt-original-topic")); got != w.topic {
 			t.Fatalf("record %d: original topic %q, want %q", i, got, w.topic)
@@ -190,16 +202,20 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 }
 
 // Kafka → NATS → Kafka keeps value, key (text and binary) and every x-*
-// header, repeated ones in order.
+// header, repeated ones in order; names the hub owns come back as
+// x-producer-<name>. Two bridges, with the hub's step between them played
+// by the test: an outbound route never reads what an inbound one wrote.
 func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 	t.Parallel()
 	h := startNATS(t, 0)
 	_, brokers := startKafka(t, "rt.in", "rt.out")
 	tr := readTopic(t, brokers, "rt.out")
-	cfg := testConfig(brokers)
-	cfg.Inbound = []InRoute{{Topic: "rt.in", PartnerFrom: "header:x-partner-id"}}
-	cfg.Outbound = []OutRoute{{Filter: "edi.ingest.>", Stream: "INGEST", Topic: "rt.out"}}
-	r := startBridge(t, h, cfg, nil)
+	cfgIn := testConfig(brokers)
+	cfgIn.Inbound = []InRoute{{Topic: "rt.in", PartnerFrom: "header:x-partner-id"}}
+	cfgOut := testConfig(brokers)
+	cfgOut.Outbound = []OutRoute{{Filter: "edi.parsed.>", Topic: "rt.out"}}
+	rIn := startBridge(t, h, cfgIn, nil)
+	rOut := startBridge(t, h, cfgOut, nil)
 
 	in := []*kgo.Record{
 		{Topic: "rt.in", Key: []byte("ACME"), Value: []byte("text key"), Headers: []kgo.RecordHeader{
@@ -208,7 +224,8 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 			{Key: "x-multi", Value: []byte("first")},
 			{Key: "x-multi", Value: []byte("second")},
 			{Key: "X-Upper-Case", Value: []byte("kept as written")},
-			{Key: "traceparent", Value: []byte("not ours")},
+			{Key: "x-bridge-copy", Value: []byte("forged mark")},
+			{Key: "not-listed", Value: []byte("not ours")},
 		}},
 		{Topic: "rt.in", Key: []byte{0x00, 0xff, 0x10, 'k'}, Value: []byte("binary key"), Headers: []kgo.RecordHeader{
 			{Key: "x-partner-id", Value: []byte("GLOBEX")},
@@ -217,8 +234,26 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 		{Topic: "rt.in", Value: []byte("no key"), Headers: []kgo.RecordHeader{{Key: "x-partner-id", Value: []byte("INITECH")}}},
 	}
 	produce(t, kafkaClient(t, brokers), in...)
+	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return h.count(t, "INGEST") == len(in) }, "%d records in INGEST", len(in))
+	// The hub's step: each ingested message becomes edi.parsed.<partner>.X
+	// with the producer's headers, hub-owned names kept aside.
+	for _, m := range h.streamMsgs(t, "INGEST") {
+		if m.Header.Get("x-bridge-copy") != "in-rt-in" {
+			t.Fatalf("inbound copy not marked by its route: %v", m.Header)
+		}
+		out := nats.NewMsg("edi.parsed." + strings.Split(m.Subject, ".")[3] + ".X")
+		out.Data = m.Data
+		for k, vs := range m.Header {
+			if strings.HasPrefix(k, "Nats-") {
+				continue
+			}
+			out.Header[wire.ProducerName(k)] = vs
+		}
+		publish(t, h, out)
+	}
 	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return tr.len() == len(in) }, "%d records round-tripped", len(in))
-	r.stop(t)
+	rIn.stop(t)
+	rOut.stop(t)
 
 	out := map[string]*kgo.Record{}
 	for _, rec := range tr.records() {
@@ -231,7 +266,7 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 		}
 		wantKey := src.Key
 		if wantKey == nil {
-			// No Kafka key: the outbound side keys by x-partner-id.
+			// No Kafka key: the outbound side keys by the partner token.
 			p, _ := header(src, "x-partner-id")
 			wantKey = []byte(p)
 		}
@@ -241,14 +276,15 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 		var wantX, gotX []string
 		for _, hh := range src.Headers {
 			if isXHeader(hh.Key) {
-				wantX = append(wantX, hh.Key+"="+string(hh.Value))
+				wantX = append(wantX, wire.ProducerName(hh.Key)+"="+string(hh.Value))
 			}
 		}
 		for _, hh := range got.Headers {
-			if isXHeader(hh.Key) && !strings.HasPrefix(hh.Key, "x-kafka-") {
+			if isXHeader(hh.Key) && !strings.HasPrefix(hh.Key, "x-kafka-") && !strings.HasPrefix(hh.Key, "x-producer-x-bridge-copy") {
 				gotX = append(gotX, hh.Key+"="+string(hh.Value))
 			}
 		}
+		wantX = slices.DeleteFunc(wantX, func(s string) bool { return strings.HasPrefix(s, "x-producer-x-bridge-copy") })
 		if !sameMultiset(wantX, gotX) {
 			t.Fatalf("%q: x-* headers %v, want %v", src.Value, gotX, wantX)
 		}
@@ -257,8 +293,11 @@ func TestRoundTripKeepsHeadersAndKeys(t *testing.T) {
 				t.Fatalf("repeated header out of order: %v", gotX)
 			}
 		}
-		if _, ok := header(got, "traceparent"); ok {
-			t.Fatal("a non-x header crossed the bridge")
+		if _, ok := header(got, "not-listed"); ok {
+			t.Fatal("a non-x header that is not listed crossed the bridge")
+		}
+		if v, ok := header(got, "x-bridge-copy"); ok {
+			t.Fatalf("x-bridge-copy %q reached Kafka", v)
 		}
 		if ts, _ := header(got, "x-kafka-offset"); ts == "" {
 			t.Fatalf("%q: no x-kafka-offset provenance", src.Value)

@@ -37,12 +37,6 @@ func unmap(cause, format string, a ...any) *unmappable {
 	return &unmappable{cause: cause, msg: fmt.Sprintf(format, a...)}
 }
 
-// inboundPoisonID is the poison copy's dedupe id: a re-read of the same
-// record after a crash quarantines it once.
-func inboundPoisonID(rec *kgo.Record) string {
-	return fmt.Sprintf("kafka:%s/%d/%d:poison", rec.Topic, rec.Partition, rec.Offset)
-}
-
 // inboundPoison builds the quarantine copy of a Kafka record: the payload
 // byte for byte (cut to fit when the record was too large for NATS, which
 // x-payload-truncated says; the whole record stays in Kafka at the named
@@ -51,7 +45,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 	h := nats.Header{}
 	for _, kh := range rec.Headers {
 		if isXHeader(kh.Key) && validHeaderKey(kh.Key) && validHeaderValue(kh.Value) && !isProvenance(kh.Key) {
-			h.Add(kh.Key, string(kh.Value))
+			h.Add(wire.ProducerName(kh.Key), string(kh.Value))
 		}
 	}
 	if rec.Key != nil {
@@ -71,6 +65,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 	h.Set(wire.HdrKafkaTimestamp, strconv.FormatInt(rec.Timestamp.UnixMilli(), 10))
 	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
 	h.Set(wire.HdrBridgeRoute, route)
+	h.Set(wire.HdrBridgeCopy, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, rec.Value, maxPayload)}
 }
 
@@ -98,6 +93,7 @@ func outboundPoison(subject, route string, src *nats.Msg, stream string, seq uin
 	h.Set(wire.HdrKafkaTargetTopic, topic)
 	h.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
 	h.Set(wire.HdrBridgeRoute, route)
+	h.Set(wire.HdrBridgeCopy, route)
 	return &nats.Msg{Subject: subject, Header: h, Data: fitPayload(h, src.Data, maxPayload)}
 }
 

@@ -26,7 +26,8 @@ func TestInboundPoisonCopy(t *testing.T) {
 			t.Errorf("%s: %q, want %q", k, got, want)
 		}
 	}
-	if id := inboundPoisonID(rec); id != "kafka:partners.in/1/42:poison" {
+	ti := topicIdentity{prefix: "cluster-1:AAAAAAAAAAAAAAAAAAAAAA"}
+	if id := ti.recordID(rec, ":poison"); id != "kafka:cluster-1:AAAAAAAAAAAAAAAAAAAAAA:partners.in/1/42:poison" {
 		t.Fatalf("id %q", id)
 	}
 	if id := outboundPoisonID("PARSED", 7); id != "PARSED:7:bridge-poison" {

@@ -40,8 +40,8 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on HOST:PORT/metrics (off when empty)")
 	logLevel := fs.String("log-level", "info", "trace, debug, info, warn or error")
 	var ins, outs multiFlag
-	fs.Var(&ins, "in", "inbound route `topic=T[,subject=edi.ingest.{{partner}}][,partner=key|header:NAME][,group=G][,name=N]` (repeatable)")
-	fs.Var(&outs, "out", "outbound route `filter=F[,topic=T|{{subject}}][,stream=S][,durable=D][,spring_dlt=true|false][,key_token=N][,name=N]` (repeatable)")
+	fs.Var(&ins, "in", "inbound route `topic=T[,subject=edi.ingest.{{partner}}][,partner=key|header:NAME][,group=G][,name=N][,dlt_topic={{topic}}.DLT][,dlt_headers=spring|connect|none]` (repeatable)")
+	fs.Var(&outs, "out", "outbound route `filter=F[,topic=T|{{subject}}][,stream=S][,durable=D][,dlt_headers=spring|connect|none][,dlt_topic=spring][,key_token=N][,name=N]` (repeatable)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,6 +55,8 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 	if !cfg.Enabled() {
 		return usageErr("no routes: give --in, --out or a --config with a bridge: section")
 	}
+	// SASL secrets may come from the environment instead of the file.
+	cfg.ApplyEnv(e.getenv)
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%s", oneLine(err.Error()))
 	}
@@ -129,31 +131,26 @@ func bridgeConfig(path, brokers string, ins, outs []string) (*bridge.Config, err
 // readBridgeSection decodes only the bridge: section of the hub's config.
 // The other sections belong to serve and are not checked here; unknown
 // keys inside bridge: are errors, so a misspelt setting is not ignored.
+// The file is decoded as a whole, so a line number in an error is the
+// line of the file.
 func readBridgeSection(path string) (*bridge.Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	var doc struct {
-		Bridge yaml.Node `yaml:"bridge"`
+		Bridge *bridge.Config       `yaml:"bridge"`
+		Rest   map[string]yaml.Node `yaml:",inline"` // serve's sections
 	}
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	cfg := &bridge.Config{}
-	if doc.Bridge.Kind == 0 {
-		return cfg, nil
+	if doc.Bridge == nil {
+		return &bridge.Config{}, nil
 	}
-	section, err := yaml.Marshal(&doc.Bridge)
-	if err != nil {
-		return nil, fmt.Errorf("config %s: bridge section: %w", path, err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(section))
-	dec.KnownFields(true)
-	if err := dec.Decode(cfg); err != nil {
-		return nil, fmt.Errorf("config %s: bridge section: %w", path, err)
-	}
-	return cfg, nil
+	return doc.Bridge, nil
 }
 
 // serveMetrics serves reg on addr/metrics until stop is called.
