@@ -64,6 +64,10 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	applyServeFlags(&cfg, fs, *dataDir, *listen, *httpAddr, *natsURL, *logLevel, *drill)
 	applyAuthFlags(&cfg.NATS, fs, &auth)
+	if cfg.Bridge.Enabled() {
+		// SASL secrets may come from the environment, as for `edihub bridge`.
+		cfg.Bridge.ApplyEnv(e.getenv)
+	}
 	log, err := newLogger(e.stderr, cfg.Log.Level, cfg.Log.Format)
 	if err != nil {
 		return usageErr("%v", err)
