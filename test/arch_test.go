@@ -35,6 +35,7 @@ var allowedDeps = map[string][]string{
 	"hub/forensics":           {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
 	"hub/api":                 {"hub/ops", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"bridge":                  {"wire", "escape", "jetstream"},
+	"partner":                 {"wire", "escape", "jetstream", "edifact"},
 	"cmd/edihub":              nil, // the binary wires everything
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
