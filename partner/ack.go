@@ -183,7 +183,13 @@ func locate(data []byte, failure error) target {
 		if rej.DLQCause == wire.CauseBusiness {
 			t.business = rej
 		}
-		if rej.Tag != "" {
+		switch {
+		case rej.MsgSegment > 0: // a segment of the message (directory validation)
+			t.msgSeg, t.segTag, t.elem, t.comp = rej.MsgSegment, rej.Tag, rej.Element, rej.Component
+			if isService(rej.Tag) {
+				t.svcTag = rej.Tag
+			}
+		case rej.Tag != "":
 			t.svcTag, t.elem, t.comp = rej.Tag, rej.Element, rej.Component
 		}
 		if t.ich != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -42,6 +43,9 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { p.Messages = []string{"ORDERS D:96A"} }},
 		{name: "contrl-character", file: "invoic_lower.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
 		{name: "contrl-missing-unz", file: "invoic_no_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing},
+		{name: "contrl-directory-type", file: "invoic_qty_letter.edi", types: []string{TypeCONTRL}, code: 37},
+		{name: "contrl-directory-missing", file: "invoic_no_bgm.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
+			profile: func(p *Profile) { p.Directory = "strict" }},
 		{name: "aperak-total", file: "invoic_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}},
 		{name: "x12-999-accepted", file: "x12_850.edi", types: []string{Type999}, profile: x12Partner},
 		{name: "x12-999-count", file: "x12_850_bad_count.edi", types: []string{Type999}, code: edifact.CodeCountMismatch, profile: x12Partner},
@@ -67,8 +71,11 @@ func setupAckFiles(t *testing.T) {
 	ok := read(t, "invoic_ok.edi")
 	dir := t.TempDir()
 	files := map[string][]byte{
-		"invoic_lower.edi":  bytes.Replace(ok, []byte("LIEFERANT AG"), []byte("Lieferant AG"), 1),
-		"invoic_no_unz.edi": bytes.TrimSuffix(bytes.TrimSpace(ok), []byte("UNZ+1+INV0042'")),
+		"invoic_lower.edi":      bytes.Replace(ok, []byte("LIEFERANT AG"), []byte("Lieferant AG"), 1),
+		"invoic_no_unz.edi":     bytes.TrimSuffix(bytes.TrimSpace(ok), []byte("UNZ+1+INV0042'")),
+		"invoic_qty_letter.edi": bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1),
+		"invoic_no_bgm.edi": bytes.Replace(bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'\n"), nil, 1),
+			[]byte("UNT+20+1"), []byte("UNT+19+1"), 1),
 	}
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
@@ -94,6 +101,14 @@ func readCase(t *testing.T, name string) []byte {
 // round-trips.
 func TestAcknowledgements(t *testing.T) {
 	setupAckFiles(t)
+	set, err := directory.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range ackCases() {
 		t.Run(c.name, func(t *testing.T) {
 			p := acmeProfile()
@@ -128,6 +143,13 @@ func TestAcknowledgements(t *testing.T) {
 					t.Fatalf("%s does not parse with edihub's parser: %v\n%s", types[i], perr, a.Data)
 				}
 				checkAck(t, types[i], ackDoc, c.code, a.Data)
+				if ackDoc.Standard == edifact.EDIFACT {
+					for _, m := range ackDoc.Messages() {
+						if err := strict.Validate(m).Err(); err != nil {
+							t.Fatalf("%s fails strict directory validation: %v\n%s", types[i], err, a.Data)
+						}
+					}
+				}
 				all.Write(a.Data)
 				all.WriteByte('\n')
 			}

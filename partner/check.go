@@ -40,11 +40,16 @@ type Rejection struct {
 	Interchange *edifact.Interchange
 	Message     *edifact.Message
 	Tag         string // service segment (UNB, UNH) or segment in error
+	MsgSegment  int    // position of the segment in error in its message (UNH = 1); 0: a service segment
 	Element     int    // S011 0098, counting the tag as 1
 	Component   int    // S011 0104
+	err         error  // what it wraps (a *directory.Error)
 }
 
 func (r *Rejection) Error() string { return r.DLQCause + ": " + r.Msg }
+
+// Unwrap is the error the refusal wraps, if any.
+func (r *Rejection) Unwrap() error { return r.err }
 
 // Cause is the DLQ cause (hub.Causer).
 func (r *Rejection) Cause() string { return r.DLQCause }
@@ -90,15 +95,23 @@ func (r *Registry) Admit(partner string, h nats.Header, data []byte, opts *edifa
 // envelope agreed (sender, recipient, syntax, test indicator), the message
 // type and version agreed, then the built-in and the profile's rules.
 func (r *Registry) Message(ctx context.Context, partner string, em *edifact.Message, view []byte) error {
-	set := r.Set()
-	p, ok := set.Get(partner)
+	p, ok := r.Set().Get(partner)
 	if !ok {
-		return nil // Admit refused it when profiles are enabled
+		// Admit refused it when profiles are enabled; without profiles
+		// only the directory applies
+		return r.validate(nil, em)
 	}
-	return p.checkMessage(ctx, em, view)
+	if err := p.checkEnvelope(em); err != nil {
+		return err
+	}
+	if err := r.validate(p, em); err != nil {
+		return err
+	}
+	return p.checkRules(ctx, em, view)
 }
 
-func (p *Profile) checkMessage(ctx context.Context, em *edifact.Message, view []byte) error {
+// checkEnvelope checks the interchange and the message type agreed.
+func (p *Profile) checkEnvelope(em *edifact.Message) error {
 	if rej := p.checkInterchange(em.Interchange); rej != nil {
 		return rej
 	}
@@ -110,6 +123,11 @@ func (p *Profile) checkMessage(ctx context.Context, em *edifact.Message, view []
 			Msg: fmt.Sprintf("message %s: %s %s is not agreed with partner %s (agreed: %s)", escape.Header(em.Ref),
 				escape.Header(em.Type), escape.Header(messageVersion(em)), p.ID, strings.Join(p.Messages, ", "))}
 	}
+	return nil
+}
+
+// checkRules runs the built-in rules and the profile's.
+func (p *Profile) checkRules(ctx context.Context, em *edifact.Message, view []byte) error {
 	if p.BuiltinRules == nil || *p.BuiltinRules {
 		if e := runBuiltins(em); e != nil {
 			return businessRejection(em, e)

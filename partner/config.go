@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -27,6 +28,15 @@ type Config struct {
 	Dir string `yaml:"dir"`
 	// OutboundStream stores the acknowledgements (edi.outbound.>).
 	OutboundStream string `yaml:"outbound_stream"`
+	// Directory is the UN/EDIFACT directory validation of every partner's
+	// messages (a profile's directory setting wins): lenient (default:
+	// structure, mandatory items, repeats, type and length refuse; code
+	// values and trailing separators are warnings), strict (those refuse
+	// too) or off.
+	Directory string `yaml:"directory"`
+	// Directories is a folder of further directories in the layout of the
+	// shipped ones (loaded at start).
+	Directories string `yaml:"directories"`
 	// Profiles are partner profiles written in the config itself.
 	Profiles []Profile `yaml:"profiles"`
 }
@@ -35,6 +45,9 @@ type Config struct {
 func (c *Config) SetDefaults() {
 	if c.OutboundStream == "" {
 		c.OutboundStream = wire.DefaultOutboundStream
+	}
+	if c.Directory == "" {
+		c.Directory = string(directory.DefaultStrictness)
 	}
 }
 
@@ -45,6 +58,9 @@ func (c Config) Enabled() bool { return c.Dir != "" || len(c.Profiles) > 0 }
 // read by Load).
 func (c Config) Validate() error {
 	var errs []error
+	if _, err := directory.ParseStrictness(c.Directory); err != nil {
+		errs = append(errs, fmt.Errorf("partners.directory: %w", err))
+	}
 	for i := range c.Profiles {
 		if err := c.Profiles[i].compile(); err != nil {
 			errs = append(errs, fmt.Errorf("partners.profiles[%d]: %w", i, err))
@@ -85,6 +101,9 @@ type Profile struct {
 	Ack AckConfig `yaml:"ack"`
 	// Rules are business rules in CEL over the JSON view of each message.
 	Rules []Rule `yaml:"rules"`
+	// Directory overrides partners.directory for this partner: strict,
+	// lenient or off.
+	Directory string `yaml:"directory"`
 	// BuiltinRules turns off the built-in rules when false (INVOIC line
 	// amounts sum to the total, ORDERS has a line, dates parse).
 	BuiltinRules *bool `yaml:"builtin_rules"`
@@ -184,6 +203,11 @@ func (p *Profile) compile() error {
 			return fmt.Errorf("%s: messages: %w", p.ID, err)
 		}
 		p.messages = append(p.messages, m)
+	}
+	if p.Directory != "" {
+		if _, err := directory.ParseStrictness(p.Directory); err != nil {
+			return fmt.Errorf("%s: directory: %w", p.ID, err)
+		}
 	}
 	switch p.Test {
 	case "":

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/edifact/directory"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
@@ -42,6 +43,9 @@ type Registry struct {
 	now  func() time.Time
 	met  metrics
 	last atomic.Int64 // unix seconds of the last good load
+
+	validators validators
+	dirDefault directory.Strictness
 }
 
 type metrics struct {
@@ -77,10 +81,18 @@ func New(c Config, o *Options) (*Registry, error) {
 		acks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_acks_total",
 			Help: "Acknowledgements built for partners, by type and result (accepted, rejected)."}, []string{"type", "result"}),
 	}
+	var err error
 	for _, c := range []prometheus.Collector{r.met.reloads, r.met.profiles, r.met.decisions, r.met.acks} {
-		if err := reg.Register(c); err != nil {
+		if err = reg.Register(c); err != nil {
 			return nil, fmt.Errorf("partner metrics: %w", err)
 		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	r.dirDefault = directory.Strictness(c.Directory)
+	if r.validators, err = newValidators(c.Directories); err != nil {
+		return nil, err
 	}
 	s, err := Load(c)
 	if err != nil {

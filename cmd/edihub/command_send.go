@@ -36,6 +36,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	cf.register(fs, e)
 	partner := fs.String("partner", "", "partner ID (one subject token, e.g. ACME)")
 	timeout := fs.Duration("timeout", 10*time.Second, "how long to wait for the server's ack of each file")
+	signKey := fs.String("sign-key", "", "sign each file with this Ed25519 key file (x-signature, x-signature-key; edihub partner keygen)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -55,6 +56,10 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usageErr("%s: %v", escape.Line(f), errors.Unwrap(err))
 		}
 	}
+	sign, err := loadSignKey(*signKey)
+	if err != nil {
+		return err
+	}
 	nc, j, err := cf.connect("edihub-send")
 	if err != nil {
 		return hubDownErr(err)
@@ -66,7 +71,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	failed := 0
 	var results []sendResult // --json: one document for the command
 	for i, f := range files {
-		r := sendOne(ctx, e, j, *partner, f, *timeout)
+		r := sendOne(ctx, e, j, *partner, f, *timeout, sign)
 		if !r.OK {
 			failed++
 		}
@@ -97,7 +102,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, timeout time.Duration) sendResult {
+func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, timeout time.Duration, sign signFunc) sendResult {
 	r := sendResult{File: file}
 	var data []byte
 	var err error
@@ -114,6 +119,7 @@ func sendOne(ctx context.Context, e *env, j js.JetStream, partner, file string, 
 	r.CorrelationID = nuid.Next()
 	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Data: data, Header: nats.Header{}}
 	msg.Header.Set(wire.HdrCorrelationID, r.CorrelationID)
+	sign(msg.Header, data)
 	if file != "-" {
 		msg.Header.Set(wire.HdrFilename, escape.Header(file))
 	}
