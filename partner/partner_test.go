@@ -250,3 +250,42 @@ func TestReloadKeepsTheOldSetOnABadFile(t *testing.T) {
 		t.Fatalf("a partner defined twice was accepted: %v", err)
 	}
 }
+
+// ReloadOn reloads on every signal until its context ends.
+func TestReloadOnSignal(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("id: A\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Dir: dir}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal)
+	done := make(chan struct{})
+	go func() { defer close(done); r.ReloadOn(ctx, sig) }()
+	if err := os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("id: B\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sig <- os.Interrupt // unbuffered: received once ReloadOn took it
+	sig <- os.Interrupt // and the first reload is done when the second is taken
+	cancel()
+	<-done
+	if got := strings.Join(r.Set().IDs(), ","); got != "A,B" {
+		t.Fatalf("after the signal: %s", got)
+	}
+}
+
+// A rule is the operator's, the message the partner's: a quadratic rule
+// over a large message stops at the cost limit and refuses, naming the
+// rule, instead of holding the partition.
+func TestRuleCostIsBounded(t *testing.T) {
+	p := Profile{ID: "ACME", Rules: []Rule{{Name: "quadratic", Expr: `msg.segments.all(a, msg.segments.all(b, a.tag != "" || b.tag != ""))`}}}
+	r := newRegistry(t, p)
+	_, err := decide(r, "ACME", nil, bigInvoice(300))
+	var rej *Rejection
+	if !errors.As(err, &rej) || rej.Rule != "quadratic" || !strings.Contains(err.Error(), "cost") {
+		t.Fatalf("want the rule refused at its cost limit, got %v", err)
+	}
+}

@@ -17,7 +17,7 @@ import (
 // ruleCostLimit bounds one rule's evaluation: a rule is the operator's,
 // but the message it runs over is the partner's, and a comprehension over
 // 100 000 segments must not hold a partition.
-const ruleCostLimit = 10_000_000
+const ruleCostLimit = 1_000_000
 
 type compiledRule struct {
 	Rule
