@@ -28,11 +28,13 @@ type Config struct {
 	Dir string `yaml:"dir"`
 	// OutboundStream stores the acknowledgements (edi.outbound.>).
 	OutboundStream string `yaml:"outbound_stream"`
-	// Directory is the UN/EDIFACT directory validation of every partner's
-	// messages (a profile's directory setting wins): lenient (default:
-	// structure, mandatory items, repeats, type and length refuse; code
-	// values and trailing separators are warnings), strict (those refuse
-	// too) or off.
+	// Directory is the UN/EDIFACT directory validation of the messages of
+	// every partner whose profile does not say (a profile's directory
+	// wins): lenient (structure, mandatory items, repeats, type and length
+	// refuse; code values and trailing separators are warnings), strict
+	// (those refuse too) or off. Empty (the default): lenient for partners
+	// with a profile, off for the others, so that a hub without profiles
+	// accepts what it accepted before directory validation existed.
 	Directory string `yaml:"directory"`
 	// Directories is a folder of further directories in the layout of the
 	// shipped ones (loaded at start).
@@ -45,9 +47,6 @@ type Config struct {
 func (c *Config) SetDefaults() {
 	if c.OutboundStream == "" {
 		c.OutboundStream = wire.DefaultOutboundStream
-	}
-	if c.Directory == "" {
-		c.Directory = string(directory.DefaultStrictness)
 	}
 }
 

@@ -37,12 +37,18 @@ func newValidators(folder string) (validators, error) {
 }
 
 // strictness is the directory validation that applies to a partner: its
-// profile's directory setting, else the section's.
+// profile's directory setting, else partners.directory, else lenient with
+// a profile and off without.
 func (r *Registry) strictness(p *Profile) directory.Strictness {
-	if p != nil && p.Directory != "" {
+	switch {
+	case p != nil && p.Directory != "":
 		return directory.Strictness(p.Directory)
+	case r.dirDefault != "":
+		return r.dirDefault
+	case p != nil:
+		return directory.DefaultStrictness
 	}
-	return r.dirDefault
+	return directory.Off
 }
 
 // validate checks one message against its UN/EDIFACT directory; a
