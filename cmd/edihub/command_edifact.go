@@ -22,24 +22,29 @@ func init() {
 
 const edifactUsage = `check [--json] [--lenient] [--max-size N] FILE...
        edihub edifact json [--lenient] [--max-size N] FILE
+       edihub edifact validate ` + edifactValidateUsage + `
 
 check: guard, parse and envelope-check each file (- is stdin); one line per
-file, exit 1 if any fails. json: print the JSON view of one file.`
+file, exit 1 if any fails. json: print the JSON view of one file. validate:
+check, then validate each EDIFACT message against its UN/EDIFACT directory
+(README, "Directory validation"); exit 1 if any file has an error.`
 
 func runEdifact(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageErr("edifact needs a subcommand: %s", "check or json")
+		return usageErr("edifact needs a subcommand: %s", "check, json or validate")
 	}
 	switch args[0] {
 	case "check":
 		return runEdifactCheck(ctx, e, args[1:])
 	case "json":
 		return runEdifactJSON(e, args[1:])
+	case "validate":
+		return runEdifactValidate(ctx, e, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(e.stdout, "Usage: edihub edifact %s\n", edifactUsage)
 		return errHelp
 	}
-	return usageErr("unknown edifact subcommand %q (check or json)", args[0])
+	return usageErr("unknown edifact subcommand %q (check, json or validate)", args[0])
 }
 
 // edifactFlags are the options shared by check and json.

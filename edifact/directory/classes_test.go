@@ -1,6 +1,7 @@
 package directory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -212,5 +213,56 @@ func TestOptionsValidate(t *testing.T) {
 		if _, err := ParseStrictness(s); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestConcurrentUse validates the same messages from several goroutines
+// (run with -race): a Validator and its Set hold no per-message state.
+func TestConcurrentUse(t *testing.T) {
+	v, _ := NewValidator(builtin(t).With(testDir()), &Options{Strictness: Strict})
+	good := parseOne(t, envelope("TESTMS:D:99Z:UN", "AAA+ABC+1234+X1:12", "BBB+X", "DDD"))
+	bad := parseOne(t, envelope("TESTMS:D:99Z:UN", "AAA+A1", "ZZZ", "DDD"))
+	done := make(chan error)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 200; i++ {
+				if r := v.Validate(good); len(r.Findings) != 0 {
+					done <- r.Err()
+					return
+				}
+				if r := v.Validate(bad); r.Errors() != 4 {
+					done <- fmt.Errorf("bad message: %v", r.Findings)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLargeMessage: 5 000 line items in one ORDERS message validate clean
+// and 5 000 stray segments stop at the findings cap.
+func TestLargeMessage(t *testing.T) {
+	v, _ := NewValidator(builtin(t), &Options{Strictness: Strict})
+	segs := []string{"BGM+220+PO1+9", "DTM+137:20200101:102"}
+	for i := 1; i <= 5000; i++ {
+		segs = append(segs, fmt.Sprintf("LIN+%d++4000862141404:EN", i), "QTY+21:5")
+	}
+	segs = append(segs, "UNS+S")
+	if r := v.Validate(parseOne(t, envelope("ORDERS:D:96A:UN", segs...))); len(r.Findings) != 0 {
+		t.Fatalf("%d findings: %v", len(r.Findings), r.Findings[0])
+	}
+	stray := []string{"BGM+220+PO1+9", "DTM+137:20200101:102"}
+	for range 5000 {
+		stray = append(stray, "ZZZ+1")
+	}
+	r := v.Validate(parseOne(t, envelope("ORDERS:D:96A:UN", stray...)))
+	if len(r.Findings) != 100 || !r.Truncated {
+		t.Fatalf("%d findings, truncated %v", len(r.Findings), r.Truncated)
 	}
 }

@@ -140,7 +140,7 @@ var corpusDirWant = map[string]corpusResult{
 	"staedi__baplie-test.edi":     {1, 1, 0, 0, "", ""},
 	"staedi__invoic_d93a_una.edi": {1, 0, 0, 1, "", "code 14 segment 1 UNH"},
 	// CUX+1:USD passes only thanks to overrides.xml (D97B C504 lacks 6345
-	// in the reference data; see TestOverridesOnRealInterchange).
+	// in the reference data; see TestReferenceData).
 	"staedi__invoic_d97b.edi": {1, 1, 0, 0, "", ""},
 	// NAD+BYZZ: 3035 is an..3; also QTY 6060 "1020A" (37).
 	"staedi__invoic_d97b_bad.edi":             {1, 1, 1, 1, "code 39 segment 5 NAD", "code 39 segment 5 NAD"},

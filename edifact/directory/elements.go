@@ -8,10 +8,16 @@ import (
 	"github.com/edihub/edihub/edifact"
 )
 
-// noCodeCheck are coded data elements whose value the lookup of the message
-// already judged (message type, version, release): their code lists in the
-// directories are not complete.
-var noCodeCheck = map[string]bool{"0065": true, "0052": true, "0054": true, "0057": true}
+// noCodeCheck tells the coded data elements whose value the lookup of the
+// message already judged (message type, version, release, association
+// code): their code lists in the directories are not complete.
+func noCodeCheck(id string) bool {
+	switch id {
+	case "0065", "0052", "0054", "0057":
+		return true
+	}
+	return false
+}
 
 // elements checks the data elements of segment s (position pos) against its
 // layout. A segment no directory defines was reported by structure already.
@@ -109,7 +115,7 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 	if v == "" {
 		return // a missing mandatory value is reported by the caller
 	}
-	n := 0
+	n := len(v) // bytes: an upper bound of the characters
 	switch def.Type {
 	case TypeN:
 		code, digits, msg := numeric(v)
@@ -125,9 +131,13 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 				return
 			}
 		}
-		n = textLen(v)
+		if n > def.MaxLen || def.MinLen > 0 {
+			n = textLen(v)
+		}
 	default:
-		n = textLen(v)
+		if n > def.MaxLen || def.MinLen > 0 {
+			n = textLen(v)
+		}
 	}
 	if def.MaxLen > 0 && n > def.MaxLen {
 		c.add(SeverityError, CodeTooLong, pos, s, e, comp, fmt.Sprintf("%s \"%s\" is %d long, at most %d allowed", def.ID, quote(v), n, def.MaxLen))
@@ -137,7 +147,7 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 		c.add(SeverityError, CodeTooShort, pos, s, e, comp, fmt.Sprintf("%s \"%s\" is %d long, exactly %d required", def.ID, quote(v), n, def.MinLen))
 		return
 	}
-	if !codes || noCodeCheck[def.ID] {
+	if !codes || noCodeCheck(def.ID) {
 		return
 	}
 	if list := c.codes(def.ID); len(list) > 0 {

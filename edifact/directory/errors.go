@@ -21,15 +21,17 @@ const (
 
 // Finding is one deviation of a message from its directory. Positions are
 // 1-based; zero means "not applicable" (a segment-level finding has Element
-// 0, a whole-element finding Component 0). Segment, Element and Component
-// are the values a CONTRL reports: UCS 0096 (segment position in the
-// message, UNH = 1), UCD S011 0098 and 0104.
+// 0, a whole-element finding Component 0). Segment is what a CONTRL UCS
+// reports in 0096 (segment position in the message, UNH = 1). Element counts
+// the data elements after the tag, as edifact.Segment.Elements does; a
+// CONTRL UCD S011 0098 counts the tag as position 1, so it carries
+// Element+1 (and Component as 0104).
 type Finding struct {
 	Severity   Severity `json:"severity"`
 	Code       int      `json:"code"`                 // code list 0085
 	Segment    int      `json:"segment"`              // position in the message, UNH = 1
 	Tag        string   `json:"tag"`                  // tag of the segment at Segment ("" past the end)
-	Element    int      `json:"element,omitempty"`    // data element position after the tag
+	Element    int      `json:"element,omitempty"`    // data element position after the tag (UCD 0098 is Element+1)
 	Component  int      `json:"component,omitempty"`  // component position within the element
 	Repetition int      `json:"repetition,omitempty"` // occurrence of a repeated element (syntax 4), 1 = first
 	Missing    string   `json:"missing,omitempty"`    // code 13 on a segment: the missing segment's tag (or group, "SG2/NAD")

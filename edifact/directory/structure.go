@@ -55,7 +55,7 @@ func (c *check) match(stack []frame, s *edifact.Segment, pos int) []frame {
 			if j == f.pos {
 				cnt = f.count
 			}
-			if n.trigger() != s.Tag {
+			if !sameTag(n.trigger(), s.Tag) {
 				continue
 			}
 			if cnt >= n.MaxRepeat {
@@ -134,4 +134,16 @@ func (c *check) inMessage(nodes []Node, tag string) bool {
 		}
 	}
 	return false
+}
+
+// sameTag compares two segment tags; tags are three letters, compared
+// inline rather than through the general string comparison.
+func sameTag(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 3 {
+		return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]
+	}
+	return a == b
 }

@@ -144,7 +144,7 @@ func (r *Result) Err() error {
 // panics and runs in time linear in the message. X12 messages and, with
 // strictness off, every message come back with Validated false.
 func (v *Validator) Validate(m *edifact.Message) *Result {
-	r := &Result{Ref: m.Ref, Type: m.Type, Version: m.Version, Release: m.Release, Offset: m.Offset}
+	r := &Result{Ref: m.Ref, Type: m.Type, Version: m.Version, Release: m.Release, Offset: m.Offset, Findings: []Finding{}}
 	if v.opts.Strictness == Off || len(m.Segments) == 0 || m.Segments[0].Tag != "UNH" {
 		return r
 	}
@@ -217,7 +217,7 @@ func (c *check) codes(id string) []string {
 	if l, ok := c.dir.Codes[id]; ok {
 		return l
 	}
-	if c.service != nil {
+	if c.service != nil && id != "" && id[0] == '0' { // service data elements are 0001..0999
 		return c.service.Codes[id]
 	}
 	return nil

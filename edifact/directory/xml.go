@@ -103,22 +103,37 @@ func LoadDirUncorrected(path, name string) (*Directory, error) {
 	return d, nil
 }
 
+// xmlCodes is the layout of codes.xml and service_codes_v*.xml, read with
+// a struct of its own: the files are large and only ids matter.
+type xmlCodes struct {
+	Elements []struct {
+		ID    string `xml:"id,attr"`
+		Codes []struct {
+			ID string `xml:"id,attr"`
+		} `xml:"code"`
+	} `xml:"data_element"`
+}
+
 // loadCodes merges a code list file into d.Codes; a missing file is fine.
 func (d *Directory) loadCodes(path string) error {
-	n, err := readXML(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	for _, de := range n.Children {
-		if de.XMLName.Local != "data_element" || de.ID == "" {
+	var x xmlCodes
+	if err := xml.Unmarshal(b, &x); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	for _, de := range x.Elements {
+		if de.ID == "" {
 			continue
 		}
 		list := d.Codes[de.ID]
-		for _, c := range de.Children {
-			if c.XMLName.Local == "code" && c.ID != "" {
+		for _, c := range de.Codes {
+			if c.ID != "" {
 				list = append(list, c.ID)
 			}
 		}
