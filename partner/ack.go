@@ -173,7 +173,7 @@ func locate(data []byte, failure error) target {
 	var rej *Rejection
 	var pe *edifact.ParseError
 	var ge *edifact.GuardError
-	segNo := 0
+	segNo, offset := 0, int64(-1)
 	switch {
 	case errors.As(failure, &rej):
 		t.code, t.ich, t.msg = rej.Code, rej.Interchange, rej.Message
@@ -202,28 +202,44 @@ func locate(data []byte, failure error) target {
 		}
 		t.segTag = pe.Tag
 	case errors.As(failure, &ge):
-		t.code = ge.Code
+		t.code, offset = ge.Code, ge.Offset
 	}
 	if t.code == 0 {
 		t.code = codeUnspecified
 	}
-	walkTo(data, segNo, &t)
+	walkTo(data, segNo, offset, &t)
 	return t
 }
 
-// walkTo reads data up to segment segNo (0: only the first interchange
-// header) and fills the envelope of t.
-func walkTo(data []byte, segNo int, t *target) {
+// walkTo reads data up to segment segNo, or up to the segment holding
+// byte offset (a guard error names only an offset; -1: none), or else only
+// the first interchange header, and fills the envelope of t.
+func walkTo(data []byte, segNo int, offset int64, t *target) {
 	rd := edifact.NewReader(bytes.NewReader(data))
 	rd.MaxSegmentLen = 64 << 10
 	rd.MaxElementLen = 4 << 10
 	var msgStart int
 	for {
 		seg, err := rd.Read()
+		if offset >= 0 && err == nil && seg.Offset <= offset {
+			segNo = seg.Number // the last segment starting at or before the offset, so far
+		}
+		if offset >= 0 && (err != nil || seg.Offset > offset) {
+			offset = -1
+			if segNo > 0 {
+				// passed it (or the input ended): segNo holds the
+				// offset; read again up to it
+				rd = edifact.NewReader(bytes.NewReader(data))
+				rd.MaxSegmentLen, rd.MaxElementLen = 64<<10, 4<<10
+				t.ich, t.group, t.msg, msgStart = nil, nil, nil, 0
+				continue
+			}
+			// before the first segment: name the interchange only
+		}
 		if err != nil {
 			return
 		}
-		if segNo > 0 && seg.Number >= segNo {
+		if offset < 0 && segNo > 0 && seg.Number >= segNo {
 			if t.msg != nil && msgStart > 0 {
 				t.msgSeg = seg.Number - msgStart + 1
 			}

@@ -42,6 +42,7 @@ func ackCases() []ackCase {
 		{name: "contrl-type-not-agreed", file: "invoic_ok.edi", types: []string{TypeCONTRL}, code: codeNoAgreement,
 			profile: func(p *Profile) { p.Messages = []string{"ORDERS D:96A"} }},
 		{name: "contrl-character", file: "invoic_lower.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
+		{name: "contrl-character-in-unz", file: "invoic_lower_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
 		{name: "contrl-missing-unz", file: "invoic_no_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing},
 		{name: "contrl-directory-type", file: "invoic_qty_letter.edi", types: []string{TypeCONTRL}, code: 37},
 		{name: "contrl-directory-missing", file: "invoic_no_bgm.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
@@ -72,6 +73,7 @@ func setupAckFiles(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string][]byte{
 		"invoic_lower.edi":      bytes.Replace(ok, []byte("LIEFERANT AG"), []byte("Lieferant AG"), 1),
+		"invoic_lower_unz.edi":  bytes.Replace(ok, []byte("UNZ+1+INV0042"), []byte("UNZ+1+INV004x"), 1),
 		"invoic_no_unz.edi":     bytes.TrimSuffix(bytes.TrimSpace(ok), []byte("UNZ+1+INV0042'")),
 		"invoic_qty_letter.edi": bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1),
 		"invoic_no_bgm.edi": bytes.Replace(bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'\n"), nil, 1),
