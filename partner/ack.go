@@ -240,6 +240,9 @@ func walkTo(data []byte, segNo int, offset int64, t *target) {
 			return
 		}
 		if offset < 0 && segNo > 0 && seg.Number >= segNo {
+			if seg.Tag == "UNB" || seg.Tag == "ISA" { // the header itself is in error
+				t.ich, t.group, t.msg = headerOf(seg), nil, nil
+			}
 			if t.msg != nil && msgStart > 0 {
 				t.msgSeg = seg.Number - msgStart + 1
 			}

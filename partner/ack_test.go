@@ -43,6 +43,8 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { p.Messages = []string{"ORDERS D:96A"} }},
 		{name: "contrl-character", file: "invoic_lower.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
 		{name: "contrl-character-in-unz", file: "invoic_lower_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
+		{name: "contrl-lowercase-sender", file: "invoic_lower_sender.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter,
+			profile: func(p *Profile) { p.Senders = nil }},
 		{name: "contrl-missing-unz", file: "invoic_no_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing},
 		{name: "contrl-directory-type", file: "invoic_qty_letter.edi", types: []string{TypeCONTRL}, code: 37},
 		{name: "contrl-directory-missing", file: "invoic_no_bgm.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
@@ -72,10 +74,11 @@ func setupAckFiles(t *testing.T) {
 	ok := read(t, "invoic_ok.edi")
 	dir := t.TempDir()
 	files := map[string][]byte{
-		"invoic_lower.edi":      bytes.Replace(ok, []byte("LIEFERANT AG"), []byte("Lieferant AG"), 1),
-		"invoic_lower_unz.edi":  bytes.Replace(ok, []byte("UNZ+1+INV0042"), []byte("UNZ+1+INV004x"), 1),
-		"invoic_no_unz.edi":     bytes.TrimSuffix(bytes.TrimSpace(ok), []byte("UNZ+1+INV0042'")),
-		"invoic_qty_letter.edi": bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1),
+		"invoic_lower.edi":        bytes.Replace(ok, []byte("LIEFERANT AG"), []byte("Lieferant AG"), 1),
+		"invoic_lower_unz.edi":    bytes.Replace(ok, []byte("UNZ+1+INV0042"), []byte("UNZ+1+INV004x"), 1),
+		"invoic_lower_sender.edi": bytes.Replace(ok, []byte("+4012345000009:14+"), []byte("+acme\xc3\xa9:14+"), 1),
+		"invoic_no_unz.edi":       bytes.TrimSuffix(bytes.TrimSpace(ok), []byte("UNZ+1+INV0042'")),
+		"invoic_qty_letter.edi":   bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1),
 		"invoic_no_bgm.edi": bytes.Replace(bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'\n"), nil, 1),
 			[]byte("UNT+20+1"), []byte("UNT+19+1"), 1),
 	}

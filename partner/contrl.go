@@ -12,9 +12,38 @@ import (
 // ediWriter writes an EDIFACT interchange with the default separators
 // (: + . ? ' and, in syntax 4, * for repetitions), escaping every value.
 type ediWriter struct {
-	b     bytes.Buffer
-	v4    bool
-	inMsg int // segments of the open message, UNH included
+	b      bytes.Buffer
+	v4     bool
+	inMsg  int    // segments of the open message, UNH included
+	syntax string // our UNB syntax identifier: what value may write
+}
+
+// levelA is the repertoire of UNOA (and IATA).
+const levelA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,-()/='+:?!\"%&*;<>"
+
+// fit maps a byte echoed from the original (which may be why it was
+// refused: lowercase under UNOA, UTF-8 under UNOB) into our repertoire, so
+// the acknowledgement itself is always valid: lowercase to uppercase under
+// level A, anything else outside it to '.'.
+func (w *ediWriter) fit(c byte) byte {
+	switch w.syntax {
+	case "UNOA", "IATA":
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if strings.IndexByte(levelA, c) < 0 {
+			return '.'
+		}
+	case "UNOC":
+		if (c < 0x20 || c >= 0x7f) && c < 0xA0 {
+			return '.'
+		}
+	default:
+		if c < 0x20 || c >= 0x7f {
+			return '.'
+		}
+	}
+	return c
 }
 
 func (w *ediWriter) una() {
@@ -52,7 +81,7 @@ func (w *ediWriter) seg(tag string, elems ...[]string) {
 
 func (w *ediWriter) value(s string) {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
+		c := w.fit(s[i])
 		if c == '?' || c == ':' || c == '+' || c == '\'' || (w.v4 && c == '*') {
 			w.b.WriteByte('?')
 		}
@@ -94,6 +123,7 @@ func (w *ediWriter) open(ich *edifact.Interchange, syntax, ref string, now time.
 	if !strings.HasPrefix(syntax, "UNO") || len(syntax) != 4 {
 		syntax = "UNOA"
 	}
+	w.syntax = syntax
 	date := now.Format("060102")
 	if w.v4 {
 		date = now.Format("20060102")
