@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/edihub/edihub/edifact"
 )
 
 // testDir is a small synthetic directory with every rule the validator
@@ -264,5 +266,57 @@ func TestLargeMessage(t *testing.T) {
 	r := v.Validate(parseOne(t, envelope("ORDERS:D:96A:UN", stray...)))
 	if len(r.Findings) != 100 || !r.Truncated {
 		t.Fatalf("%d findings, truncated %v", len(r.Findings), r.Truncated)
+	}
+}
+
+// TestNestedGroups walks a real INVOIC D96A through nested groups: header
+// parties with references (SG2/SG3), lines with amounts, prices and taxes
+// (SG25/SG26/SG28/SG33), the summary after UNS (SG48, SG50).
+func TestNestedGroups(t *testing.T) {
+	v, _ := NewValidator(builtin(t), &Options{Strictness: Strict})
+	ok := []string{
+		"BGM+380+INV1+9", "DTM+137:20200101:102",
+		"NAD+BY+5412345000013::9", "RFF+VA:BE0123456789", "DTM+171:20200101:102",
+		"NAD+SU+4012345000016::9", "CUX+2:EUR:4",
+		"LIN+1++4000862141404:EN", "QTY+47:10", "MOA+203:100", "PRI+AAA:10", "TAX+7+VAT+++:::21+S", "MOA+124:21",
+		"LIN+2++4000862141411:EN", "QTY+47:1", "MOA+203:5", "PRI+AAA:5",
+		"UNS+S", "CNT+2:2", "MOA+77:126", "MOA+79:105", "TAX+7+VAT+++:::21+S", "MOA+124:21",
+	}
+	if r := v.Validate(parseOne(t, envelope("INVOIC:D:96A:UN", ok...))); len(r.Findings) != 0 {
+		t.Fatalf("valid INVOIC: %v", r.Findings)
+	}
+	// A line after the summary section is out of order, and only it.
+	bad := append(append([]string{}, ok...), "LIN+3++4000862141428:EN")
+	r := v.Validate(parseOne(t, envelope("INVOIC:D:96A:UN", bad...)))
+	if len(r.Findings) != 1 || r.Findings[0].Code != CodeNotSupportedPosition || r.Findings[0].Segment != len(bad)+1 {
+		t.Fatalf("LIN after UNS: %v", r.Findings)
+	}
+	// Without the summary MOA the mandatory group SG48 is missing at UNT.
+	noSum := append(append([]string{}, ok[:18]...), "CNT+2:2")
+	r = v.Validate(parseOne(t, envelope("INVOIC:D:96A:UN", noSum...)))
+	if len(r.Findings) != 1 || r.Findings[0].Code != CodeMissing || r.Findings[0].Missing != "SG48/MOA" || r.Findings[0].Tag != "UNT" {
+		t.Fatalf("summary MOA missing: %v", r.Findings)
+	}
+}
+
+// TestHandBuiltMessages: messages not made by the parser (no interchange,
+// no segments, odd repeats) are handled without a panic.
+func TestHandBuiltMessages(t *testing.T) {
+	v, _ := NewValidator(builtin(t).With(testDir()), &Options{Strictness: Strict})
+	for _, m := range []*edifact.Message{
+		{},
+		{Type: "TESTMS", Version: "D", Release: "99Z", Segments: []edifact.Segment{{Tag: "BGM"}}},
+		{Type: "TESTMS", Version: "D", Release: "99Z", Segments: []edifact.Segment{{Tag: "UNH"}, {Tag: "AAA", Elements: [][]string{{}, nil, {"X1"}},
+			Repeats: []edifact.Repeat{{Element: 0}, {Element: 99}, {Element: 3, Occurrences: [][]string{{"Y"}}}}}, {Tag: "UNT"}}},
+	} {
+		r := v.Validate(m)
+		for _, f := range r.Findings {
+			if !printableASCII(f.Msg) {
+				t.Errorf("%+v", f)
+			}
+		}
+		if hasUNH := len(m.Segments) > 0 && m.Segments[0].Tag == "UNH"; r.Validated != hasUNH || hasUNH && r.Errors() == 0 {
+			t.Errorf("%+v: validated %v, %d errors", m, r.Validated, r.Errors())
+		}
 	}
 }

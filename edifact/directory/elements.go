@@ -37,7 +37,7 @@ func (c *check) elements(s *edifact.Segment, pos int) {
 			}
 			break
 		}
-		c.element(s, pos, e, 1, &def.Elements[i], el)
+		c.element(s, pos, e, &def.Elements[i], el)
 	}
 	for i := len(s.Elements); i < len(def.Elements); i++ {
 		if def.Elements[i].Required {
@@ -68,7 +68,7 @@ func allEmpty(els [][]string) bool {
 }
 
 // element checks one occurrence of a data element.
-func (c *check) element(s *edifact.Segment, pos, e, rep int, def *ElementDef, comps []string) {
+func (c *check) element(s *edifact.Segment, pos, e int, def *ElementDef, comps []string) {
 	if allEmpty([][]string{comps}) {
 		if def.Required {
 			c.add(SeverityError, CodeMissing, pos, s, e, 0, fmt.Sprintf("mandatory data element %s is empty", def.ID))

@@ -191,3 +191,25 @@ func TestContrlValidates(t *testing.T) {
 		t.Errorf("CONTRL without UCI: %+v", r.Findings)
 	}
 }
+
+// TestEveryMessageReachable: each message of the shipped UN directories is
+// found by its own directory's identifier (a few files of the reference
+// data lack 0052/0054 or use the interactive 0312/0316).
+func TestEveryMessageReachable(t *testing.T) {
+	set := builtin(t)
+	n := 0
+	for _, name := range set.Names() {
+		if !isUNDirectory(name) {
+			continue
+		}
+		for typ := range set.Directory(name).Messages {
+			if d, _, ok := set.Lookup(typ, "D", name[1:]); !ok || d.Name != name {
+				t.Errorf("%s %s not reachable as D %s", name, typ, name[1:])
+			}
+			n++
+		}
+	}
+	if n < 1000 {
+		t.Fatalf("only %d messages", n)
+	}
+}

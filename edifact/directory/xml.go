@@ -90,6 +90,9 @@ func LoadDirUncorrected(path, name string) (*Directory, error) {
 		if err != nil {
 			return nil, fmt.Errorf("directory %s: %s: %w", name, filepath.Base(f), err)
 		}
+		if def.Version == "" && def.Release == "" && isUNDirectory(name) {
+			def.Version, def.Release = "D", name[1:] // a file without them (D95A RESREQ)
+		}
 		d.Messages[def.Type] = def
 	}
 	for _, f := range []string{"codes.xml", "service_codes_v3.xml", "service_codes_v4.xml"} {
@@ -162,6 +165,14 @@ func messageDef(m *xmlNode) (*MessageDef, error) {
 				def.Release = v.Value
 			case "0051":
 				def.Agency = v.Value
+			case "0312": // interactive messages (UIH S306) name them so
+				if def.Version == "" {
+					def.Version = v.Value
+				}
+			case "0316":
+				if def.Release == "" {
+					def.Release = v.Value
+				}
 			}
 		}
 	}
