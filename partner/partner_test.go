@@ -195,6 +195,9 @@ func TestSignature(t *testing.T) {
 	h.Add(wire.HdrSignature, h.Get(wire.HdrSignature))
 	check("twice", h, wire.ReasonSignatureBad)
 	h = signed(k, data)
+	h.Set(wire.HdrSignature, wire.SignatureScheme+strings.Repeat("A", 1<<20))
+	check("a megabyte of base64", h, wire.ReasonSignatureBad)
+	h = signed(k, data)
 	h.Set(wire.HdrSignatureKey, "k1\x1b[31m")
 	check("control bytes in the key id", h, wire.ReasonSignatureBad)
 	// a letter-case variant is not the header

@@ -44,6 +44,9 @@ func (p *Profile) verify(h nats.Header, data []byte) *Rejection {
 	if !ok {
 		return rej(wire.ReasonSignatureBad, "%s: want %s<base64>", wire.HdrSignature, wire.SignatureScheme)
 	}
+	if len(b64) != base64.StdEncoding.EncodedLen(ed25519.SignatureSize) { // decode nothing a producer made huge
+		return rej(wire.ReasonSignatureBad, "%s: want the standard base64 of a %d-byte Ed25519 signature", wire.HdrSignature, ed25519.SignatureSize)
+	}
 	sig, err := base64.StdEncoding.Strict().DecodeString(b64)
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return rej(wire.ReasonSignatureBad, "%s: want the standard base64 of a %d-byte Ed25519 signature", wire.HdrSignature, ed25519.SignatureSize)
