@@ -246,3 +246,51 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []b
 		}
 	}
 }
+
+// TestEveryCodeRoundTrips builds a negative CONTRL (syntax 3 and 4) for
+// every 0085 code the parser, the directory validator or the profiles can
+// report, at each level a CONTRL names (UCI on the UNB, UCM on the UNH,
+// UCS for a segment, UCD for an element), and checks that each parses
+// and passes strict directory validation, which also checks the code is
+// in code list 0085.
+func TestEveryCodeRoundTrips(t *testing.T) {
+	set, err := directory.Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := edifact.Parse(read(t, "invoic_ok.edi"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := []int{2, 7, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 25, 26, 28, 29, 30, 32, 33, 35, 36, 37, 38, 39, 40, 45}
+	for _, version := range []string{"3", "4"} {
+		ich := *doc.Interchanges[0]
+		ich.SyntaxVersion = version
+		msg := *doc.Messages()[0]
+		msg.Interchange = &ich
+		for _, code := range codes {
+			for _, tg := range []target{
+				{ich: &ich, code: code, svcTag: "UNB", elem: 3, comp: 1},
+				{ich: &ich, msg: &msg, code: code, svcTag: "UNH", elem: 3, comp: 2},
+				{ich: &ich, msg: &msg, code: code, msgSeg: 7, segTag: "QTY"},
+				{ich: &ich, msg: &msg, code: code, msgSeg: 7, segTag: "QTY", elem: 2, comp: 2},
+			} {
+				out := contrl(tg, "A1", fixedNow(), 4)
+				ack, err := edifact.Parse(out, nil)
+				if err != nil {
+					t.Fatalf("syntax %s code %d: %v\n%s", version, code, err, out)
+				}
+				if err := strict.Validate(ack.Messages()[0]).Err(); err != nil {
+					t.Fatalf("syntax %s code %d: %v\n%s", version, code, err, out)
+				}
+				if !bytes.Contains(out, []byte("+"+strconv.Itoa(code))) {
+					t.Fatalf("syntax %s: code %d not in %s", version, code, out)
+				}
+			}
+		}
+	}
+}
