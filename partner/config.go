@@ -39,8 +39,21 @@ type Config struct {
 	// Directories is a folder of further directories in the layout of the
 	// shipped ones (loaded at start).
 	Directories string `yaml:"directories"`
+	// RuleCostLimit bounds one evaluation of a CEL rule (CEL cost units,
+	// about one per value visited; 0: 1 000 000): a rule that would cost
+	// more over a partner's message refuses it (business, naming the
+	// rule) instead of holding the partition.
+	RuleCostLimit uint64 `yaml:"rule_cost_limit"`
 	// Profiles are partner profiles written in the config itself.
 	Profiles []Profile `yaml:"profiles"`
+}
+
+// ruleCost is the effective RuleCostLimit.
+func (c Config) ruleCost() uint64 {
+	if c.RuleCostLimit == 0 {
+		return defaultRuleCostLimit
+	}
+	return c.RuleCostLimit
 }
 
 // SetDefaults fills every unset field with its default.
@@ -61,7 +74,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("partners.directory: %w", err))
 	}
 	for i := range c.Profiles {
-		if err := c.Profiles[i].compile(); err != nil {
+		if err := c.Profiles[i].compile(c.ruleCost()); err != nil {
 			errs = append(errs, fmt.Errorf("partners.profiles[%d]: %w", i, err))
 		}
 	}
@@ -177,7 +190,7 @@ func parseMessage(s string) (agreedMessage, error) {
 }
 
 // compile checks a profile and prepares its lookups.
-func (p *Profile) compile() error {
+func (p *Profile) compile(costLimit uint64) error {
 	if err := wire.ValidPartnerID(p.ID); err != nil {
 		return fmt.Errorf("id %q: %w", p.ID, err)
 	}
@@ -254,7 +267,7 @@ func (p *Profile) compile() error {
 	if p.Signature.Required && len(p.keys) == 0 {
 		return fmt.Errorf("%s: signature.required needs at least one key in signature.keys", p.ID)
 	}
-	rules, err := compileRules(p.Rules)
+	rules, err := compileRules(p.Rules, costLimit)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.ID, err)
 	}
@@ -286,7 +299,7 @@ func Load(c Config) (*Set, error) {
 	s := &Set{enabled: c.Enabled(), profiles: map[string]*Profile{}, sources: map[string]string{}}
 	var errs []error
 	add := func(p Profile, src string) {
-		if err := p.compile(); err != nil {
+		if err := p.compile(c.ruleCost()); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))
 			return
 		}

@@ -14,10 +14,10 @@ import (
 	"github.com/edihub/edihub/edifact"
 )
 
-// ruleCostLimit bounds one rule's evaluation: a rule is the operator's,
+// defaultRuleCostLimit bounds one rule's evaluation: a rule is the operator's,
 // but the message it runs over is the partner's, and a comprehension over
 // 100 000 segments must not hold a partition.
-const ruleCostLimit = 1_000_000
+const defaultRuleCostLimit = 1_000_000
 
 type compiledRule struct {
 	Rule
@@ -30,7 +30,7 @@ func celEnv() (*cel.Env, error) {
 	return cel.NewEnv(cel.Variable("msg", cel.DynType))
 }
 
-func compileRules(rules []Rule) ([]*compiledRule, error) {
+func compileRules(rules []Rule, costLimit uint64) ([]*compiledRule, error) {
 	if len(rules) == 0 {
 		return nil, nil
 	}
@@ -55,7 +55,7 @@ func compileRules(rules []Rule) ([]*compiledRule, error) {
 		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 			return nil, fmt.Errorf("rule %s: the expression gives %s, want a bool", r.Name, ast.OutputType())
 		}
-		prg, err := env.Program(ast, cel.CostLimit(ruleCostLimit), cel.InterruptCheckFrequency(100))
+		prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100))
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
