@@ -29,8 +29,9 @@ type Agreements interface {
 	Finish(ctx context.Context, partner, origin, corr string, data []byte, doc *edifact.Document, failure error) ([]*nats.Msg, error)
 }
 
-// FailureHeaderer is implemented by errors that add hub-owned headers to
-// their dead letter (the partner package's refusals: reason, rule, key id).
+// FailureHeaderer is implemented by errors that add headers to their dead
+// letter: only those wire.RefusalHeader allows (reason, rule, key id),
+// values escaped; any other name is ignored.
 type FailureHeaderer interface {
 	FailureHeaders() map[string]string
 }

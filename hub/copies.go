@@ -69,7 +69,7 @@ func setFailure(m *nats.Msg, o outcome) {
 	var fh FailureHeaderer
 	if errors.As(o.failure, &fh) {
 		for k, v := range fh.FailureHeaders() {
-			if wire.HubOwned(k) && v != "" {
+			if wire.RefusalHeader(k) && v != "" {
 				m.Header.Set(k, escape.Header(v))
 			}
 		}

@@ -64,6 +64,13 @@ func init() {
 	}
 }
 
+// RefusalHeader reports whether a stage's refusal may set name on its
+// dead letter (hub.FailureHeaderer): only these, never the hub's others
+// (x-partner-id, x-original-*, ...).
+func RefusalHeader(name string) bool {
+	return name == HdrRejectReason || name == HdrRule || name == HdrSignatureKeyID
+}
+
 // OutboundSubject is where an acknowledgement of type typ (CONTRL, 999,
 // TA1, APERAK) for partner goes: edi.outbound.<partner>.<type>.
 func OutboundSubject(partner, typ string) string {
