@@ -106,7 +106,7 @@ func readCase(t *testing.T, name string) []byte {
 // round-trips.
 func TestAcknowledgements(t *testing.T) {
 	setupAckFiles(t)
-	set, err := directory.Builtin()
+	set, err := builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []b
 // and passes strict directory validation, which also checks the code is
 // in code list 0085.
 func TestEveryCodeRoundTrips(t *testing.T) {
-	set, err := directory.Builtin()
+	set, err := builtin()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestCorpusAcknowledgementsRoundTrip(t *testing.T) {
 	if len(files) == 0 {
 		t.Skipf("corpus not found in %s: set EDIHUB_CORPUS to the shared corpus directory", corpusDir())
 	}
-	set, err := directory.Builtin()
+	set, err := builtin()
 	if err != nil {
 		t.Fatal(err)
 	}

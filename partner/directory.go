@@ -15,10 +15,12 @@ import (
 // once from the shipped tables plus partners.directories.
 type validators map[directory.Strictness]*directory.Validator
 
-func newValidators(folder string) (validators, error) {
-	set, err := directory.Builtin()
-	if err != nil {
-		return nil, fmt.Errorf("directories: %w", err)
+func newValidators(set *directory.Set, folder string) (validators, error) {
+	var err error
+	if set == nil {
+		if set, err = directory.Builtin(); err != nil {
+			return nil, fmt.Errorf("directories: %w", err)
+		}
 	}
 	if folder != "" {
 		if set, err = set.LoadFolder(folder); err != nil {

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -40,9 +42,16 @@ func acmeProfile() Profile {
 		Ack: AckConfig{CONTRL: AckAll, APERAK: true, X12: "999", X12All: true, TA1: AckErrors}}
 }
 
+// builtin decodes the shipped directories once for the package's tests.
+var builtin = sync.OnceValues(directory.Builtin)
+
 func newRegistry(t *testing.T, ps ...Profile) *Registry {
 	t.Helper()
-	r, err := New(Config{Profiles: ps}, &Options{Now: fixedNow})
+	set, err := builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(Config{Profiles: ps}, &Options{Now: fixedNow, Directories: set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +295,7 @@ func TestReloadOnSignal(t *testing.T) {
 func TestRuleCostIsBounded(t *testing.T) {
 	p := Profile{ID: "ACME", Rules: []Rule{{Name: "quadratic", Expr: `msg.segments.all(a, msg.segments.all(b, a.tag != "" || b.tag != ""))`}}}
 	r := newRegistry(t, p)
-	_, err := decide(r, "ACME", nil, bigInvoice(300))
+	_, err := decide(r, "ACME", nil, bigInvoice(120))
 	var rej *Rejection
 	if !errors.As(err, &rej) || rej.Rule != "quadratic" || !strings.Contains(err.Error(), "cost") {
 		t.Fatalf("want the rule refused at its cost limit, got %v", err)

@@ -29,6 +29,9 @@ type Options struct {
 	Registry prometheus.Registerer // nil: a private registry
 	// Now is the clock of acknowledgement dates (nil: time.Now).
 	Now func() time.Time
+	// Directories are the UN/EDIFACT directories (nil: directory.Builtin,
+	// decoded once per Registry).
+	Directories *directory.Set
 }
 
 // Registry holds the partner profiles in force and answers the parse
@@ -91,7 +94,7 @@ func New(c Config, o *Options) (*Registry, error) {
 		return nil, err
 	}
 	r.dirDefault = directory.Strictness(c.Directory)
-	if r.validators, err = newValidators(c.Directories); err != nil {
+	if r.validators, err = newValidators(opts.Directories, c.Directories); err != nil {
 		return nil, err
 	}
 	s, err := Load(c)
