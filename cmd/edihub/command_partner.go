@@ -200,6 +200,9 @@ func runPartnerCheck(ctx context.Context, e *env, args []string) error {
 	if len(files) != 1 {
 		return usageErr("partner check needs one FILE (and --partner ID)")
 	}
+	if *id == "" {
+		return usageErr("--partner ID is required: the partner the interchange would arrive from")
+	}
 	if err := wire.ValidPartnerID(*id); err != nil {
 		return usageErr("--partner %s: %v", escape.Line(*id), err)
 	}
