@@ -11,6 +11,7 @@
 // the subject the interchange was stored under, never one read from the
 // message.
 //
-// It may import wire, escape, jetstream and edifact; the hub reaches it
+// It may import wire, escape, jetstream, edifact and edifact/directory
+// (directory validation per profile); the hub reaches it
 // through the small interface hub.Agreements, wired in cmd/edihub.
 package partner
