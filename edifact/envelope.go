@@ -33,6 +33,7 @@ type checker struct {
 	// the strings it keeps so that no string arena outlives its message.
 	counting bool
 	nmsgs    int // messages closed, when counting
+	ta1s     int // TA1 segments of the open X12 interchange
 }
 
 // messageDone hands a checked message to onMessage and recycles its segments.

@@ -96,7 +96,8 @@ func (c *checker) addX12(s *Segment) error {
 		if err != nil {
 			return err
 		}
-		if len(ic.Groups) == 0 {
+		// An interchange of TA1 acknowledgements only has no group (IEA01 0).
+		if len(ic.Groups) == 0 && c.ta1s == 0 {
 			return segErr(s, 0, 0, CodeLowerLevelEmpty, "interchange %s holds no functional group", quoted(ic.ControlRef, 20))
 		}
 		if n != len(ic.Groups) {
@@ -110,10 +111,11 @@ func (c *checker) addX12(s *Segment) error {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %s does not match ISA13 %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 		}
 		c.doc.Interchanges = append(c.doc.Interchanges, ic)
-		c.ic = nil
+		c.ic, c.ta1s = nil, 0
 		return nil
 	case "TA1": // interchange acknowledgment, allowed between ISA and the first GS
 		if c.grp == nil {
+			c.ta1s++
 			return nil
 		}
 	case "SE":

@@ -3,6 +3,7 @@ package hub
 import (
 	"cmp"
 	"context"
+	"errors"
 	"strconv"
 	"time"
 
@@ -65,6 +66,14 @@ func setFailure(m *nats.Msg, o outcome) {
 	m.Header.Set(wire.HdrErrorMsg, escape.Header(o.msg))
 	m.Header.Set(wire.HdrFingerprint, o.fingerprint)
 	m.Header.Set(wire.HdrStage, o.stage)
+	var fh FailureHeaderer
+	if errors.As(o.failure, &fh) {
+		for k, v := range fh.FailureHeaders() {
+			if wire.RefusalHeader(k) && v != "" {
+				m.Header.Set(k, escape.Header(v))
+			}
+		}
+	}
 }
 
 // publishThenAck is the one way a message leaves its source for another

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/edifact"
 )
 
 // Message is one interchange as a stage sees it. Data is the payload byte
@@ -22,6 +24,7 @@ type Message struct {
 	MessageID string
 
 	outputs []*nats.Msg
+	doc     *edifact.Document // the parse stage's, for its agreements
 }
 
 // Outputs are the outputs queued so far: messages a stage hands

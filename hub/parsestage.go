@@ -30,8 +30,52 @@ type EDIFACTConfig = edifact.Config
 // returns a *DuplicateError and the worker acks it without outputs, unless
 // the message carries x-replay-force: true.
 func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
+	return ParseStageWith(cfg, led, nil)
+}
+
+// ParseStageWith is ParseStage that also enforces partner agreements (nil:
+// none): Admit before the walk, Message per message, CheckInterchange
+// after it, and Finish with the decision, which sends the
+// acknowledgements agreed (positive ones as outputs).
+func ParseStageWith(cfg EDIFACTConfig, led Ledger, ags Agreements) Stage {
+	handle := parseHandler(cfg, led, ags)
+	if ags == nil {
+		return Stage{Name: "parse", Handle: handle}
+	}
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
+		err := handle(ctx, m)
+		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
+		var f *Failure
+		if err != nil {
+			if !errors.As(err, &f) || f.Class != Permanent {
+				return err // duplicates, transient and unclassified failures: no decision yet
+			}
+			if _, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, nil, err); aerr != nil {
+				return TransientError(f.Cause, fmt.Errorf("%w; %v", err, aerr))
+			}
+			return err
+		}
+		acks, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, m.doc, nil)
+		if aerr != nil {
+			m.outputs = nil
+			return TransientError("", aerr)
+		}
+		for _, a := range acks {
+			m.Emit(a.Subject, a.Header, a.Data)
+		}
+		return nil
+	}}
+}
+
+func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) Handler {
+	return func(ctx context.Context, m *Message) error {
 		opts := cfg.Options(m.Partner)
+		if ags != nil {
+			if err := ags.Admit(m.Partner, m.Header, m.Data, opts); err != nil {
+				return permanent(err)
+			}
+		}
 		// One pass of Walk renders each message as soon as its trailer is
 		// checked. Walk may hand over messages of an interchange that fails
 		// later (a wrong UNZ count), but nothing leaves the stage before
@@ -44,7 +88,7 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 		// then acks); the guard's max_size bounds that.
 		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 		r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
-			seq: strconv.FormatUint(m.Seq, 10)}
+			seq: strconv.FormatUint(m.Seq, 10), ags: ags}
 		// x-replay-force overrides the ledger only with the grant of an
 		// operator's forced replay: any producer can set a header.
 		forced := false
@@ -69,10 +113,19 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 			if errors.As(err, &f) || ctx.Err() != nil {
 				return err
 			}
-			return PermanentError(wire.CauseSchema, err)
+			return permanent(err)
 		}
 		if r.n == 0 {
 			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+		}
+		if ags != nil {
+			for _, ich := range doc.Interchanges {
+				if err := ags.CheckInterchange(m.Partner, ich); err != nil {
+					m.outputs = nil
+					return permanent(err)
+				}
+			}
+			m.doc = doc
 		}
 		if led != nil {
 			keys := LedgerKeys(m.Partner, doc)
@@ -97,7 +150,17 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 		}
 		m.MessageID = r.firstRef
 		return nil
-	}}
+	}
+}
+
+// permanent is err as a permanent failure of the cause it names (the
+// edifact package's errors say schema, the partner package's theirs).
+func permanent(err error) error {
+	var c Causer
+	if errors.As(err, &c) {
+		return PermanentError(c.Cause(), err)
+	}
+	return PermanentError(wire.CauseSchema, err)
 }
 
 // renderer turns the messages of one interchange into outputs.
@@ -118,6 +181,7 @@ type renderer struct {
 	origin  string
 	lastIch *edifact.Interchange
 	lookups []*ledgerLookup
+	ags     Agreements
 }
 
 type ledgerLookup struct {
@@ -226,6 +290,11 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 		h[k] = vals[i : i+1 : i+1]
 	}
 	r.m.outputs = append(r.m.outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	if r.ags != nil {
+		if err := r.ags.Message(ctx, r.m.Partner, em, body); err != nil {
+			return permanent(err)
+		}
+	}
 	return nil
 }
 

@@ -194,7 +194,8 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "CONSUMER.MSG.NEXT." + n.Parsed + "." + partner,
 				"$JS.ACK." + n.Parsed + "." + partner + ".>",
 			},
-			SubscribeAllow: []string{own, PartnerInboxPrefix(partner) + ".>"},
+			// its acknowledgements (CONTRL, 999, ...) by subscription
+			SubscribeAllow: []string{own, "edi.outbound." + partner + ".>", PartnerInboxPrefix(partner) + ".>"},
 		}, nil
 	}
 	return Permissions{}, fmt.Errorf("role %q: want hub, operator or partner", role)

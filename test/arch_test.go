@@ -38,6 +38,7 @@ var allowedDeps = map[string][]string{
 	"hub/api":                        {"hub/ops", "hub/forensics", "sandbox", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
+	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
 	"cmd/edihub":                     nil, // the binary wires everything
 	"test":                           nil,
 	"jetstream/jetstreamtest":        {"jetstream", "wire"},

@@ -65,6 +65,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 	fs.DurationVar(&o.Timeout, "timeout", 10*time.Second, "how long to wait for the server's ack of each file")
 	fs.DurationVar(&o.Wait, "wait", 2*time.Minute, "how long to wait for the hub when it goes away mid-batch, then exit 2")
 	fs.DurationVar(&o.Outcome, "outcome", 5*time.Second, "how long to wait for the hub to parse, dead-letter or skip the files (0: don't wait)")
+	signKey := fs.String("sign-key", "", "sign each file with this Ed25519 key file (x-signature, x-signature-key; edihub partner keygen)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -84,6 +85,11 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usageErr("%s: %v", escape.Line(f), errors.Unwrap(err))
 		}
 	}
+	sign, err := loadSignKey(*signKey)
+	if err != nil {
+		return err
+	}
+	o.Prepare = append(o.Prepare, func(m *nats.Msg) error { sign(m.Header, m.Data); return nil })
 	return sendFiles(ctx, e, &cf, o, fs.Args())
 }
 

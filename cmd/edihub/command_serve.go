@@ -193,7 +193,13 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err != nil {
 		return failedErr("%v", err)
 	}
-	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ags, err := startPartners(ctx, cfg, j, log, reg)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	stages := []hub.Stage{hub.ParseStageWith(cfg.Hub.EDIFACT, led, ags)}
 
 	store, err := counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
 	if err != nil {
@@ -201,8 +207,6 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	defer store.Close()
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,

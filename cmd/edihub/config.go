@@ -13,6 +13,7 @@ import (
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
+	"github.com/edihub/edihub/partner"
 )
 
 // fileConfig is the YAML file `serve --config` reads; configs/edihub.yaml
@@ -32,6 +33,8 @@ type fileConfig struct {
 	Ledger ledgerConfig `yaml:"ledger"`
 	// API is the JSON API on the HTTP port (no tokens, no API).
 	API api.Config `yaml:"api"`
+	// Partners are the partner profiles (partners.go).
+	Partners partner.Config `yaml:"partners"`
 
 	path string // the file this came from, for the sandbox child
 }
@@ -134,6 +137,9 @@ func (c *fileConfig) complete() error {
 	}
 	c.API.SetDefaults()
 	if err := c.API.Validate(); err != nil {
+		return err
+	}
+	if err := c.completePartners(); err != nil {
 		return err
 	}
 	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/partner"
+)
+
+// signFunc adds a producer's signature headers for a payload.
+type signFunc func(h nats.Header, data []byte)
+
+// loadSignKey reads `send --sign-key FILE`; no file: a signFunc that does
+// nothing.
+func loadSignKey(path string) (signFunc, error) {
+	if path == "" {
+		return func(nats.Header, []byte) {}, nil
+	}
+	k, err := partner.ReadSigningKey(path)
+	if err != nil {
+		return nil, usageErr("--sign-key %s: %v (make one with 'edihub partner keygen')", escape.Line(path), err)
+	}
+	return k.Sign, nil
+}

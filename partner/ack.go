@@ -1,0 +1,314 @@
+package partner
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/wire"
+)
+
+// Acknowledgement types (x-message-type of an ack, last token of its
+// subject).
+const (
+	TypeCONTRL = "CONTRL"
+	TypeAPERAK = "APERAK"
+	TypeTA1    = "TA1"
+	Type997    = "997"
+	Type999    = "999"
+)
+
+// target is what a negative acknowledgement names: the interchange, the
+// message and group if the error is inside one, the segment position in
+// the message (UNH = 1) and the element.
+type target struct {
+	ich      *edifact.Interchange
+	group    *edifact.Group
+	msg      *edifact.Message
+	msgSeg   int    // position of the erroneous segment in its message; 0: none
+	segTag   string // its tag
+	svcTag   string // a service segment in error (UNB, UNZ, UNH, UNT, ISA, GS, ...)
+	code     int    // 0085
+	elem     int    // S011 0098 (tag = 1); 0: the whole segment
+	comp     int    // S011 0104
+	business *Rejection
+	msgText  string
+}
+
+// Acks builds the acknowledgements partner's profile agrees for an
+// interchange: failure nil means accepted. Nothing is sent here.
+func (r *Registry) Acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error) []*nats.Msg {
+	p, ok := r.Set().Get(partner)
+	if !ok {
+		return nil
+	}
+	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: originSeq(origin)}
+	if failure == nil {
+		if doc == nil {
+			return nil
+		}
+		for _, ich := range doc.Interchanges {
+			b.accepted(ich)
+		}
+		return b.out
+	}
+	t := locate(data, failure)
+	if t.ich == nil {
+		return nil // not even an envelope to answer to
+	}
+	b.rejected(t)
+	return b.out
+}
+
+// originSeq is the sequence of STREAM:SEQ.
+func originSeq(origin string) uint64 {
+	_, s, _ := strings.Cut(origin, ":")
+	n, _ := strconv.ParseUint(s, 10, 64)
+	return n
+}
+
+type ackBuilder struct {
+	p      *Profile
+	now    time.Time
+	origin string
+	corr   string
+	seq    uint64
+	out    []*nats.Msg
+}
+
+// ref is our interchange control reference for the i-th acknowledgement:
+// derived from the original's stream sequence, so the same redelivered
+// interchange gets the same reference.
+func (b *ackBuilder) ref() string {
+	return "A" + strconv.FormatUint(b.seq%1_000_000_000_000, 10) + strconv.Itoa(len(b.out))
+}
+
+// x12Ref is the nine-digit ISA13 of the i-th acknowledgement.
+func (b *ackBuilder) x12Ref() string {
+	n := (b.seq*10 + uint64(len(b.out))) % 1_000_000_000
+	s := strconv.FormatUint(n, 10)
+	return strings.Repeat("0", 9-len(s)) + s
+}
+
+func (b *ackBuilder) add(typ, ackOf, ourRef, result string, ich *edifact.Interchange, body []byte) {
+	h := nats.Header{}
+	h.Set(wire.HdrPartnerID, b.p.ID)
+	h.Set(wire.HdrMessageType, typ)
+	h.Set(wire.HdrStandard, ich.Standard)
+	h.Set(wire.HdrMessageID, ourRef)
+	h.Set(wire.HdrAckOf, ackOf)
+	h.Set(wire.HdrAckOrigin, b.origin)
+	h.Set(wire.HdrAckResult, result)
+	if b.corr != "" {
+		h.Set(wire.HdrCorrelationID, b.corr)
+	}
+	b.out = append(b.out, &nats.Msg{Subject: wire.OutboundSubject(b.p.ID, typ), Header: h, Data: body})
+}
+
+func (b *ackBuilder) accepted(ich *edifact.Interchange) {
+	a := b.p.Ack
+	if ich.Standard == "X12" {
+		if a.TA1 == AckAll {
+			ref := b.x12Ref()
+			b.add(TypeTA1, ich.ControlRef, ref, "accepted", ich, ta1(ich, ref, b.now, "A", 0))
+		}
+		if a.X12 != AckNone && a.X12All {
+			for _, g := range ich.Groups {
+				ref := b.x12Ref()
+				b.add(a.X12, ich.ControlRef, ref, "accepted", ich, functionalAck(a.X12, target{ich: ich, group: g}, ref, b.now, true))
+			}
+		}
+		return
+	}
+	if a.CONTRL == AckAll {
+		ref := b.ref()
+		b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, a.Positive))
+	}
+}
+
+func (b *ackBuilder) rejected(t target) {
+	a := b.p.Ack
+	ich := t.ich
+	if ich.Standard == "X12" {
+		envelope := t.msg == nil && t.group == nil
+		if a.TA1 != AckNone && envelope {
+			ref := b.x12Ref()
+			b.add(TypeTA1, ich.ControlRef, ref, "rejected", ich, ta1(ich, ref, b.now, "R", ta1Note(t)))
+		}
+		if a.X12 != AckNone && t.group != nil {
+			ref := b.x12Ref()
+			b.add(a.X12, ich.ControlRef, ref, "rejected", ich, functionalAck(a.X12, t, ref, b.now, false))
+		}
+		return
+	}
+	if t.business != nil {
+		if a.APERAK && t.msg != nil {
+			ref := b.ref()
+			b.add(TypeAPERAK, ich.ControlRef, ref, "rejected", ich, aperak(t, ref, b.now))
+		}
+		if a.CONTRL == AckAll { // the syntax was right: CONTRL says so
+			ref := b.ref()
+			b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, a.Positive))
+		}
+		return
+	}
+	if a.CONTRL != AckNone {
+		ref := b.ref()
+		b.add(TypeCONTRL, ich.ControlRef, ref, "rejected", ich, contrl(t, ref, b.now, 4))
+	}
+}
+
+// locate finds what a failure names. A refusal by a profile carries its
+// interchange and message; a parse error its segment number in the input,
+// from which the input is read again, segment by segment up to it, to find
+// the enclosing interchange, group and message (bounded: the reader's
+// limits, and it stops at the error).
+func locate(data []byte, failure error) target {
+	t := target{code: codeUnspecified, msgText: failure.Error()}
+	var rej *Rejection
+	var pe *edifact.ParseError
+	var ge *edifact.GuardError
+	segNo, offset := 0, int64(-1)
+	switch {
+	case errors.As(failure, &rej):
+		t.code, t.ich, t.msg = rej.Code, rej.Interchange, rej.Message
+		if t.msg != nil {
+			t.group = t.msg.Group
+		}
+		if rej.DLQCause == wire.CauseBusiness {
+			t.business = rej
+		}
+		switch {
+		case rej.MsgSegment > 0: // a segment of the message (directory validation)
+			t.msgSeg, t.segTag, t.elem, t.comp = rej.MsgSegment, rej.Tag, rej.Element, rej.Component
+			if isService(rej.Tag) {
+				t.svcTag = rej.Tag
+			}
+		case rej.Tag != "":
+			t.svcTag, t.elem, t.comp = rej.Tag, rej.Element, rej.Component
+		}
+		if t.ich != nil {
+			return t
+		}
+	case errors.As(failure, &pe):
+		t.code, segNo = pe.Code, pe.Segment
+		if pe.Element > 0 {
+			t.elem, t.comp = pe.Element+1, pe.Component
+		}
+		t.segTag = pe.Tag
+	case errors.As(failure, &ge):
+		t.code, offset = ge.Code, ge.Offset
+	}
+	if t.code == 0 {
+		t.code = codeUnspecified
+	}
+	walkTo(data, segNo, offset, &t)
+	return t
+}
+
+// walkTo reads data up to segment segNo, or up to the segment holding
+// byte offset (a guard error names only an offset; -1: none), or else only
+// the first interchange header, and fills the envelope of t.
+func walkTo(data []byte, segNo int, offset int64, t *target) {
+	rd := edifact.NewReader(bytes.NewReader(data))
+	rd.MaxSegmentLen = 64 << 10
+	rd.MaxElementLen = 4 << 10
+	var msgStart int
+	for {
+		seg, err := rd.Read()
+		if offset >= 0 && err == nil && seg.Offset <= offset {
+			segNo = seg.Number // the last segment starting at or before the offset, so far
+		}
+		if offset >= 0 && (err != nil || seg.Offset > offset) {
+			offset = -1
+			if segNo > 0 {
+				// passed it (or the input ended): segNo holds the
+				// offset; read again up to it
+				rd = edifact.NewReader(bytes.NewReader(data))
+				rd.MaxSegmentLen, rd.MaxElementLen = 64<<10, 4<<10
+				t.ich, t.group, t.msg, msgStart = nil, nil, nil, 0
+				continue
+			}
+			// before the first segment: name the interchange only
+		}
+		if err != nil {
+			return
+		}
+		if offset < 0 && segNo > 0 && seg.Number >= segNo {
+			if seg.Tag == "UNB" || seg.Tag == "ISA" { // the header itself is in error
+				t.ich, t.group, t.msg = headerOf(seg), nil, nil
+			}
+			if t.msg != nil && msgStart > 0 {
+				t.msgSeg = seg.Number - msgStart + 1
+			}
+			if t.segTag == "" {
+				t.segTag = seg.Tag
+			}
+			if isService(seg.Tag) {
+				t.svcTag = seg.Tag
+			}
+			return
+		}
+		switch seg.Tag {
+		case "UNB", "ISA":
+			t.ich, t.group, t.msg = headerOf(seg), nil, nil
+			if segNo == 0 {
+				return
+			}
+		case "UNG", "GS":
+			t.group = &edifact.Group{ID: seg.Value(1, 1), ControlRef: pick(seg.Tag == "GS", seg.Value(6, 1), seg.Value(5, 1)),
+				Version: pick(seg.Tag == "GS", seg.Value(8, 1), seg.Value(7, 2))}
+			if seg.Tag == "GS" {
+				t.group.Sender.ID, t.group.Recipient.ID = seg.Value(2, 1), seg.Value(3, 1)
+			}
+		case "UNH":
+			t.msg = &edifact.Message{Ref: seg.Value(1, 1), Type: seg.Value(2, 1), Version: seg.Value(2, 2), Release: seg.Value(2, 3),
+				Agency: seg.Value(2, 4), Association: seg.Value(2, 5), Interchange: t.ich, Group: t.group}
+			msgStart = seg.Number
+		case "ST":
+			t.msg = &edifact.Message{Ref: seg.Value(2, 1), Type: seg.Value(1, 1), Interchange: t.ich, Group: t.group}
+			if t.group != nil {
+				t.msg.Version = t.group.Version
+			}
+			msgStart = seg.Number
+		case "UNT", "SE":
+			t.msg, msgStart = nil, 0
+		case "UNE", "GE":
+			t.group = nil
+		}
+	}
+}
+
+func isService(tag string) bool {
+	switch tag {
+	case "UNA", "UNB", "UNZ", "UNG", "UNE", "UNH", "UNT", "ISA", "IEA", "GS", "GE", "ST", "SE":
+		return true
+	}
+	return false
+}
+
+func pick(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+// headerOf reads an interchange header segment.
+func headerOf(s *edifact.Segment) *edifact.Interchange {
+	if s.Tag == "ISA" {
+		return &edifact.Interchange{Standard: "X12", Syntax: "X12", SyntaxVersion: s.Value(12, 1),
+			Sender:    edifact.Party{ID: strings.TrimSpace(s.Value(6, 1)), Qualifier: strings.TrimSpace(s.Value(5, 1))},
+			Recipient: edifact.Party{ID: strings.TrimSpace(s.Value(8, 1)), Qualifier: strings.TrimSpace(s.Value(7, 1))},
+			Date:      s.Value(9, 1), Time: s.Value(10, 1), ControlRef: s.Value(13, 1), TestIndicator: s.Value(15, 1)}
+	}
+	return &edifact.Interchange{Standard: "EDIFACT", Syntax: s.Value(1, 1), SyntaxVersion: s.Value(1, 2),
+		Sender:    edifact.Party{ID: s.Value(2, 1), Qualifier: s.Value(2, 2), Routing: s.Value(2, 3)},
+		Recipient: edifact.Party{ID: s.Value(3, 1), Qualifier: s.Value(3, 2), Routing: s.Value(3, 3)},
+		Date:      s.Value(4, 1), Time: s.Value(4, 2), ControlRef: s.Value(5, 1), TestIndicator: s.Value(11, 1)}
+}

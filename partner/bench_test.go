@@ -1,0 +1,72 @@
+package partner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+// bigInvoice is one INVOIC D:96A with n lines whose amounts sum to the
+// total (about 100 bytes a line).
+func bigInvoice(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("UNB+UNOA:3+4012345000009:14+4098765000002:14+240315:0930+INV0042++INVOIC'")
+	b.WriteString("UNH+1+INVOIC:D:96A:UN'BGM+380+R-1+9'DTM+137:20240315:102'NAD+BY+4098765000002::9'")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "LIN+%d++4000862141404:EN'QTY+47:1:PCE'MOA+203:1.00'PRI+AAA:1.00'", i)
+	}
+	fmt.Fprintf(&b, "UNS+S'MOA+79:%d.00'UNT+%d+1'UNZ+1+INV0042'", n, 4*n+7)
+	return b.Bytes()
+}
+
+// BenchmarkAgreements: the parse stage's walk and JSON view alone, then
+// with a profile (envelope and type agreed, built-in rules), with a CEL
+// rule, with a signature, and with directory validation (lenient).
+func BenchmarkAgreements(b *testing.B) {
+	key, _ := NewSigningKey("k1")
+	base := Profile{ID: "ACME", Senders: []string{"4012345000009:14"}, Messages: []string{"INVOIC D:96A"}, Directory: "off"}
+	withRule := base
+	withRule.Rules = []Rule{{Name: "buyer", Type: "INVOIC", Expr: `msg.segments.exists(s, s.tag == "NAD" && s.elements[0][0] == "BY")`}}
+	signed := base
+	signed.Signature = SignatureConfig{Required: true, Keys: map[string]string{"k1": key.PublicKey()}}
+	dir := base
+	dir.Directory = "lenient"
+	for _, lines := range []int{10, 1000} {
+		data := bigInvoice(lines)
+		h := nats.Header{}
+		key.Sign(h, data)
+		for _, c := range []struct {
+			name string
+			p    *Profile
+		}{{"walk-only", nil}, {"profile", &base}, {"profile+cel", &withRule}, {"profile+signature", &signed}, {"profile+directory", &dir}} {
+			b.Run(fmt.Sprintf("lines=%d/%s", lines, c.name), func(b *testing.B) {
+				var r *Registry
+				if c.p != nil {
+					var err error
+					if r, err = New(Config{Profiles: []Profile{*c.p}}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if r == nil {
+						if _, err := edifact.Walk(data, nil, func(em *edifact.Message) error { _, err := edifact.MessageJSON(em); return err }); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					var n int
+					if _, err := r.try(context.Background(), "ACME", h, data, &edifact.Options{}, &n); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,235 @@
+package partner
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+// ediWriter writes an EDIFACT interchange with the default separators
+// (: + . ? ' and, in syntax 4, * for repetitions), escaping every value.
+type ediWriter struct {
+	b      bytes.Buffer
+	v4     bool
+	inMsg  int    // segments of the open message, UNH included
+	syntax string // our UNB syntax identifier: what value may write
+}
+
+// levelA is the repertoire of UNOA (and IATA).
+const levelA = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,-()/='+:?!\"%&*;<>"
+
+// fit maps a byte echoed from the original (which may be why it was
+// refused: lowercase under UNOA, UTF-8 under UNOB) into our repertoire, so
+// the acknowledgement itself is always valid: lowercase to uppercase under
+// level A, anything else outside it to '.'.
+func (w *ediWriter) fit(c byte) byte {
+	switch w.syntax {
+	case "UNOA", "IATA":
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		if strings.IndexByte(levelA, c) < 0 {
+			return '.'
+		}
+	case "UNOC":
+		if (c < 0x20 || c >= 0x7f) && c < 0xA0 {
+			return '.'
+		}
+	default:
+		if c < 0x20 || c >= 0x7f {
+			return '.'
+		}
+	}
+	return c
+}
+
+func (w *ediWriter) una() {
+	if w.v4 {
+		w.b.WriteString("UNA:+.?*'")
+	} else {
+		w.b.WriteString("UNA:+.? '")
+	}
+}
+
+// seg writes one segment; each element is its components. Empty trailing
+// components and elements are left out.
+func (w *ediWriter) seg(tag string, elems ...[]string) {
+	for len(elems) > 0 && empty(elems[len(elems)-1]) {
+		elems = elems[:len(elems)-1]
+	}
+	w.b.WriteString(tag)
+	for _, e := range elems {
+		w.b.WriteByte('+')
+		for len(e) > 0 && e[len(e)-1] == "" {
+			e = e[:len(e)-1]
+		}
+		for i, c := range e {
+			if i > 0 {
+				w.b.WriteByte(':')
+			}
+			w.value(c)
+		}
+	}
+	w.b.WriteByte('\'')
+	if tag != "UNB" && tag != "UNZ" {
+		w.inMsg++
+	}
+}
+
+func (w *ediWriter) value(s string) {
+	for i := 0; i < len(s); i++ {
+		c := w.fit(s[i])
+		if c == '?' || c == ':' || c == '+' || c == '\'' || (w.v4 && c == '*') {
+			w.b.WriteByte('?')
+		}
+		w.b.WriteByte(c)
+	}
+}
+
+func empty(e []string) bool {
+	for _, c := range e {
+		if c != "" {
+			return false
+		}
+	}
+	return true
+}
+
+func el(c ...string) []string { return c }
+
+func num(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// envelope opens our interchange answering ich: sender and recipient
+// swapped (the original sender's reverse-routing address as our
+// recipient's routing), syntax identifier and version of the original
+// (syntax 1 and 2 answered in 3).
+func (w *ediWriter) open(ich *edifact.Interchange, syntax, ref string, now time.Time) {
+	w.v4 = ich.SyntaxVersion == "4"
+	version := "3"
+	if w.v4 {
+		version = "4"
+	}
+	if syntax == "" {
+		syntax = ich.Syntax
+	}
+	if !strings.HasPrefix(syntax, "UNO") || len(syntax) != 4 {
+		syntax = "UNOA"
+	}
+	w.syntax = syntax
+	date := now.Format("060102")
+	if w.v4 {
+		date = now.Format("20060102")
+	}
+	w.una()
+	w.seg("UNB", el(syntax, version), el(ich.Recipient.ID, ich.Recipient.Qualifier),
+		el(ich.Sender.ID, ich.Sender.Qualifier, ich.Sender.Routing), el(date, now.Format("1504")), el(ref))
+}
+
+func (w *ediWriter) startMessage(typ string) {
+	w.inMsg = 0
+	version, release := "D", "3"
+	if w.v4 && typ == TypeCONTRL {
+		version, release = "4", "1"
+	}
+	if typ == TypeAPERAK {
+		version, release = "D", "96A"
+	}
+	w.seg("UNH", el("1"), el(typ, version, release, "UN"))
+}
+
+func (w *ediWriter) close(ref string) []byte {
+	w.seg("UNT", el(strconv.Itoa(w.inMsg+1)), el("1"))
+	w.seg("UNZ", el("1"), el(ref))
+	return w.b.Bytes()
+}
+
+// contrl is a CONTRL answering t.ich with UCI action (7 acknowledged, 8
+// received, 4 rejected). A rejection names what failed: on UCI for the
+// interchange envelope, else UCM for the message (its UNH/UNT when those
+// failed), UCS for the segment by its position in the message (UNH = 1)
+// and UCD for the element, each with its 0085 code.
+func contrl(t target, ref string, now time.Time, action int) []byte {
+	var w ediWriter
+	w.open(t.ich, "", ref, now)
+	w.startMessage(TypeCONTRL)
+	ich := t.ich
+	uci := []([]string){el(ich.ControlRef), el(ich.Sender.ID, ich.Sender.Qualifier), el(ich.Recipient.ID, ich.Recipient.Qualifier),
+		el(strconv.Itoa(action))}
+	if action != 4 || t.msg != nil {
+		w.seg("UCI", uci...)
+	} else {
+		tag := t.svcTag
+		if tag == "" || (tag != "UNB" && tag != "UNZ" && tag != "UNA") {
+			tag = ""
+		}
+		if tag == "" && t.elem > 0 {
+			tag = "UNB"
+		}
+		s011 := el("", "")
+		if tag != "" {
+			s011 = el(num(t.elem), num(t.comp))
+		}
+		w.seg("UCI", append(uci, el(strconv.Itoa(t.code)), el(tag), s011)...)
+	}
+	if action == 4 && t.msg != nil {
+		m := t.msg
+		ucm := []([]string){el(m.Ref), el(m.Type, m.Version, m.Release, m.Agency), el("4")}
+		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
+		switch {
+		case onHeader:
+			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), el(num(t.elem), num(t.comp)))
+		case t.msgSeg == 0:
+			ucm = append(ucm, el(strconv.Itoa(t.code)))
+		}
+		w.seg("UCM", ucm...)
+		if !onHeader && t.msgSeg > 0 {
+			if t.elem > 0 {
+				w.seg("UCS", el(strconv.Itoa(t.msgSeg)))
+				w.seg("UCD", el(strconv.Itoa(t.code)), el(strconv.Itoa(t.elem), num(t.comp)))
+			} else {
+				w.seg("UCS", el(strconv.Itoa(t.msgSeg)), el(strconv.Itoa(t.code)))
+			}
+		}
+	}
+	return w.close(ref)
+}
+
+// aperak is an APERAK (D:96A) for a business rejection: the message
+// referred to (RFF ACW) and the failing rule's text (ERC, FTX AAO).
+func aperak(t target, ref string, now time.Time) []byte {
+	var w ediWriter
+	w.open(t.ich, "UNOC", ref, now)
+	w.startMessage(TypeAPERAK)
+	w.seg("BGM", el("23"), el(ref), el("27"))
+	w.seg("DTM", el("137", now.Format("200601021504"), "203"))
+	w.seg("RFF", el("ACW", t.msg.Ref))
+	w.seg("ERC", el("BUSINESS"))
+	w.seg("FTX", el("AAO"), el(""), el(""), freeText(t.business.Msg))
+	return w.close(ref)
+}
+
+// freeText cuts s into at most five 4440 values of 70 printable ASCII
+// characters each.
+func freeText(s string) []string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < ' ' || c > '~' {
+			b[i] = '.'
+		}
+	}
+	var out []string
+	for len(b) > 0 && len(out) < 5 {
+		n := min(70, len(b))
+		out = append(out, string(b[:n]))
+		b = b[n:]
+	}
+	return out
+}

@@ -1,0 +1,17 @@
+// Package partner owns partner agreements: the profiles (from the config's
+// partners: section and/or one YAML file per partner in a folder), their
+// reload on SIGHUP, what the built-in parse stage decides with them
+// (partner-rejected, signature-invalid, business), the business rules (CEL
+// over the JSON view, and built-in ones), Ed25519 signing of payloads, and
+// the acknowledgements sent back to partners (EDIFACT CONTRL syntax 3 and
+// 4, APERAK, X12 TA1, 997 and 999) on edi.outbound.<partner>.<type> in the
+// OUTBOUND stream.
+//
+// The partner a profile applies to is always the one the hub computed from
+// the subject the interchange was stored under, never one read from the
+// message.
+//
+// It may import wire, escape, jetstream, edifact and edifact/directory
+// (directory validation per profile); the hub reaches it
+// through the small interface hub.Agreements, wired in cmd/edihub.
+package partner

@@ -1,0 +1,196 @@
+package partner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/edifact/directory"
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
+)
+
+// Options are a Registry's dependencies; nil fields mean defaults.
+type Options struct {
+	// JS publishes negative acknowledgements (positive ones travel with the
+	// hub's outputs). Nil: negative acknowledgements are built and logged,
+	// not sent.
+	JS       js.JetStream
+	Logger   zerolog.Logger
+	Registry prometheus.Registerer // nil: a private registry
+	// Now is the clock of acknowledgement dates (nil: time.Now).
+	Now func() time.Time
+	// Directories are the UN/EDIFACT directories (nil: directory.Builtin,
+	// decoded once per Registry).
+	Directories *directory.Set
+}
+
+// Registry holds the partner profiles in force and answers the parse
+// stage (it implements hub.Agreements). Reload swaps the set atomically;
+// an interchange in flight finishes with the set it started with for each
+// question it asks.
+type Registry struct {
+	cfg  Config
+	set  atomic.Pointer[Set]
+	js   js.JetStream
+	log  zerolog.Logger
+	now  func() time.Time
+	met  metrics
+	last atomic.Int64 // unix seconds of the last good load
+
+	validators validators
+	dirDefault directory.Strictness
+}
+
+type metrics struct {
+	reloads   *prometheus.CounterVec
+	profiles  prometheus.Gauge
+	decisions *prometheus.CounterVec
+	acks      *prometheus.CounterVec
+}
+
+// New loads the profiles of c; a bad profile is an error (serve refuses to
+// start).
+func New(c Config, o *Options) (*Registry, error) {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	c.SetDefaults()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	reg := opts.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now}
+	r.met = metrics{
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_reloads_total",
+			Help: "Partner profile reloads by result (ok, error: the previous profiles stay in force)."}, []string{"result"}),
+		profiles: prometheus.NewGauge(prometheus.GaugeOpts{Name: "edihub_partner_profiles_count",
+			Help: "Partner profiles in force."}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_rejections_total",
+			Help: "Interchanges refused by a partner agreement, by cause and reason."}, []string{"cause", "reason"}),
+		acks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_acks_total",
+			Help: "Acknowledgements built for partners, by type and result (accepted, rejected)."}, []string{"type", "result"}),
+	}
+	var err error
+	for _, c := range []prometheus.Collector{r.met.reloads, r.met.profiles, r.met.decisions, r.met.acks} {
+		if err = reg.Register(c); err != nil {
+			return nil, fmt.Errorf("partner metrics: %w", err)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	r.dirDefault = directory.Strictness(c.Directory)
+	if r.validators, err = newValidators(opts.Directories, c.Directories); err != nil {
+		return nil, err
+	}
+	s, err := Load(c)
+	if err != nil {
+		return nil, err
+	}
+	r.swap(s)
+	return r, nil
+}
+
+func (r *Registry) swap(s *Set) {
+	r.set.Store(s)
+	r.met.profiles.Set(float64(len(s.profiles)))
+	r.last.Store(r.now().Unix())
+}
+
+// Set is the profile set in force.
+func (r *Registry) Set() *Set { return r.set.Load() }
+
+// Reload reads the profiles again. On any error the set in force stays,
+// the error is logged and counted (edihub_partner_reloads_total{result=
+// "error"}) and returned.
+func (r *Registry) Reload() error {
+	s, err := Load(r.cfg)
+	if err != nil {
+		r.met.reloads.WithLabelValues("error").Inc()
+		r.log.Error().Err(err).Int("profiles_in_force", len(r.Set().profiles)).
+			Msg("partner profiles not reloaded: the previous profiles stay in force; fix the file and send SIGHUP again")
+		return err
+	}
+	r.swap(s)
+	r.met.reloads.WithLabelValues("ok").Inc()
+	r.log.Info().Int("profiles", len(s.profiles)).Strs("partners", s.IDs()).Msg("partner profiles reloaded")
+	return nil
+}
+
+// ReloadOn reloads whenever sig delivers (serve passes SIGHUP), until ctx
+// ends.
+func (r *Registry) ReloadOn(ctx context.Context, sig <-chan os.Signal) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sig:
+			_ = r.Reload()
+		}
+	}
+}
+
+// OutboundStream is the OUTBOUND stream's configuration.
+func (r *Registry) OutboundStream() js.StreamConfig {
+	return OutboundStreamConfig(r.cfg.OutboundStream)
+}
+
+// OutboundStreamConfig is the stream acknowledgements are stored in.
+func OutboundStreamConfig(name string) js.StreamConfig {
+	if name == "" {
+		name = wire.DefaultOutboundStream
+	}
+	return js.StreamConfig{Name: name, Subjects: []string{wire.OutboundAll}, Storage: js.FileStorage,
+		Duplicates: 10 * time.Minute}
+}
+
+// Provision creates or updates the OUTBOUND stream.
+func (r *Registry) Provision(ctx context.Context, j js.JetStream) error {
+	if _, err := ejs.EnsureStream(ctx, j, r.OutboundStream()); err != nil {
+		return fmt.Errorf("partner acknowledgements: %w", err)
+	}
+	return nil
+}
+
+// Finish is asked by the parse stage when an interchange is decided:
+// failure nil means accepted, and the positive acknowledgements agreed are
+// returned for the stage to emit with its outputs (stored together, then
+// the interchange is acked). On a failure the negative acknowledgements
+// are published here, before the stage hands the interchange to its
+// dead-letter queue, with dedupe ids from origin (INGEST:42), so a
+// redelivery does not send them twice.
+func (r *Registry) Finish(ctx context.Context, partner, origin, corr string, data []byte, doc *edifact.Document, failure error) ([]*nats.Msg, error) {
+	var rej *Rejection
+	if errors.As(failure, &rej) {
+		r.met.decisions.WithLabelValues(rej.DLQCause, rej.Reason).Inc()
+	}
+	acks := r.Acks(partner, origin, corr, data, doc, failure)
+	for _, a := range acks {
+		r.met.acks.WithLabelValues(a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult)).Inc()
+	}
+	if failure == nil || len(acks) == 0 {
+		return acks, nil
+	}
+	if r.js == nil {
+		r.log.Warn().Str("partner", partner).Int("acks", len(acks)).Msg("negative acknowledgements not sent: no JetStream")
+		return nil, nil
+	}
+	if _, err := ejs.PublishAll(ctx, r.js, acks, func(i int) string { return wire.AckMsgID(origin, i) }); err != nil {
+		return nil, fmt.Errorf("negative acknowledgement: %w", err)
+	}
+	return nil, nil
+}

@@ -1,0 +1,218 @@
+package partner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+// defaultRuleCostLimit bounds one rule's evaluation: a rule is the operator's,
+// but the message it runs over is the partner's, and a comprehension over
+// 100 000 segments must not hold a partition.
+const defaultRuleCostLimit = 1_000_000
+
+type compiledRule struct {
+	Rule
+	prg cel.Program
+}
+
+// celEnv is the environment every rule is compiled in: msg is the JSON
+// view of one message (edifact.MessageJSON) as maps and lists.
+func celEnv() (*cel.Env, error) {
+	return cel.NewEnv(cel.Variable("msg", cel.DynType))
+}
+
+func compileRules(rules []Rule, costLimit uint64) ([]*compiledRule, error) {
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	env, err := celEnv()
+	if err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	seen := map[string]bool{}
+	out := make([]*compiledRule, 0, len(rules))
+	for i, r := range rules {
+		if r.Name == "" || strings.ContainsAny(r.Name, " \t\r\n") || len(r.Name) > 64 {
+			return nil, fmt.Errorf("rules[%d]: name %q: want 1 to 64 characters without spaces", i, r.Name)
+		}
+		if seen[r.Name] || strings.HasPrefix(r.Name, builtinPrefix) {
+			return nil, fmt.Errorf("rules[%d]: name %q is used twice or reserved (%s*)", i, r.Name, builtinPrefix)
+		}
+		seen[r.Name] = true
+		ast, iss := env.Compile(r.Expr)
+		if iss.Err() != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.Name, iss.Err())
+		}
+		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
+			return nil, fmt.Errorf("rule %s: the expression gives %s, want a bool", r.Name, ast.OutputType())
+		}
+		prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100))
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+		}
+		out = append(out, &compiledRule{Rule: r, prg: prg})
+	}
+	return out, nil
+}
+
+// ruleError is a failing rule: its name and why.
+type ruleError struct {
+	name, msg string
+}
+
+func (e *ruleError) Error() string { return "rule " + e.name + " failed: " + e.msg }
+
+// runRules runs the profile's rules for one message over its JSON view;
+// the view is decoded once, and only when a rule applies.
+func runRules(ctx context.Context, rules []*compiledRule, em *edifact.Message, view []byte) *ruleError {
+	var msg any
+	for _, r := range rules {
+		if r.Type != "" && r.Type != em.Type {
+			continue
+		}
+		if msg == nil {
+			if err := json.Unmarshal(view, &msg); err != nil {
+				return &ruleError{name: r.Name, msg: "the JSON view does not decode: " + err.Error()}
+			}
+		}
+		out, _, err := r.prg.ContextEval(ctx, map[string]any{"msg": msg})
+		if err != nil {
+			return &ruleError{name: r.Name, msg: "evaluation error: " + err.Error()}
+		}
+		if out != types.True {
+			return &ruleError{name: r.Name, msg: fmt.Sprintf("%s is not true for message %s", r.Expr, em.Ref)}
+		}
+	}
+	return nil
+}
+
+// Built-in rules, named builtin:<name> in x-rule.
+const builtinPrefix = "builtin:"
+
+const (
+	RuleInvoicTotal = builtinPrefix + "invoic-line-total"
+	RuleOrdersLines = builtinPrefix + "orders-has-lines"
+	RuleDates       = builtinPrefix + "dates-parse"
+)
+
+// runBuiltins checks what users expect of every message, on its segments.
+func runBuiltins(em *edifact.Message) *ruleError {
+	switch em.Type {
+	case "INVOIC":
+		if e := invoicTotal(em); e != nil {
+			return e
+		}
+	case "ORDERS":
+		if !hasSegment(em, "LIN") {
+			return &ruleError{name: RuleOrdersLines, msg: "ORDERS message " + em.Ref + " has no LIN segment"}
+		}
+	case "850":
+		if !hasSegment(em, "PO1") {
+			return &ruleError{name: RuleOrdersLines, msg: "850 transaction set " + em.Ref + " has no PO1 segment"}
+		}
+	}
+	return datesParse(em)
+}
+
+func hasSegment(em *edifact.Message, tag string) bool {
+	for i := range em.Segments {
+		if em.Segments[i].Tag == tag {
+			return true
+		}
+	}
+	return false
+}
+
+// invoicTotal: the line amounts (MOA 203) sum to the total of the line
+// items (MOA 79), exactly, when the message states that total.
+func invoicTotal(em *edifact.Message) *ruleError {
+	dec := byte('.')
+	if em.Interchange != nil && em.Interchange.Separators.Decimal != 0 {
+		dec = em.Interchange.Separators.Decimal
+	}
+	sum := new(big.Rat)
+	var total *big.Rat
+	lines := 0
+	for i := range em.Segments {
+		s := &em.Segments[i]
+		if s.Tag != "MOA" {
+			continue
+		}
+		q, v := s.Value(1, 1), s.Value(1, 2)
+		if q != "203" && q != "79" {
+			continue
+		}
+		amt, ok := new(big.Rat).SetString(strings.ReplaceAll(v, string(dec), "."))
+		if !ok {
+			return &ruleError{name: RuleInvoicTotal, msg: fmt.Sprintf("segment %d MOA %s: amount %q is not a number", s.Number, q, v)}
+		}
+		if q == "203" {
+			sum.Add(sum, amt)
+			lines++
+		} else if total == nil {
+			total = amt
+		}
+	}
+	if total == nil || lines == 0 || sum.Cmp(total) == 0 {
+		return nil
+	}
+	return &ruleError{name: RuleInvoicTotal, msg: fmt.Sprintf("INVOIC %s: the %d line amounts (MOA 203) sum to %s, the total (MOA 79) is %s",
+		em.Ref, lines, sum.FloatString(2), total.FloatString(2))}
+}
+
+// dateFormats are the EDIFACT 2379 formats the dates rule checks, as Go
+// layouts.
+var dateFormats = map[string]string{
+	"101": "060102", "102": "20060102", "201": "0601021504", "203": "200601021504", "204": "20060102150405",
+}
+
+// datesParse: every DTM (EDIFACT C507 with a known 2379 format; X12 DTM02
+// CCYYMMDD) holds a real date.
+func datesParse(em *edifact.Message) *ruleError {
+	x12 := em.Interchange != nil && em.Interchange.Standard == "X12"
+	for i := range em.Segments {
+		s := &em.Segments[i]
+		if s.Tag != "DTM" {
+			continue
+		}
+		var v, layout, fmtCode string
+		if x12 {
+			v, layout, fmtCode = s.Value(2, 1), "20060102", "CCYYMMDD"
+			if v == "" {
+				continue
+			}
+		} else {
+			v, fmtCode = s.Value(1, 2), s.Value(1, 3)
+			var ok bool
+			if layout, ok = dateFormats[fmtCode]; !ok || v == "" {
+				if fmtCode == "718" && v != "" {
+					a, b, _ := strings.Cut(v, "-")
+					if _, err := time.Parse("20060102", a); err != nil {
+						return dateErr(em, s, v, fmtCode)
+					}
+					if _, err := time.Parse("20060102", b); err != nil {
+						return dateErr(em, s, v, fmtCode)
+					}
+				}
+				continue
+			}
+		}
+		if _, err := time.Parse(layout, v); err != nil {
+			return dateErr(em, s, v, fmtCode)
+		}
+	}
+	return nil
+}
+
+func dateErr(em *edifact.Message, s *edifact.Segment, v, format string) *ruleError {
+	return &ruleError{name: RuleDates, msg: fmt.Sprintf("message %s segment %d DTM: %q is not a date of format %s", em.Ref, s.Number, v, format)}
+}

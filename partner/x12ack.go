@@ -1,0 +1,223 @@
+package partner
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edihub/edihub/edifact"
+)
+
+// x12Writer writes an X12 interchange with * ~ : separators. X12 has no
+// release character: values echoed from the original go through clean,
+// which turns separator bytes into spaces.
+type x12Writer struct {
+	b  bytes.Buffer
+	st int // segments of the open transaction set, ST included
+}
+
+func (w *x12Writer) seg(tag string, elems ...string) {
+	for len(elems) > 0 && elems[len(elems)-1] == "" {
+		elems = elems[:len(elems)-1]
+	}
+	w.b.WriteString(tag)
+	for _, e := range elems {
+		w.b.WriteByte('*')
+		w.b.WriteString(e)
+	}
+	w.b.WriteByte('~')
+	w.st++
+}
+
+func pad(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s + strings.Repeat(" ", n-len(s))
+}
+
+// isa opens our interchange answering ich (sender and recipient swapped).
+func (w *x12Writer) isa(ich *edifact.Interchange, version, ref string, now time.Time) {
+	rep := "U"
+	if version >= "00402" {
+		rep = "^"
+	}
+	test := "P"
+	if ich.TestIndicator == "T" {
+		test = "T"
+	}
+	fmtQual := func(q string) string {
+		if q == "" {
+			q = "ZZ"
+		}
+		return pad(q, 2)
+	}
+	w.b.WriteString("ISA*00*" + pad("", 10) + "*00*" + pad("", 10) + "*" + fmtQual(ich.Recipient.Qualifier) + "*" +
+		pad(clean(ich.Recipient.ID), 15) + "*" + fmtQual(ich.Sender.Qualifier) + "*" + pad(clean(ich.Sender.ID), 15) + "*" +
+		now.Format("060102") + "*" + now.Format("1504") + "*" + rep + "*" + version + "*" + ref + "*0*" + test + "*:~")
+}
+
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '*' || r == '~' || r == ':' || r == '^' || r < ' ' || r > '~' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// ta1 is an interchange acknowledgement: TA104 A (accepted), E or R, and
+// the TA105 note code.
+func ta1(ich *edifact.Interchange, ref string, now time.Time, status string, note int) []byte {
+	var w x12Writer
+	w.isa(ich, x12Version(ich), ref, now)
+	n := strconv.Itoa(note)
+	w.seg("TA1", clean(ich.ControlRef), clean(ich.Date), clean(ich.Time), status, strings.Repeat("0", 3-len(n))+n)
+	w.seg("IEA", "0", ref)
+	return w.b.Bytes()
+}
+
+// x12Version is the ISA12 of our answer: the original's when it reads as
+// one (00401, 00501), else 00501.
+func x12Version(ich *edifact.Interchange) string {
+	if len(ich.SyntaxVersion) == 5 {
+		if _, err := strconv.Atoi(ich.SyntaxVersion); err == nil {
+			return ich.SyntaxVersion
+		}
+	}
+	return "00501"
+}
+
+// ta1Note maps a 0085 code to a TA105 note code.
+func ta1Note(t target) int {
+	switch t.code {
+	case codeUnknownSender:
+		return 7 // invalid interchange sender id
+	case codeNotActualRecipient:
+		return 9 // invalid interchange receiver id
+	case codeTestNotSupported:
+		return 20 // invalid test indicator value
+	case edifact.CodeReferenceMismatch:
+		return 1 // control numbers do not match
+	case edifact.CodeCountMismatch:
+		return 21 // invalid number of included groups
+	case edifact.CodeMissing:
+		return 23 // improper (premature) end-of-file
+	}
+	return 24 // invalid interchange content
+}
+
+// functionalAck is a 999 (005010X231A1) or 997 for one functional group:
+// accepted, or rejected naming the transaction set (AK2), the segment
+// (IK3/AK3 with its position in the set, ST = 1), the element (IK4/AK4)
+// and the set's and group's codes.
+func functionalAck(typ string, t target, ref string, now time.Time, accepted bool) []byte {
+	var w x12Writer
+	version := x12Version(t.ich)
+	impl := ""
+	if typ == Type999 {
+		version, impl = "00501", "005010X231A1"
+	}
+	w.isa(t.ich, version, ref, now)
+	g := t.group
+	gsVersion := impl
+	if gsVersion == "" {
+		gsVersion = clean(g.Version)
+	}
+	gsRef := strings.TrimLeft(ref, "0")
+	if gsRef == "" {
+		gsRef = "1"
+	}
+	w.seg("GS", "FA", clean(g.Recipient.ID), clean(g.Sender.ID), now.Format("20060102"), now.Format("1504"), gsRef, "X", gsVersion)
+	w.st = 0
+	w.seg("ST", typ, "0001", impl)
+	if typ == Type999 {
+		w.seg("AK1", clean(g.ID), clean(g.ControlRef), clean(g.Version))
+	} else {
+		w.seg("AK1", clean(g.ID), clean(g.ControlRef))
+	}
+	n := len(g.Messages)
+	switch {
+	case accepted:
+		w.seg("AK9", "A", strconv.Itoa(n), strconv.Itoa(n), strconv.Itoa(n))
+	case t.msg != nil:
+		w.seg("AK2", clean(t.msg.Type), clean(t.msg.Ref))
+		segTag, elemTag, setTag := "IK3", "IK4", "IK5"
+		if typ == Type997 {
+			segTag, elemTag, setTag = "AK3", "AK4", "AK5"
+		}
+		if t.msgSeg > 0 && t.segTag != "ST" && t.segTag != "SE" {
+			w.seg(segTag, clean(t.segTag), strconv.Itoa(t.msgSeg), "", segmentCode(t))
+			if t.elem > 1 {
+				pos := strconv.Itoa(t.elem - 1)
+				if t.comp > 0 {
+					pos += ":" + strconv.Itoa(t.comp)
+				}
+				w.seg(elemTag, pos, "", elementCode(t))
+			}
+		}
+		w.seg(setTag, "R", setCode(t))
+		w.seg("AK9", "R", "1", "1", "0")
+	default:
+		w.seg("AK9", "R", strconv.Itoa(n), strconv.Itoa(n), "0", groupCode(t))
+	}
+	w.seg("SE", strconv.Itoa(w.st+1), "0001")
+	w.seg("GE", "1", gsRef)
+	w.seg("IEA", "1", ref)
+	return w.b.Bytes()
+}
+
+func segmentCode(t target) string {
+	switch {
+	case t.elem > 0:
+		return "8" // segment has data element errors
+	case t.code == edifact.CodeMissing:
+		return "3"
+	case t.code == edifact.CodeTooManyRepetitions:
+		return "5"
+	}
+	return "2" // unexpected segment
+}
+
+func elementCode(t target) string {
+	switch t.code {
+	case edifact.CodeMissing:
+		return "1"
+	case edifact.CodeTooLong:
+		return "5"
+	case edifact.CodeInvalidCharacter:
+		return "6"
+	case edifact.CodeTooManyConstituents:
+		return "3"
+	}
+	return "7" // invalid code value
+}
+
+func setCode(t target) string {
+	switch t.code {
+	case codeNoAgreement:
+		return "1" // transaction set not supported
+	case edifact.CodeMissing:
+		if t.segTag == "SE" {
+			return "2"
+		}
+	case edifact.CodeReferenceMismatch:
+		return "3"
+	case edifact.CodeCountMismatch:
+		return "4"
+	}
+	return "5" // one or more segments in error
+}
+
+func groupCode(t target) string {
+	switch t.code {
+	case edifact.CodeReferenceMismatch:
+		return "4"
+	case edifact.CodeCountMismatch:
+		return "5"
+	case edifact.CodeMissing:
+		return "3"
+	}
+	return "6"
+}

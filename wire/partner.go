@@ -1,0 +1,87 @@
+package wire
+
+import "strconv"
+
+// Partner agreements: the headers a producer may set to sign an
+// interchange, the headers the parse stage sets on a refusal, and the
+// outbound subjects acknowledgements go to.
+const (
+	// HdrSignature is a producer's detached signature over the payload,
+	// "ed25519:<standard base64 of 64 bytes>". Only this exact spelling
+	// is read; any letter-case variant is moved to x-producer-*.
+	HdrSignature = "x-signature"
+	// HdrSignatureKey names the partner's key that made HdrSignature
+	// (a key id of the partner's profile, never the key).
+	HdrSignatureKey = "x-signature-key"
+	// SignatureScheme prefixes the value of HdrSignature.
+	SignatureScheme = "ed25519:"
+
+	// Set by the parse stage on a refusal by a partner profile.
+	// HdrRejectReason is a stable code (unknown-partner,
+	// sender-not-allowed, ...); HdrRule names a failing business rule;
+	// HdrSignatureKeyID is the key id the producer named, as the hub read
+	// it (escaped).
+	HdrRejectReason   = "x-reject-reason"
+	HdrRule           = "x-rule"
+	HdrSignatureKeyID = "x-signature-key-id"
+
+	// On acknowledgements (edi.outbound.<partner>.<type>).
+	// HdrAckOf is the control reference of the interchange acknowledged
+	// (UNB 0020, ISA13); HdrAckOrigin its INGEST message (INGEST:42);
+	// HdrAckResult accepted or rejected.
+	HdrAckOf     = "x-ack-of"
+	HdrAckOrigin = "x-ack-origin"
+	HdrAckResult = "x-ack-result"
+
+	// DefaultOutboundStream stores acknowledgements to partners.
+	DefaultOutboundStream = "OUTBOUND"
+	// OutboundAll is the OUTBOUND stream's subject filter.
+	OutboundAll    = "edi.outbound.>"
+	outboundPrefix = "edi.outbound."
+)
+
+// Reject reasons (x-reject-reason).
+const (
+	ReasonUnknownPartner    = "unknown-partner"
+	ReasonSenderNotAllowed  = "sender-not-allowed"
+	ReasonRecipientNotOurs  = "recipient-not-ours"
+	ReasonTypeNotAgreed     = "type-not-agreed"
+	ReasonSyntaxNotAgreed   = "syntax-not-agreed"
+	ReasonTestNotAgreed     = "test-not-agreed"
+	ReasonSignatureMissing  = "signature-missing"
+	ReasonSignatureBad      = "signature-malformed"
+	ReasonSignatureKey      = "signature-key-unknown"
+	ReasonSignatureMismatch = "signature-mismatch"
+	ReasonRuleFailed        = "rule-failed"
+	ReasonDirectory         = "directory"
+)
+
+func init() {
+	producerSettable[HdrSignature] = true
+	producerSettable[HdrSignatureKey] = true
+	for _, n := range []string{HdrRejectReason, HdrRule, HdrSignatureKeyID, HdrAckOf, HdrAckOrigin, HdrAckResult} {
+		hubOwned[n] = true
+	}
+}
+
+// RefusalHeader reports whether a stage's refusal may set name on its
+// dead letter (hub.FailureHeaderer): only these, never the hub's others
+// (x-partner-id, x-original-*, ...).
+func RefusalHeader(name string) bool {
+	return name == HdrRejectReason || name == HdrRule || name == HdrSignatureKeyID
+}
+
+// OutboundSubject is where an acknowledgement of type typ (CONTRL, 999,
+// TA1, APERAK) for partner goes: edi.outbound.<partner>.<type>.
+func OutboundSubject(partner, typ string) string {
+	return outboundPrefix + partner + "." + SubjectToken(typ)
+}
+
+// OutboundFilter selects one partner's acknowledgements.
+func OutboundFilter(partner string) string { return outboundPrefix + partner + ".>" }
+
+// AckMsgID is the Nats-Msg-Id of acknowledgement i of INGEST message
+// origin (STREAM:SEQ): a redelivered interchange acknowledges once.
+func AckMsgID(origin string, i int) string {
+	return origin + ":ack:" + strconv.Itoa(i)
+}
