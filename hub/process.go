@@ -91,6 +91,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		return true
 	}
 	d := h.newDelivery(s, msg, md)
+	s.notePin(msg.Headers().Get(wire.HdrPinID), d.partner)
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}

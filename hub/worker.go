@@ -21,6 +21,10 @@ type source struct {
 	stage     string // retry sources: the stage they retry
 	slot      int    // its row in the in-flight table
 	stray     bool   // INGEST messages no partition reads (see straySource)
+	// pinID is the server's pin of this instance on the partition, and
+	// partners those seen since (see notePin).
+	pinID    string
+	partners map[string]struct{}
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -29,7 +33,7 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p, partners: map[string]struct{}{}}, nil
 }
 
 // straySource reads what INGEST stored without its partition transform:
@@ -79,7 +83,11 @@ func (s *source) run(ctx context.Context) error {
 	// more keeps a request waiting at the server, which hands over the next
 	// message as soon as the ack arrives, without a new pull round trip (a
 	// pull of 1 also stalled now and then until the request expired).
-	it, err := s.cons.Messages(js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
+	opts := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
+	if s.partition >= 0 {
+		opts = s.h.pullOptions()
+	}
+	it, err := s.cons.Messages(opts...)
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
 	}

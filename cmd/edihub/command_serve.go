@@ -163,7 +163,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
 			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket}
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
-			Users: users, AuthNames: names})
+			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
 		if err != nil {
 			return failedErr("%v", err)
 		}
@@ -183,6 +183,17 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return unreachableErr(err)
 	}
 	defer nc.Close()
+	// A cluster that is still electing its leaders answers "temporarily
+	// unavailable" for a while after start.
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	err = ejs.WaitReady(wctx, j)
+	wcancel()
+	if err != nil {
+		return unreachableErr(err)
+	}
+	if err := ejs.CheckReplicas(nc, cfg.NATS.Replicas); err != nil {
+		return usageErr("%v", err)
+	}
 
 	led, err := openLedger(ctx, j, cfg, log)
 	if err != nil {
@@ -190,17 +201,26 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
 
-	store, err := counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
+	store, err := openAttemptStore(ctx, j, cfg)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	defer store.Close()
+	shared, err := openShared(ctx, j, cfg, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	var forget func([]string)
+	if ls, ok := led.(*ledger.KVStore); ok {
+		forget = func(partners []string) { ls.Forget(partners...) }
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,
+		Singletons: shared.singletons, AlertLimiter: shared.limiter, ForgetPartners: forget,
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
 			os.Exit(exitFatal)
@@ -227,7 +247,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		}
 		apiHandler = api.New(o, tokens, log)
 	}
-	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j), apiHandler, log)
+	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j, cfg.NATS.Replicas), apiHandler, log)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -346,8 +366,9 @@ const (
 // JetStream is out of space (server or account limits, a full disk), and
 // succeeds again once there is room.
 type jsWriteCheck struct {
-	js    js.JetStream
-	every time.Duration
+	js       js.JetStream
+	every    time.Duration
+	replicas int
 
 	mu      sync.Mutex
 	at      time.Time
@@ -355,7 +376,9 @@ type jsWriteCheck struct {
 	created bool
 }
 
-func newJSWriteCheck(j js.JetStream) *jsWriteCheck { return &jsWriteCheck{js: j, every: time.Second} }
+func newJSWriteCheck(j js.JetStream, replicas int) *jsWriteCheck {
+	return &jsWriteCheck{js: j, every: time.Second, replicas: replicas}
+}
 
 func (c *jsWriteCheck) check(ctx context.Context) error {
 	c.mu.Lock()
@@ -372,7 +395,7 @@ func (c *jsWriteCheck) probe(ctx context.Context) error {
 	if !c.created {
 		_, err := c.js.CreateOrUpdateStream(ctx, js.StreamConfig{
 			Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
-			MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: 1,
+			MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: max(c.replicas, 1),
 			Description: "edihub /readyz write check: one message, replaced on every check",
 		})
 		if err != nil {

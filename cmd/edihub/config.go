@@ -13,6 +13,7 @@ import (
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // fileConfig is the YAML file `serve --config` reads; configs/edihub.yaml
@@ -32,6 +33,10 @@ type fileConfig struct {
 	Ledger ledgerConfig `yaml:"ledger"`
 	// API is the JSON API on the HTTP port (no tokens, no API).
 	API api.Config `yaml:"api"`
+	// Counter selects the attempt store.
+	Counter counterConfig `yaml:"counter"`
+	// Cluster is how this instance shares the work with others.
+	Cluster clusterConfig `yaml:"cluster"`
 
 	path string // the file this came from, for the sandbox child
 }
@@ -41,7 +46,7 @@ type ledgerConfig struct {
 	TTL time.Duration `yaml:"ttl"`
 	// Bucket is the JetStream KV bucket; hubs that share it share the ledger.
 	Bucket string `yaml:"bucket"`
-	// Replicas of the bucket: 1 on one server, 3 on a cluster.
+	// Replicas of the bucket (default nats.replicas).
 	Replicas int `yaml:"replicas"`
 	// Disabled turns duplicate-interchange detection off.
 	Disabled bool `yaml:"disabled"`
@@ -68,6 +73,14 @@ type natsConfig struct {
 	// Auth turns authentication of the embedded server on: users with the
 	// permissions of their role. serve connects as the (first) hub user.
 	Auth natsAuth `yaml:"auth"`
+	// Replicas of every stream and bucket the hub provisions: 1 on one
+	// server, 3 on a three-node cluster (refused on a single server).
+	Replicas int `yaml:"replicas"`
+	// ServerName of the embedded server; every node of a cluster needs its
+	// own.
+	ServerName string `yaml:"server_name"`
+	// Cluster makes the embedded server a node of a NATS cluster.
+	Cluster ejs.ClusterOptions `yaml:"cluster"`
 }
 
 type httpConfig struct {
@@ -89,7 +102,6 @@ func defaultFileConfig() fileConfig {
 	c.Log.Format = "auto"
 	c.Ledger.TTL = 30 * 24 * time.Hour
 	c.Ledger.Bucket = "edihub-ledger"
-	c.Ledger.Replicas = 1
 	return c
 }
 
@@ -116,6 +128,9 @@ func loadConfig(path string) (fileConfig, error) {
 // complete fills in every default and checks every section, as serve runs.
 func (c *fileConfig) complete() error {
 	if err := c.NATS.validateAuth(); err != nil {
+		return err
+	}
+	if err := c.completeCluster(); err != nil {
 		return err
 	}
 	c.Hub.SetDefaults()
