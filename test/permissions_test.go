@@ -43,7 +43,7 @@ func natsServerBinary(t *testing.T) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2; .ci/run does); skipping the permissions test")
+	t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2; .ci/run does); skipping this test, which needs real nats-server processes")
 	return ""
 }
 
