@@ -161,7 +161,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		auth = self
 		names := ejs.AuthNames{Ingest: cfg.Hub.Streams.Ingest, Parsed: cfg.Hub.Streams.Parsed, DLQ: cfg.Hub.Streams.DLQ,
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
-			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket}
+			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
+			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket}
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
 			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
 		if err != nil {
