@@ -24,7 +24,7 @@ import (
 
 // natsNode is one nats-server process of a loopback cluster.
 type natsNode struct {
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	name   string
 	conf   string
@@ -37,7 +37,7 @@ type natsNode struct {
 
 // startNATSCluster runs n nats-server processes on loopback, each given
 // the full route list, with JetStream; they stop when the test ends.
-func startNATSCluster(t *testing.T, n int) []*natsNode {
+func startNATSCluster(t testing.TB, n int) []*natsNode {
 	t.Helper()
 	bin := natsServerBinary(t)
 	var routes []string
@@ -171,7 +171,7 @@ sandbox:
 
 // startClusterHub runs `edihub serve --nats-url <every node>` under a
 // supervisor loop (hubProc), as systemd would, and waits until it is ready.
-func startClusterHub(t *testing.T, nodes []*natsNode, extraYAML string) *hubProc {
+func startClusterHub(t testing.TB, nodes []*natsNode, extraYAML string) *hubProc {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "edihub.yaml")
@@ -188,7 +188,7 @@ func startClusterHub(t *testing.T, nodes []*natsNode, extraYAML string) *hubProc
 	return h
 }
 
-func (h *hubProc) waitReady(t *testing.T) {
+func (h *hubProc) waitReady(t testing.TB) {
 	t.Helper()
 	jetstreamtest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
 		return httpReady(h.httpAddr)
@@ -212,7 +212,7 @@ func (h *hubProc) exitCount() int {
 }
 
 // streamLeader names the server that leads stream.
-func streamLeader(t *testing.T, j js.JetStream, stream string) string {
+func streamLeader(t testing.TB, j js.JetStream, stream string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -248,7 +248,7 @@ func (g partnerGaps) around(at time.Time) time.Duration {
 
 // parsedOrder reads PARSED in stream order: per partner the INGEST
 // sequences of its interchanges, and when each was stored.
-func parsedOrder(t *testing.T, j js.JetStream) (map[string][]uint64, partnerGaps) {
+func parsedOrder(t testing.TB, j js.JetStream) (map[string][]uint64, partnerGaps) {
 	t.Helper()
 	order := map[string][]uint64{}
 	gaps := partnerGaps{}

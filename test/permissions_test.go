@@ -33,7 +33,7 @@ const (
 
 // natsServerBinary finds nats-server on PATH or where `go install` puts
 // it (.ci/run installs it there).
-func natsServerBinary(t *testing.T) string {
+func natsServerBinary(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("nats-server"); err == nil {
 		return p
