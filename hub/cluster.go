@@ -67,6 +67,61 @@ func (h *Hub) pullOptions() []js.PullMessagesOpt {
 	return o
 }
 
+// PartitionOwners says which partitions this instance should work.
+type PartitionOwners interface {
+	Prefers(partition int) bool
+}
+
+// ownerCheckEvery is how often a partition worker asks whether it is
+// still (or again) the preferred owner: a cheap local read.
+const ownerCheckEvery = 250 * time.Millisecond
+
+// runOwned works a partition while this instance is its preferred owner.
+// When another instance becomes it (one joined), the worker finishes the
+// message in hand, stops pulling and unpins itself, so the server pins
+// the new owner at once instead of after pinned_ttl. Order holds across
+// the hand-over: the consumer has one message out at a time.
+func (s *source) runOwned(ctx context.Context) error {
+	t := time.NewTicker(ownerCheckEvery)
+	defer t.Stop()
+	for {
+		if s.h.owners.Prefers(s.partition) {
+			if err := s.pull(ctx, func() bool { return !s.h.owners.Prefers(s.partition) }); err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.unpin(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// unpin lets the server pin another instance now, if this one still
+// holds the pin.
+func (s *source) unpin(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := s.h.js.Consumer(ctx, s.h.cfg.Streams.Ingest, s.name)
+	if err != nil {
+		return
+	}
+	for _, g := range c.CachedInfo().PriorityGroups {
+		if g.Group == wire.PartitionGroup && g.PinnedClientID != "" && g.PinnedClientID == s.pinID {
+			st, err := s.h.js.Stream(ctx, s.h.cfg.Streams.Ingest)
+			if err == nil {
+				err = st.UnpinConsumer(ctx, s.name, wire.PartitionGroup)
+			}
+			s.h.log.Info().Err(err).Str("consumer", s.name).Msg("partition handed over to its preferred owner")
+		}
+	}
+}
+
 // Singletons run a job on one instance of a cluster at a time (a lease
 // with fencing, see package lease). Run blocks until ctx is done, running
 // job whenever this instance holds the lease name; job's context ends when

@@ -83,6 +83,12 @@ type Options struct {
 	// to this instance: what it cached about them (the ledger's keys) may
 	// be stale. Nil: nothing cached.
 	ForgetPartners func(partners []string)
+	// Owners, when set with hub.cluster.pinned, says which partitions
+	// this instance should work (lease.Membership): it pulls from those
+	// only, and hands a partition over when another instance becomes its
+	// preferred owner. Nil: it pulls from every partition (the pin still
+	// lets one instance at a time work each).
+	Owners PartitionOwners
 	// AlertLimiter, when set, shares the alert rate limits with the other
 	// instances (alert.KVLimiter).
 	AlertLimiter alert.Limiter
@@ -125,6 +131,7 @@ type Hub struct {
 	// dupSampler samples skipped duplicates into the audit trail.
 	dupSampler     audit.Sampler
 	singletons     Singletons
+	owners         PartitionOwners
 	forgetPartners func(partners []string)
 }
 
@@ -165,7 +172,7 @@ func New(o Options) (*Hub, error) {
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
-		singletons: o.Singletons, forgetPartners: o.ForgetPartners,
+		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq

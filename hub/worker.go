@@ -74,11 +74,20 @@ const (
 	pullExpiry = 5 * time.Second
 )
 
-// run pulls and processes one message at a time until ctx is done; the
-// message in hand is finished first. The loop runs on its own goroutine so
-// that a handler that overruns its deadline can be left behind: the
-// timeout path starts a new loop on the same iterator.
+// run works the source until ctx is done: a partition shared with other
+// instances only while this one is its preferred owner (runOwned).
 func (s *source) run(ctx context.Context) error {
+	if s.partition >= 0 && s.h.owners != nil && s.h.cfg.Cluster.IsPinned() {
+		return s.runOwned(ctx)
+	}
+	return s.pull(ctx, nil)
+}
+
+// pull pulls and processes one message at a time until ctx is done or
+// yield says to stop; the message in hand is finished first. The loop runs
+// on its own goroutine so that a handler that overruns its deadline can be
+// left behind: the timeout path starts a new loop on the same iterator.
+func (s *source) pull(ctx context.Context, yield func() bool) error {
 	// MaxAckPending=1 already keeps one message out at a time; a pull for
 	// more keeps a request waiting at the server, which hands over the next
 	// message as soon as the ack arrives, without a new pull round trip (a
@@ -96,6 +105,23 @@ func (s *source) run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
 	finished := make(chan struct{})
+	if yield != nil {
+		go func() {
+			t := time.NewTicker(ownerCheckEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-finished:
+					return
+				case <-t.C:
+					if yield() {
+						it.Drain()
+						return
+					}
+				}
+			}
+		}()
+	}
 	var loop func()
 	loop = func() {
 		w := s.h.exec.newWatchdog()

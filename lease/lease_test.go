@@ -3,6 +3,7 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,6 +83,90 @@ func TestOptionsValidate(t *testing.T) {
 		o.setDefaults()
 		if o.Validate() == nil {
 			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// Three members share 8 parts, each part preferred by exactly one; when
+// one leaves, the two left take its parts and keep their own.
+func TestMembershipSharesParts(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	var ms []*Membership
+	var stops []context.CancelFunc
+	for _, h := range []string{"a", "b", "c"} {
+		m, err := Open(ctx, j, &Options{Bucket: "members-test", TTL: time.Second, Holder: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := m.Join(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		go func() { _ = mb.Run(rctx) }()
+		ms, stops = append(ms, mb), append(stops, cancel)
+	}
+	defer func() {
+		for _, s := range stops {
+			s()
+		}
+	}()
+	owners := func(of []*Membership) map[int]int {
+		out := map[int]int{}
+		for p := range 8 {
+			for i, m := range of {
+				if m.Prefers(p) {
+					out[p] = out[p]*10 + i + 1
+				}
+			}
+		}
+		return out
+	}
+	jetstreamtest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		for _, m := range ms {
+			if len(m.Members()) != 3 {
+				return fmt.Errorf("%s sees %v", m.ID(), m.Members())
+			}
+		}
+		return nil
+	})
+	before := owners(ms)
+	for p := range 8 {
+		if o := before[p]; o < 1 || o > 3 {
+			t.Fatalf("part %d preferred by %d (members 1-3, one each): %v", p, o, before)
+		}
+	}
+	stops[2]()
+	jetstreamtest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		if n := len(ms[0].Members()) + len(ms[1].Members()); n != 4 {
+			return fmt.Errorf("members after one left: %v %v", ms[0].Members(), ms[1].Members())
+		}
+		return nil
+	})
+	after := owners(ms[:2])
+	for p := range 8 {
+		if after[p] != 1 && after[p] != 2 {
+			t.Fatalf("after a member left, part %d preferred by %d: %v", p, after[p], after)
+		}
+		if before[p] != 3 && after[p] != before[p] {
+			t.Fatalf("part %d moved from %d to %d although its owner stayed", p, before[p], after[p])
+		}
+	}
+}
+
+// Rendezvous hashing spreads parts over members (a weak hash once gave
+// every part to one member).
+func TestOwnerSpreadsParts(t *testing.T) {
+	members := []string{"host-1_100-0a1b2c3d", "host-2_100-0a1b2c3e", "host-3_100-0a1b2c3f"}
+	count := map[string]int{}
+	for p := range 300 {
+		count[owner(members, p)]++
+	}
+	for _, m := range members {
+		if count[m] < 70 || count[m] > 130 {
+			t.Fatalf("300 parts over 3 members: %v", count)
 		}
 	}
 }

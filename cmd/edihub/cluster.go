@@ -128,6 +128,23 @@ func openAttemptStore(ctx context.Context, j js.JetStream, cfg fileConfig) (atte
 type sharedParts struct {
 	singletons hub.Singletons
 	limiter    alert.Limiter
+	owners     *lease.Membership // nil: not shared
+}
+
+// run keeps this instance's membership up until ctx is done.
+func (p sharedParts) run(ctx context.Context) {
+	if p.owners != nil {
+		_ = p.owners.Run(ctx)
+	}
+}
+
+// hubOwners is owners as the hub's interface (a nil pointer must stay a
+// nil interface).
+func (p sharedParts) hubOwners() hub.PartitionOwners {
+	if p.owners == nil {
+		return nil
+	}
+	return p.owners
 }
 
 // openShared opens the lease and alert-limit buckets when cluster.shared.
@@ -147,5 +164,11 @@ func openShared(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog
 	if err != nil {
 		return p, err
 	}
-	return sharedParts{singletons: m, limiter: l}, nil
+	ms, err := m.Join(ctx)
+	if err != nil {
+		return p, err
+	}
+	log.Info().Str("component", "serve").Str("member", ms.ID()).Strs("members", ms.Members()).
+		Msg("sharing the partitions with the other instances on the cluster")
+	return sharedParts{singletons: m, limiter: l, owners: ms}, nil
 }

@@ -221,7 +221,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,
-		Singletons: shared.singletons, AlertLimiter: shared.limiter, ForgetPartners: forget,
+		Singletons: shared.singletons, AlertLimiter: shared.limiter, ForgetPartners: forget, Owners: shared.hubOwners(),
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
 			os.Exit(exitFatal)
@@ -263,6 +263,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		cancel()
 		wg.Wait()
 	}()
+	wg.Add(1)
+	go func() { defer wg.Done(); shared.run(ctx) }()
 	if cfg.Bridge.Enabled() {
 		b, err := bridge.New(&cfg.Bridge, nc, j, log, reg)
 		if err != nil {
