@@ -32,8 +32,12 @@ func BenchmarkClusterThroughput(b *testing.B) {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			var hubs []*hubProc
 			for range n {
-				hubs = append(hubs, startClusterHub(b, nodes, ""))
+				// The default lease (membership) TTL: the tests' 2 s is
+				// for fast fail-over, not for a loaded machine.
+				hubs = append(hubs, startClusterHubConfig(b, nodes, strings.Replace(clusterHubConfig, "lease_ttl: 2s", "lease_ttl: 10s", 1)))
 			}
+			// Every instance sees the others before the burst.
+			jetstreamtest.Eventually(b, time.Minute, func() bool { return membersSeen(b, hubs) == n*n })
 			for b.Loop() {
 				round++
 				const burst = 2000
@@ -123,12 +127,26 @@ func BenchmarkClusterFailover(b *testing.B) {
 			return nil
 		})
 		_, gaps := parsedOrder(b, j)
+		in := ingestGaps(b, j)
 		hubGap, leaderGap := gaps.around(hubKill), gaps.around(leaderKill)
 		b.ReportMetric(hubGap.Seconds(), "s-partition-failover")
 		b.ReportMetric(leaderGap.Seconds(), "s-leader-failover")
-		b.Logf("longest partner pause: %v across kill -9 of a hub, %v across kill -9 of the INGEST leader (%s); %d interchanges",
-			hubGap, leaderGap, leader, published.Load())
+		b.ReportMetric(in.around(leaderKill).Seconds(), "s-ingest-write-pause")
+		b.Logf("longest partner pause in PARSED: %v across kill -9 of a hub, %v across kill -9 of the INGEST leader (%s); "+
+			"in INGEST (publishers stalled): %v and %v; %d interchanges",
+			hubGap, leaderGap, leader, in.around(hubKill), in.around(leaderKill), published.Load())
 	}
+}
+
+// ingestGaps records, per partner, when INGEST stored its interchanges.
+func ingestGaps(tb testing.TB, j js.JetStream) partnerGaps {
+	gaps := partnerGaps{}
+	for _, m := range jetstreamtest.StreamMsgs(tb, j, wire.DefaultIngestStream) {
+		if _, p, ok := wire.ParseIngestSubject(m.Subject); ok {
+			gaps[p] = append(gaps[p], m.Time)
+		}
+	}
+	return gaps
 }
 
 func streamMsgs(tb testing.TB, j js.JetStream, stream string) int {
@@ -160,8 +178,24 @@ func publishBurst(tb testing.TB, j js.JetStream, round, n int) {
 	}
 }
 
+// membersSeen sums, over the hubs, how many members each saw last
+// (edihub_cluster_members_count).
+func membersSeen(tb testing.TB, hubs []*hubProc) int {
+	n := 0
+	for _, h := range hubs {
+		n += int(metricValue(tb, h.httpAddr, "edihub_cluster_members_count"))
+	}
+	return n
+}
+
 // okMessages reads edihub_pipeline_messages_total{outcome="ok"} of a hub.
 func okMessages(tb testing.TB, addr string) float64 {
+	return metricValue(tb, addr, `edihub_pipeline_messages_total{`, `outcome="ok"`)
+}
+
+// metricValue sums the samples of a hub's /metrics whose line starts with
+// prefix and contains every one of labels.
+func metricValue(tb testing.TB, addr, prefix string, labels ...string) float64 {
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return -1
@@ -171,7 +205,11 @@ func okMessages(tb testing.TB, addr string) float64 {
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
 		l := sc.Text()
-		if strings.HasPrefix(l, "edihub_pipeline_messages_total{") && strings.Contains(l, `outcome="ok"`) {
+		ok := strings.HasPrefix(l, prefix)
+		for _, lb := range labels {
+			ok = ok && strings.Contains(l, lb)
+		}
+		if ok {
 			if f, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64); err == nil {
 				sum += f
 			}

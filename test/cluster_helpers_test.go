@@ -173,9 +173,15 @@ sandbox:
 // supervisor loop (hubProc), as systemd would, and waits until it is ready.
 func startClusterHub(t testing.TB, nodes []*natsNode, extraYAML string) *hubProc {
 	t.Helper()
+	return startClusterHubConfig(t, nodes, clusterHubConfig+extraYAML)
+}
+
+// startClusterHubConfig is startClusterHub with a config of its own.
+func startClusterHubConfig(t testing.TB, nodes []*natsNode, config string) *hubProc {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "edihub.yaml")
-	if err := os.WriteFile(cfg, []byte(clusterHubConfig+extraYAML), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	h := &hubProc{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/counter"
@@ -64,6 +65,9 @@ func (c *fileConfig) completeCluster() error {
 	}
 	if c.NATS.Cluster.Enabled() && (c.NATS.ServerName == "" || c.NATS.ServerName == "edihub") {
 		return fmt.Errorf("nats.server_name: every node of a cluster needs its own name (e.g. edihub-1)")
+	}
+	if c.NATS.ServerName == "" {
+		c.NATS.ServerName = "edihub"
 	}
 	if c.Cluster.Shared == nil {
 		shared := c.NATS.Replicas > 1
@@ -136,6 +140,29 @@ func (p sharedParts) run(ctx context.Context) {
 	if p.owners != nil {
 		_ = p.owners.Run(ctx)
 	}
+}
+
+// register adds the membership gauges to reg.
+func (p sharedParts) register(reg prometheus.Registerer, partitions int) {
+	if p.owners == nil {
+		return
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edihub_cluster_members_count",
+			Help: "Hub instances this one sees alive on the cluster (itself included)."},
+			func() float64 { return float64(len(p.owners.Members())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edihub_cluster_partitions_preferred_count",
+			Help: "Partitions whose preferred owner is this instance."},
+			func() float64 {
+				n := 0
+				for i := range partitions {
+					if p.owners.Prefers(i) {
+						n++
+					}
+				}
+				return float64(n)
+			}),
+	)
 }
 
 // hubOwners is owners as the hub's interface (a nil pointer must stay a

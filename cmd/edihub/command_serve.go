@@ -218,6 +218,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	shared.register(reg, cfg.Hub.Partitions)
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,
