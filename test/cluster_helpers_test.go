@@ -154,7 +154,7 @@ hub:
   attempts:
     threshold: 3
     ack_wait: 2s
-    deadline: 2s
+    deadline: 10s
     backoff_base: 20ms
     backoff_max: 100ms
   cluster:

@@ -73,6 +73,14 @@ func (c *fileConfig) completeCluster() error {
 		shared := c.NATS.Replicas > 1
 		c.Cluster.Shared = &shared
 	}
+	// A stage waits on the ledger and the stores; during a leader election
+	// (several seconds) those calls hang, and a deadline shorter than
+	// that makes healthy messages time out threshold times in a row: the
+	// cluster test quarantined one that way with a 2 s deadline.
+	if c.Cluster.isShared() && c.Hub.Attempts.Deadline != 0 && c.Hub.Attempts.Deadline < minClusterDeadline {
+		return fmt.Errorf("hub.attempts.deadline %v: on a cluster it must outlast a JetStream leader election (at least %v), or a fail-over makes healthy messages time out until they are quarantined",
+			c.Hub.Attempts.Deadline, minClusterDeadline)
+	}
 	if c.Ledger.Replicas == 0 {
 		c.Ledger.Replicas = c.NATS.Replicas
 	}
@@ -113,6 +121,9 @@ func (c *fileConfig) completeCluster() error {
 	}
 	return nil
 }
+
+// minClusterDeadline is the shortest hub.attempts.deadline on a cluster.
+const minClusterDeadline = 10 * time.Second
 
 // attemptStore is the hub's attempt store with its Close.
 type attemptStore interface {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The three-node example in deploy/ is a valid config, and says what the
@@ -47,6 +48,10 @@ func TestClusterDefaultsAndRefusals(t *testing.T) {
 			c.NATS.Cluster.Routes = []string{"nats-route://a:6222", "nats-route://b:6222", "nats-route://c:6222"}
 		},
 		"lease ttl": func(c *fileConfig) { c.Cluster.LeaseTTL = 10 },
+		"deadline shorter than an election": func(c *fileConfig) {
+			c.NATS.Replicas = 3
+			c.Hub.Attempts.Deadline = 2 * time.Second
+		},
 	} {
 		c := defaultFileConfig()
 		mod(&c)
