@@ -235,6 +235,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		// Not the message's fault: leave it for redelivery, which
 		// republishes; the dedupe ids drop what was already stored.
 		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+		h.recordPublishFailure(d, err)
 		_ = d.msg.NakWithDelay(time.Second)
 		return
 	}
@@ -248,6 +249,27 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	h.met.okAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
 	h.forget(d) // costs nothing when the message has no record
+}
+
+// recordPublishFailure records a failed publish of the outputs as a
+// transient failure: the redelivery then has an explained attempt and is
+// no suspect. Without it, every partition whose publish failed during a
+// stream leader election came back as a suspect, and each suspect waited
+// for the instance's handlers in flight — among them a publish whose ack
+// was lost with the old leader, held for its whole timeout: the cluster
+// test saw every partition stand still for 30 s. Transient failures never
+// make a message poison.
+func (h *Hub) recordPublishFailure(d *delivery, err error) {
+	f := counter.Failure{
+		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
+		Fingerprint: "publish-outputs", Message: escape.Header("publishing the outputs failed: " + err.Error()),
+		Delivery: d.meta.NumDelivered,
+	}
+	if _, rerr := h.store.RecordFailure(d.key, f); rerr != nil {
+		h.met.counterErrors.Inc()
+		return
+	}
+	h.met.counterWrites.Inc()
 }
 
 func (h *Hub) forget(d *delivery) {
