@@ -185,29 +185,34 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	defer nc.Close()
 	// A cluster that is still electing its leaders answers "temporarily
-	// unavailable" for a while after start.
+	// unavailable" for a while after start, and creating a replicated
+	// bucket can take longer than one request's default timeout: the
+	// buckets below are opened within this minute too.
 	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	err = ejs.WaitReady(wctx, j)
-	wcancel()
-	if err != nil {
+	defer wcancel()
+	if err := ejs.WaitReady(wctx, j); err != nil {
 		return unreachableErr(err)
 	}
 	if err := ejs.CheckReplicas(nc, cfg.NATS.Replicas); err != nil {
 		return usageErr("%v", err)
 	}
+	// ...and, on a cluster, before it can place replicated streams.
+	if err := ejs.WaitStream(wctx, j, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
+		return unreachableErr(err)
+	}
 
-	led, err := openLedger(ctx, j, cfg, log)
+	led, err := openLedger(wctx, j, cfg, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	stages := []hub.Stage{hub.ParseStage(cfg.Hub.EDIFACT, led)}
 
-	store, err := openAttemptStore(ctx, j, cfg)
+	store, err := openAttemptStore(wctx, j, cfg)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	defer store.Close()
-	shared, err := openShared(ctx, j, cfg, log)
+	shared, err := openShared(wctx, j, cfg, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}
@@ -397,11 +402,7 @@ func (c *jsWriteCheck) check(ctx context.Context) error {
 
 func (c *jsWriteCheck) probe(ctx context.Context) error {
 	if !c.created {
-		_, err := c.js.CreateOrUpdateStream(ctx, js.StreamConfig{
-			Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
-			MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: max(c.replicas, 1),
-			Description: "edihub /readyz write check: one message, replaced on every check",
-		})
+		_, err := c.js.CreateOrUpdateStream(ctx, readyzStreamConfig(c.replicas))
 		if err != nil {
 			return fmt.Errorf("probe stream %s: %w", readyzStream, err)
 		}
@@ -414,6 +415,15 @@ func (c *jsWriteCheck) probe(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// readyzStreamConfig is the write check's stream.
+func readyzStreamConfig(replicas int) js.StreamConfig {
+	return js.StreamConfig{
+		Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
+		MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: max(replicas, 1),
+		Description: "edihub /readyz write check: one message, replaced on every check",
+	}
 }
 
 // actorName is the OS user for audit events, or def.
