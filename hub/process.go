@@ -176,6 +176,16 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		d.messageID = m.MessageID
 	}
 	if o.ok {
+		if !solo {
+			// A healthy message whose handler is done has nothing in the
+			// store that a neighbour's death could be charged to (no solo
+			// mark), and publishing its outputs is the hub's code, which
+			// kills no process: a suspect need not wait for it. It would
+			// wait for a publish whose ack died with a stream leader for
+			// the whole publish timeout. A suspect keeps the gate until its
+			// outcome is recorded (see the deferred leave).
+			leave()
+		}
 		h.succeed(d, m, rec, v.attempts+1)
 		return true
 	}
