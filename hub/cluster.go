@@ -33,6 +33,18 @@ func (c *ClusterConfig) setDefaults() {
 	setDur(&c.PinnedTTL, 5*time.Second)
 }
 
+// outputTimeout bounds the wait for the acks of an interchange's outputs.
+// On a replicated cluster an ack that has not come in 10 s was most likely
+// lost with a stream leader that died; publishing again is safe (the
+// dedupe ids drop what was stored) and holds the partition up a third as
+// long as the single-server 30 s.
+func (c ClusterConfig) outputTimeout() time.Duration {
+	if c.Replicas > 1 {
+		return 10 * time.Second
+	}
+	return 30 * time.Second
+}
+
 // IsPinned reports whether partitions are owned through pinned clients.
 func (c ClusterConfig) IsPinned() bool { return c.Pinned != nil && *c.Pinned }
 

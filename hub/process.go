@@ -238,7 +238,7 @@ const duplicateAuditEvery = time.Minute
 // pipelined, each with a dedupe id derived from the interchange's
 // identity, waits for every ack together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()
 	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
 	if err != nil {
