@@ -37,7 +37,7 @@ func TestPinnedPartitionsMoveAndKeepOrder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ms, err := m.Join(context.Background())
+		ms, err := m.Join(context.Background(), cfg.Partitions)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -100,7 +100,7 @@ func TestMembershipSharesParts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		mb, err := m.Join(ctx)
+		mb, err := m.Join(ctx, 8)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,9 +133,16 @@ func TestMembershipSharesParts(t *testing.T) {
 		return nil
 	})
 	before := owners(ms)
+	shares := map[int]int{}
 	for p := range 8 {
 		if o := before[p]; o < 1 || o > 3 {
 			t.Fatalf("part %d preferred by %d (members 1-3, one each): %v", p, o, before)
+		}
+		shares[before[p]]++
+	}
+	for i := 1; i <= 3; i++ {
+		if shares[i] < 2 || shares[i] > 3 {
+			t.Fatalf("three members share 8 parts %v, want 2 or 3 each", shares)
 		}
 	}
 	stops[2]()
@@ -146,27 +153,55 @@ func TestMembershipSharesParts(t *testing.T) {
 		return nil
 	})
 	after := owners(ms[:2])
+	share := map[int]int{}
 	for p := range 8 {
 		if after[p] != 1 && after[p] != 2 {
 			t.Fatalf("after a member left, part %d preferred by %d: %v", p, after[p], after)
 		}
-		if before[p] != 3 && after[p] != before[p] {
-			t.Fatalf("part %d moved from %d to %d although its owner stayed", p, before[p], after[p])
-		}
+		share[after[p]]++
+	}
+	if share[1] != 4 || share[2] != 4 {
+		t.Fatalf("two members share 8 parts %v, want 4 each", share)
 	}
 }
 
-// Rendezvous hashing spreads parts over members (a weak hash once gave
-// every part to one member).
-func TestOwnerSpreadsParts(t *testing.T) {
+// The weight spreads parts over members without a bound (a weak hash
+// once gave every part to one member), and the bound evens the shares
+// out; a member leaving moves its own parts and few others.
+func TestAssignSpreadsParts(t *testing.T) {
 	members := []string{"host-1_100-0a1b2c3d", "host-2_100-0a1b2c3e", "host-3_100-0a1b2c3f"}
 	count := map[string]int{}
-	for p := range 300 {
-		count[owner(members, p)]++
+	for _, m := range assign(members, 8) {
+		count[m]++
 	}
 	for _, m := range members {
-		if count[m] < 70 || count[m] > 130 {
-			t.Fatalf("300 parts over 3 members: %v", count)
+		if count[m] < 2 || count[m] > 3 {
+			t.Fatalf("8 parts over 3 members: %v", count)
 		}
+	}
+	unbounded := map[string]int{}
+	for p := range 300 {
+		best, bestH := "", uint64(0)
+		for _, m := range members {
+			if v := rendezvous(m, p); best == "" || v > bestH {
+				best, bestH = m, v
+			}
+		}
+		unbounded[best]++
+	}
+	for _, m := range members {
+		if unbounded[m] < 70 || unbounded[m] > 130 {
+			t.Fatalf("300 parts over 3 members by weight alone: %v", unbounded)
+		}
+	}
+	before, after := assign(members, 30), assign(members[:2], 30)
+	moved := 0
+	for p := range 30 {
+		if before[p] != members[2] && before[p] != after[p] {
+			moved++
+		}
+	}
+	if moved > 5 {
+		t.Fatalf("a member leaving moved %d of the others' parts, want few", moved)
 	}
 }

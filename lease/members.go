@@ -16,26 +16,37 @@ import (
 
 // Membership keeps this process's member key alive in the lease bucket
 // and knows the live members, so that work split in parts (partitions) can
-// be shared: each part has one preferred owner among the live members
-// (rendezvous hashing, so a member joining or leaving moves only its
-// share). A member that dies drops out when its key expires (the TTL).
+// be shared: each part has one preferred owner among the live members,
+// by rendezvous hashing with bounded load (each part goes to the member
+// with the highest hash for it that has fewer than ⌈parts/members⌉ parts
+// yet): every member computes the same assignment from the same view, the
+// shares differ by at most one, and a member joining or leaving moves
+// little beyond its own share. (Plain rendezvous left one of three members
+// without a partition of eight.) A member that dies drops out when its key
+// expires (the TTL).
 // Preference is advice: who actually works a part is decided elsewhere
 // (the server's pinned client), so two members that briefly disagree
 // cost a hand-over, never a duplicate.
 type Membership struct {
-	m  *Manager
-	id string
+	m     *Manager
+	id    string
+	parts int
 
-	mu   sync.RWMutex
-	live []string
+	mu    sync.RWMutex
+	live  []string
+	owner []string // part → preferred member, for live
 }
 
 // Join announces this process and reads the members; Run keeps it up.
-func (m *Manager) Join(ctx context.Context) (*Membership, error) {
+// parts is how many parts the members share.
+func (m *Manager) Join(ctx context.Context, parts int) (*Membership, error) {
+	if parts < 1 {
+		return nil, fmt.Errorf("membership: %d parts to share, want at least 1", parts)
+	}
 	var suffix [4]byte
 	_, _ = rand.Read(suffix[:])
 	id := sanitize(m.opts.Holder) + "-" + hex.EncodeToString(suffix[:])
-	ms := &Membership{m: m, id: id, live: []string{id}}
+	ms := &Membership{m: m, id: id, parts: parts, live: []string{id}, owner: assign([]string{id}, parts)}
 	if err := ms.refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -90,6 +101,7 @@ func (ms *Membership) refresh(ctx context.Context) error {
 		ms.m.log.Info().Strs("members", live).Msg("members changed: partitions are shared again")
 	}
 	ms.live = live
+	ms.owner = assign(live, ms.parts)
 	ms.mu.Unlock()
 	return nil
 }
@@ -105,22 +117,38 @@ func (ms *Membership) Members() []string {
 func (ms *Membership) Prefers(part int) bool {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	return owner(ms.live, part) == ms.id
+	return part >= 0 && part < len(ms.owner) && ms.owner[part] == ms.id
 }
 
-// owner is the member with the highest hash for part (rendezvous).
-func owner(members []string, part int) string {
-	var best string
-	var bestH uint64
-	for _, m := range members {
-		// A cryptographic hash: FNV's high bits hardly depend on the last
-		// bytes (the part), so one member would win every part.
-		sum := sha256.Sum256([]byte(m + "/" + strconv.Itoa(part)))
-		if v := binary.BigEndian.Uint64(sum[:8]); best == "" || v > bestH {
-			best, bestH = m, v
+// assign gives each of parts parts to a member: the one with the highest
+// hash for it among those below the bound ⌈parts/members⌉.
+func assign(members []string, parts int) []string {
+	bound := (parts + len(members) - 1) / len(members)
+	load := make(map[string]int, len(members))
+	out := make([]string, parts)
+	for p := range parts {
+		var best string
+		var bestH uint64
+		for _, m := range members {
+			if load[m] >= bound {
+				continue
+			}
+			if v := rendezvous(m, p); best == "" || v > bestH {
+				best, bestH = m, v
+			}
 		}
+		out[p] = best
+		load[best]++
 	}
-	return best
+	return out
+}
+
+// rendezvous is member's weight for part. A cryptographic hash: FNV's
+// high bits hardly depend on the last bytes (the part), so one member won
+// every part.
+func rendezvous(member string, part int) uint64 {
+	sum := sha256.Sum256([]byte(member + "/" + strconv.Itoa(part)))
+	return binary.BigEndian.Uint64(sum[:8])
 }
 
 // sanitize keeps what a KV key allows.

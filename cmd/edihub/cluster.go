@@ -202,7 +202,7 @@ func openShared(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog
 	if err != nil {
 		return p, err
 	}
-	ms, err := m.Join(ctx)
+	ms, err := m.Join(ctx, cfg.Hub.Partitions)
 	if err != nil {
 		return p, err
 	}
