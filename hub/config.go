@@ -35,6 +35,8 @@ type Config struct {
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
 	// Drill enables the drill stage (x-drill: panic|hang|exit|error).
 	Drill bool `yaml:"drill"`
+	// Cluster is how instances on a NATS cluster share the work.
+	Cluster ClusterConfig `yaml:"cluster"`
 }
 
 // AttemptConfig tunes the attempt counter and poison detection.
@@ -80,6 +82,7 @@ func (c *Config) setDefaults() {
 	c.LeakProbe.setDefaults()
 	c.EDIFACT.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
+	c.Cluster.setDefaults()
 }
 
 // SetDefaults fills every unset field with its default.
@@ -107,6 +110,7 @@ func (c *Config) Validate() error {
 	if c.DuplicateWindow < 2*c.Attempts.AckWait {
 		bad("duplicate_window %v must be at least twice attempts.ack_wait (%v)", c.DuplicateWindow, c.Attempts.AckWait)
 	}
+	errs = append(errs, c.Cluster.validate()...)
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Alerts.Validate()...)

@@ -75,6 +75,24 @@ type Options struct {
 	// drill.
 	Keyring *audit.Keyring
 
+	// Singletons, when set, runs the housekeeping, the leak probe and the
+	// MAX_DELIVERIES backstop on one instance of a cluster at a time. Nil:
+	// they run here (one hub).
+	Singletons Singletons
+	// ForgetPartners is told the partners of a partition whose pin moved
+	// to this instance: what it cached about them (the ledger's keys) may
+	// be stale. Nil: nothing cached.
+	ForgetPartners func(partners []string)
+	// Owners, when set with hub.cluster.pinned, says which partitions
+	// this instance should work (lease.Membership): it pulls from those
+	// only, and hands a partition over when another instance becomes its
+	// preferred owner. Nil: it pulls from every partition (the pin still
+	// lets one instance at a time work each).
+	Owners PartitionOwners
+	// AlertLimiter, when set, shares the alert rate limits with the other
+	// instances (alert.KVLimiter).
+	AlertLimiter alert.Limiter
+
 	// testHooks let tests crash the pipeline between two steps.
 	testHooks testHooks
 }
@@ -112,7 +130,10 @@ type Hub struct {
 	// copy that cannot be stored) give up then.
 	runCtx context.Context
 	// dupSampler samples skipped duplicates into the audit trail.
-	dupSampler audit.Sampler
+	dupSampler     audit.Sampler
+	singletons     Singletons
+	owners         PartitionOwners
+	forgetPartners func(partners []string)
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -152,6 +173,7 @@ func New(o Options) (*Hub, error) {
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
+		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
@@ -175,6 +197,7 @@ func New(o Options) (*Hub, error) {
 	}
 	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
+	h.alerter.Limiter = o.AlertLimiter
 	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
 		h.board.alertSent(a)
 		res := "ok"
@@ -268,9 +291,9 @@ func (h *Hub) Run(ctx context.Context) error {
 		return serr
 	}
 	start(stray.name, stray.run)
-	start("advisories", h.watchAdvisories)
-	start("housekeeping", h.housekeeping)
-	start("leak-probe", h.runLeakProbe)
+	start("advisories", h.singleton(wire.LeaseAdvisories, unfenced(h.watchAdvisories)))
+	start("housekeeping", h.singleton(wire.LeaseHousekeeping, unfenced(h.housekeeping)))
+	start("leak-probe", h.singleton(wire.LeaseLeakProbe, h.runLeakProbe))
 	wg.Add(1)
 	go func() { defer wg.Done(); h.alerter.Run(ctx) }()
 	h.ready.Store(true)

@@ -108,8 +108,10 @@ func (h *Hub) dlqDepth(ctx context.Context) (map[string]uint64, error) {
 	return info.State.Subjects, nil
 }
 
-// runLeakProbe samples every interval and alerts through the alerter.
-func (h *Hub) runLeakProbe(ctx context.Context) error {
+// runLeakProbe samples every interval and alerts through the alerter. On
+// a cluster it runs on the instance that holds its lease, and fence says,
+// before each alert, whether it still does (else the new holder alerts).
+func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) error) error {
 	p := newLeakProbe(h.cfg.LeakProbe)
 	t := time.NewTicker(h.cfg.LeakProbe.Interval)
 	defer t.Stop()
@@ -121,6 +123,9 @@ func (h *Hub) runLeakProbe(ctx context.Context) error {
 			h.met.setDLQDepth(h.stageNames(), depth)
 			now := time.Now()
 			for _, a := range p.observe(leakSample{at: now, depth: depth, dead: h.deadLettered.Load(), processed: h.processed.Load()}) {
+				if err := fence(ctx); err != nil {
+					return fmt.Errorf("leak probe: %w", err)
+				}
 				h.alerter.Fire(ctx, a)
 			}
 			h.board.setLeak(now, p.firing)

@@ -29,6 +29,7 @@ type metrics struct {
 	maxDeliveries     prometheus.Counter
 	duplicatesSkipped prometheus.Counter
 	copyFailures      *prometheus.CounterVec // kind
+	pinChanges        prometheus.Counter
 
 	// the happy path's series, looked up once
 	okMessages prometheus.Counter
@@ -98,12 +99,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.copyFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "edihub_pipeline_copy_failures_total", Help: "Tries to store a poison, dead-letter or retry copy that failed (the message waits in its source).",
 	}, []string{"kind"})
+	m.pinChanges = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "edihub_cluster_partition_pins_total", Help: "Times the server pinned a partition to this instance (a take-over on a cluster).",
+	})
 	m.okMessages = m.messages.WithLabelValues("pipeline", "ok")
 	m.okDuration = m.duration.WithLabelValues("pipeline")
 	m.okAttempts = m.attempts.WithLabelValues("ok")
 	reg.MustRegister(m.duplicatesSkipped, m.copyFailures, m.messages, m.duration, m.attempts, m.poison, m.retries, m.deadLetters, m.dlqDepth,
 		m.counterRecords, m.counterWrites, m.counterErrors, m.lag, m.redeliveries, m.alerts, m.abandoned,
-		m.duplicates, m.maxDeliveries)
+		m.duplicates, m.maxDeliveries, m.pinChanges)
 	return m
 }
 

@@ -91,6 +91,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		return true
 	}
 	d := h.newDelivery(s, msg, md)
+	s.notePin(msg.Headers().Get(wire.HdrPinID), d.partner)
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
@@ -175,6 +176,16 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		d.messageID = m.MessageID
 	}
 	if o.ok {
+		if !solo {
+			// A healthy message whose handler is done has nothing in the
+			// store that a neighbour's death could be charged to (no solo
+			// mark), and publishing its outputs is the hub's code, which
+			// kills no process: a suspect need not wait for it. It would
+			// wait for a publish whose ack died with a stream leader for
+			// the whole publish timeout. A suspect keeps the gate until its
+			// outcome is recorded (see the deferred leave).
+			leave()
+		}
 		h.succeed(d, m, rec, v.attempts+1)
 		return true
 	}
@@ -228,13 +239,14 @@ const duplicateAuditEvery = time.Minute
 // pipelined, each with a dedupe id derived from the interchange's
 // identity, waits for every ack together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()
 	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
 	if err != nil {
 		// Not the message's fault: leave it for redelivery, which
 		// republishes; the dedupe ids drop what was already stored.
 		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+		h.recordPublishFailure(d, err)
 		_ = d.msg.NakWithDelay(time.Second)
 		return
 	}
@@ -248,6 +260,27 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	h.met.okAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
 	h.forget(d) // costs nothing when the message has no record
+}
+
+// recordPublishFailure records a failed publish of the outputs as a
+// transient failure: the redelivery then has an explained attempt and is
+// no suspect. Without it, every partition whose publish failed during a
+// stream leader election came back as a suspect, and each suspect waited
+// for the instance's handlers in flight — among them a publish whose ack
+// was lost with the old leader, held for its whole timeout: the cluster
+// test saw every partition stand still for 30 s. Transient failures never
+// make a message poison.
+func (h *Hub) recordPublishFailure(d *delivery, err error) {
+	f := counter.Failure{
+		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
+		Fingerprint: "publish-outputs", Message: escape.Header("publishing the outputs failed: " + err.Error()),
+		Delivery: d.meta.NumDelivered,
+	}
+	if _, rerr := h.store.RecordFailure(d.key, f); rerr != nil {
+		h.met.counterErrors.Inc()
+		return
+	}
+	h.met.counterWrites.Inc()
 }
 
 func (h *Hub) forget(d *delivery) {

@@ -23,7 +23,7 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 		dlq = append(dlq, wire.DLQFilter(st))
 		parking = append(parking, wire.ParkingSubject(st))
 	}
-	return []js.StreamConfig{
+	out := []js.StreamConfig{
 		{
 			Name: c.Streams.Ingest, Subjects: []string{wire.IngestWildcard}, Storage: js.FileStorage,
 			SubjectTransform: &js.SubjectTransformConfig{
@@ -54,6 +54,10 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 			DenyDelete: true, DenyPurge: true,
 		},
 	}
+	for i := range out {
+		out[i].Replicas = c.Cluster.Replicas
+	}
+	return out
 }
 
 // Provision creates or updates every stream the hub needs.
@@ -76,7 +80,7 @@ func (h *Hub) Provision(ctx context.Context) error {
 // ack and MaxAckPending=1 give strict order. MaxDeliver stays unlimited:
 // the hub's own attempt count decides, since MaxDeliver drops silently.
 func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
-	return js.ConsumerConfig{
+	c := js.ConsumerConfig{
 		Durable:       fmt.Sprintf("ingest-p%d", p),
 		Description:   fmt.Sprintf("edihub partition %d worker", p),
 		FilterSubject: wire.IngestPartitionFilter(p),
@@ -86,6 +90,8 @@ func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
 		MaxDeliver:    -1,
 		DeliverPolicy: js.DeliverAllPolicy,
 	}
+	h.pin(&c)
+	return c
 }
 
 // retryConsumer reads the due retries of one stage. Order does not matter

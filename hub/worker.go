@@ -21,6 +21,10 @@ type source struct {
 	stage     string // retry sources: the stage they retry
 	slot      int    // its row in the in-flight table
 	stray     bool   // INGEST messages no partition reads (see straySource)
+	// pinID is the server's pin of this instance on the partition, and
+	// partners those seen since (see notePin).
+	pinID    string
+	partners map[string]struct{}
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -29,7 +33,7 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p, partners: map[string]struct{}{}}, nil
 }
 
 // straySource reads what INGEST stored without its partition transform:
@@ -70,16 +74,29 @@ const (
 	pullExpiry = 5 * time.Second
 )
 
-// run pulls and processes one message at a time until ctx is done; the
-// message in hand is finished first. The loop runs on its own goroutine so
-// that a handler that overruns its deadline can be left behind: the
-// timeout path starts a new loop on the same iterator.
+// run works the source until ctx is done: a partition shared with other
+// instances only while this one is its preferred owner (runOwned).
 func (s *source) run(ctx context.Context) error {
+	if s.partition >= 0 && s.h.owners != nil && s.h.cfg.Cluster.IsPinned() {
+		return s.runOwned(ctx)
+	}
+	return s.pull(ctx, nil)
+}
+
+// pull pulls and processes one message at a time until ctx is done or
+// yield says to stop; the message in hand is finished first. The loop runs
+// on its own goroutine so that a handler that overruns its deadline can be
+// left behind: the timeout path starts a new loop on the same iterator.
+func (s *source) pull(ctx context.Context, yield func() bool) error {
 	// MaxAckPending=1 already keeps one message out at a time; a pull for
 	// more keeps a request waiting at the server, which hands over the next
 	// message as soon as the ack arrives, without a new pull round trip (a
 	// pull of 1 also stalled now and then until the request expired).
-	it, err := s.cons.Messages(js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
+	opts := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
+	if s.partition >= 0 {
+		opts = s.h.pullOptions()
+	}
+	it, err := s.cons.Messages(opts...)
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
 	}
@@ -88,6 +105,23 @@ func (s *source) run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
 	finished := make(chan struct{})
+	if yield != nil {
+		go func() {
+			t := time.NewTicker(ownerCheckEvery)
+			defer t.Stop()
+			for {
+				select {
+				case <-finished:
+					return
+				case <-t.C:
+					if yield() {
+						it.Drain()
+						return
+					}
+				}
+			}
+		}()
+	}
 	var loop func()
 	loop = func() {
 		w := s.h.exec.newWatchdog()

@@ -32,6 +32,9 @@ type AuthNames struct {
 	// Buckets: DLQ edits, forensic tickets (KV), forensic reports (object
 	// store), interchange ledger and attempt records (KV).
 	Edits, Tickets, Forensic, Ledger, Attempts string
+	// Buckets of a hub that shares a cluster with others: singleton
+	// leases and shared alert limits (KV).
+	Leases, AlertLimits string
 }
 
 // DefaultAuthNames are the default stream and bucket names.
@@ -39,6 +42,7 @@ func DefaultAuthNames() AuthNames {
 	return AuthNames{
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
+		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits",
 	}
 }
 
@@ -60,6 +64,8 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.Forensic, d.Forensic)
 	set(&n.Ledger, d.Ledger)
 	set(&n.Attempts, d.Attempts)
+	set(&n.Leases, d.Leases)
+	set(&n.AlertLimits, d.AlertLimits)
 	return n
 }
 
@@ -126,7 +132,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
-				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts),
+				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits),
 				"$O." + n.Forensic + ".>",
 				"_INBOX.>",
 			},

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -31,6 +32,11 @@ type ServerOptions struct {
 	Users []AuthUser
 	// AuthNames are the stream and bucket names the permissions name.
 	AuthNames AuthNames
+	// Name is the server's name ("edihub"); every node of a cluster needs
+	// its own.
+	Name string
+	// Cluster, when enabled, makes this server a node of a NATS cluster.
+	Cluster ClusterOptions
 }
 
 func (o *ServerOptions) setDefaults() {
@@ -42,6 +48,9 @@ func (o *ServerOptions) setDefaults() {
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = 32 << 20
+	}
+	if o.Name == "" {
+		o.Name = "edihub"
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
@@ -56,7 +65,10 @@ func (o *ServerOptions) Validate() error {
 	if o.MaxPayload < 0 || o.MaxPayload > 64<<20 {
 		return fmt.Errorf("max payload %d: must be between 1 and 64 MiB", o.MaxPayload)
 	}
-	return nil
+	if strings.ContainsAny(o.Name, " \t") {
+		return fmt.Errorf("server name %q may not contain spaces", o.Name)
+	}
+	return o.Cluster.Validate()
 }
 
 func splitHostPort(hp string) (string, int, error) {
@@ -84,7 +96,7 @@ func StartServer(opts *ServerOptions) (*server.Server, error) {
 	}
 	host, port, _ := splitHostPort(o.Listen)
 	sopts := &server.Options{
-		ServerName: "edihub",
+		ServerName: o.Name,
 		Host:       host,
 		Port:       port,
 		JetStream:  true,
@@ -92,6 +104,11 @@ func StartServer(opts *ServerOptions) (*server.Server, error) {
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true, // the hub owns signal handling and drains first
 		NoLog:      o.Logger == nil,
+	}
+	if o.Cluster.Enabled() {
+		if err := o.Cluster.apply(sopts); err != nil {
+			return nil, err
+		}
 	}
 	if len(o.Users) > 0 {
 		users, nkeys, err := serverUsers(o.Users, o.AuthNames)

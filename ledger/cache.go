@@ -20,8 +20,9 @@ import (
 // is checked on the server, which decides (an entry whose publish failed
 // is only in the cache). Duplicates are rare, so nearly every answer is
 // local. This holds while one process writes a partner's entries — one
-// hub, or several that own a partition one at a time and start with an
-// empty cache when they take one over.
+// hub, or several that own a partition one at a time and forget their
+// cache of its partners (Forget) each time the partition comes back to
+// them.
 
 // partnerCache is what the store knows of one partner's keys.
 type partnerCache struct {
@@ -95,4 +96,20 @@ func (pc *partnerCache) add(key string, at time.Time) {
 	pc.mu.Lock()
 	pc.keys[key] = at
 	pc.mu.Unlock()
+}
+
+// Forget drops what the store cached of partners; their entries are read
+// again on next use. A hub calls it when the server pins a partition to it
+// again: meanwhile another instance may have recorded the partners'
+// interchanges, and a cache that trusted its old keys would take a
+// retransmission for new.
+func (s *KVStore) Forget(partners ...string) {
+	if s.caches == nil {
+		return
+	}
+	s.cacheMu.Lock()
+	for _, p := range partners {
+		delete(s.caches, p)
+	}
+	s.cacheMu.Unlock()
 }

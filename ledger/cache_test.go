@@ -51,3 +51,26 @@ func TestKVCacheAnswersLocallyAndTheServerDecides(t *testing.T) {
 		t.Fatal("another partner's key counted as a duplicate")
 	}
 }
+
+// Two instances own a partition one after the other: what the second
+// recorded while the first was away must not be taken for new by the
+// first once it forgets its cache of the partner.
+func TestKVCacheForgetAfterAnotherInstanceWrote(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	a, b := openKV(t, js, nil), openKV(t, js, nil)
+	k := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "7"}
+	if dup, err := a.Duplicate(k, "INGEST:1"); err != nil || dup { // a loads ACME's (empty) entries
+		t.Fatalf("first look: %v %v", dup, err)
+	}
+	if _, err := js.PublishMsg(context.Background(), b.RecordMsgBy(k, "INGEST:2")); err != nil {
+		t.Fatal(err)
+	}
+	if dup, _ := a.Duplicate(k, "INGEST:3"); dup {
+		t.Fatal("setup: the stale cache was expected to miss the other instance's entry")
+	}
+	a.Forget("ACME")
+	if dup, err := a.Duplicate(k, "INGEST:3"); err != nil || !dup {
+		t.Fatalf("after Forget the other instance's entry must count: %v %v", dup, err)
+	}
+}

@@ -30,6 +30,7 @@ var allowedDeps = map[string][]string{
 	"jetstream":                      {},
 	"counter":                        {"jetstream"},
 	"ledger":                         {"jetstream"},
+	"lease":                          {},
 	"hub/alert":                      {"wire", "escape"},
 	"hub/audit":                      {"wire", "escape", "jetstream"},
 	"hub":                            {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,7 +53,7 @@ func freePort(t *testing.T) int {
 // shell `while true` would: every time it exits it is started again, until
 // stop.
 type hubProc struct {
-	t        *testing.T
+	t        testing.TB
 	url      string
 	httpAddr string
 	dataDir  string
@@ -209,7 +209,7 @@ func runCLI(t *testing.T, timeout time.Duration, args ...string) (string, string
 
 // originSeqs maps INGEST sequence → how often it appears in stream (by
 // the x-original-seq header), reading every message.
-func originSeqs(t *testing.T, j js.JetStream, stream string) map[uint64]int {
+func originSeqs(t testing.TB, j js.JetStream, stream string) map[uint64]int {
 	t.Helper()
 	ctx := context.Background()
 	s, err := j.Stream(ctx, stream)

@@ -33,7 +33,7 @@ const (
 
 // natsServerBinary finds nats-server on PATH or where `go install` puts
 // it (.ci/run installs it there).
-func natsServerBinary(t *testing.T) string {
+func natsServerBinary(t testing.TB) string {
 	t.Helper()
 	if p, err := exec.LookPath("nats-server"); err == nil {
 		return p
@@ -43,7 +43,7 @@ func natsServerBinary(t *testing.T) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2; .ci/run does); skipping the permissions test")
+	t.Skip("nats-server is not installed (go install github.com/nats-io/nats-server/v2@v2.15.2; .ci/run does); skipping this test, which needs real nats-server processes")
 	return ""
 }
 

@@ -35,6 +35,9 @@ type sandboxFile struct {
 	DataDir string         `yaml:"data_dir"` // for the audit key
 	Hub     hub.Config     `yaml:"hub"`
 	Sandbox sandboxSection `yaml:"sandbox"`
+	NATS    struct {
+		Replicas int `yaml:"replicas"`
+	} `yaml:"nats"`
 }
 
 // loadSandboxConfig reads the hub and sandbox sections of path (defaults
@@ -53,6 +56,7 @@ func loadSandboxConfig(path string) (sandboxFile, error) {
 	c.Hub.SetDefaults()
 	c.Sandbox.UseStreams(c.Hub.Streams)
 	c.Sandbox.SetDefaults()
+	c.Sandbox.Replicas = c.NATS.Replicas
 	if err := c.Sandbox.Validate(); err != nil {
 		return c, err
 	}

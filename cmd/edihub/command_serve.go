@@ -166,9 +166,10 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		auth = self
 		names := ejs.AuthNames{Ingest: cfg.Hub.Streams.Ingest, Parsed: cfg.Hub.Streams.Parsed, DLQ: cfg.Hub.Streams.DLQ,
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
-			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket}
+			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
+			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket}
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
-			Users: users, AuthNames: names})
+			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
 		if err != nil {
 			return failedErr("%v", err)
 		}
@@ -188,8 +189,24 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return unreachableErr(err)
 	}
 	defer nc.Close()
+	// A cluster that is still electing its leaders answers "temporarily
+	// unavailable" for a while after start, and creating a replicated
+	// bucket can take longer than one request's default timeout: the
+	// buckets below are opened within this minute too.
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := ejs.WaitReady(wctx, j); err != nil {
+		return unreachableErr(err)
+	}
+	if err := ejs.CheckReplicas(nc, cfg.NATS.Replicas); err != nil {
+		return usageErr("%v", err)
+	}
+	// ...and, on a cluster, before it can place replicated streams.
+	if err := ejs.WaitStream(wctx, j, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
+		return unreachableErr(err)
+	}
 
-	led, err := openLedger(ctx, j, cfg, log)
+	led, err := openLedger(wctx, j, cfg, log)
 	if err != nil {
 		return failedErr("%v", err)
 	}
@@ -201,15 +218,25 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	stages := []hub.Stage{hub.ParseStageWith(cfg.Hub.EDIFACT, led, ags)}
 
-	store, err := counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
+	store, err := openAttemptStore(wctx, j, cfg)
 	if err != nil {
 		return failedErr("%v", err)
 	}
 	defer store.Close()
+	shared, err := openShared(wctx, j, cfg, log)
+	if err != nil {
+		return failedErr("%v", err)
+	}
+	var forget func([]string)
+	if ls, ok := led.(*ledger.KVStore); ok {
+		forget = func(partners []string) { ls.Forget(partners...) }
+	}
 
+	shared.register(reg, cfg.Hub.Partitions)
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,
+		Singletons: shared.singletons, AlertLimiter: shared.limiter, ForgetPartners: forget, Owners: shared.hubOwners(),
 		OnFatal: func(reason string) {
 			log.Error().Str("component", "serve").Msg("exiting for a restart: " + reason)
 			os.Exit(exitFatal)
@@ -237,7 +264,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		apiHandler = api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: h.Auditor(),
 			JS: j, Streams: h.Config().Streams, Forensics: &cfg.Sandbox, Status: h.Status, WarmUp: ctx})
 	}
-	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j), apiHandler, log)
+	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j, cfg.NATS.Replicas), apiHandler, log)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -252,6 +279,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		cancel()
 		wg.Wait()
 	}()
+	wg.Add(1)
+	go func() { defer wg.Done(); shared.run(ctx) }()
 	if cfg.Bridge.Enabled() {
 		b, err := bridge.New(&cfg.Bridge, nc, j, log, reg)
 		if err != nil {
@@ -358,8 +387,9 @@ const (
 // JetStream is out of space (server or account limits, a full disk), and
 // succeeds again once there is room.
 type jsWriteCheck struct {
-	js    js.JetStream
-	every time.Duration
+	js       js.JetStream
+	every    time.Duration
+	replicas int
 
 	mu      sync.Mutex
 	at      time.Time
@@ -367,7 +397,9 @@ type jsWriteCheck struct {
 	created bool
 }
 
-func newJSWriteCheck(j js.JetStream) *jsWriteCheck { return &jsWriteCheck{js: j, every: time.Second} }
+func newJSWriteCheck(j js.JetStream, replicas int) *jsWriteCheck {
+	return &jsWriteCheck{js: j, every: time.Second, replicas: replicas}
+}
 
 func (c *jsWriteCheck) check(ctx context.Context) error {
 	c.mu.Lock()
@@ -382,11 +414,7 @@ func (c *jsWriteCheck) check(ctx context.Context) error {
 
 func (c *jsWriteCheck) probe(ctx context.Context) error {
 	if !c.created {
-		_, err := c.js.CreateOrUpdateStream(ctx, js.StreamConfig{
-			Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
-			MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: 1,
-			Description: "edihub /readyz write check: one message, replaced on every check",
-		})
+		_, err := c.js.CreateOrUpdateStream(ctx, readyzStreamConfig(c.replicas))
 		if err != nil {
 			return fmt.Errorf("probe stream %s: %w", readyzStream, err)
 		}
@@ -399,6 +427,15 @@ func (c *jsWriteCheck) probe(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// readyzStreamConfig is the write check's stream.
+func readyzStreamConfig(replicas int) js.StreamConfig {
+	return js.StreamConfig{
+		Name: readyzStream, Subjects: []string{readyzSubject}, Storage: js.FileStorage,
+		MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: max(replicas, 1),
+		Description: "edihub /readyz write check: one message, replaced on every check",
+	}
 }
 
 // actorName is the OS user for audit events, or def.

@@ -13,6 +13,7 @@ import (
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/partner"
 )
 
@@ -35,6 +36,10 @@ type fileConfig struct {
 	API api.Config `yaml:"api"`
 	// Partners are the partner profiles (partners.go).
 	Partners partner.Config `yaml:"partners"`
+	// Counter selects the attempt store.
+	Counter counterConfig `yaml:"counter"`
+	// Cluster is how this instance shares the work with others.
+	Cluster clusterConfig `yaml:"cluster"`
 
 	path string // the file this came from, for the sandbox child
 }
@@ -44,7 +49,7 @@ type ledgerConfig struct {
 	TTL time.Duration `yaml:"ttl"`
 	// Bucket is the JetStream KV bucket; hubs that share it share the ledger.
 	Bucket string `yaml:"bucket"`
-	// Replicas of the bucket: 1 on one server, 3 on a cluster.
+	// Replicas of the bucket (default nats.replicas).
 	Replicas int `yaml:"replicas"`
 	// Disabled turns duplicate-interchange detection off.
 	Disabled bool `yaml:"disabled"`
@@ -71,6 +76,14 @@ type natsConfig struct {
 	// Auth turns authentication of the embedded server on: users with the
 	// permissions of their role. serve connects as the (first) hub user.
 	Auth natsAuth `yaml:"auth"`
+	// Replicas of every stream and bucket the hub provisions: 1 on one
+	// server, 3 on a three-node cluster (refused on a single server).
+	Replicas int `yaml:"replicas"`
+	// ServerName of the embedded server; every node of a cluster needs its
+	// own.
+	ServerName string `yaml:"server_name"`
+	// Cluster makes the embedded server a node of a NATS cluster.
+	Cluster ejs.ClusterOptions `yaml:"cluster"`
 }
 
 type httpConfig struct {
@@ -92,7 +105,6 @@ func defaultFileConfig() fileConfig {
 	c.Log.Format = "auto"
 	c.Ledger.TTL = 30 * 24 * time.Hour
 	c.Ledger.Bucket = "edihub-ledger"
-	c.Ledger.Replicas = 1
 	return c
 }
 
@@ -119,6 +131,9 @@ func loadConfig(path string) (fileConfig, error) {
 // complete fills in every default and checks every section, as serve runs.
 func (c *fileConfig) complete() error {
 	if err := c.NATS.validateAuth(); err != nil {
+		return err
+	}
+	if err := c.completeCluster(); err != nil {
 		return err
 	}
 	c.Hub.SetDefaults()

@@ -128,7 +128,7 @@ func TestReadyzFollowsJetStreamWrites(t *testing.T) {
 		t.Fatal("server not ready")
 	}
 	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
-	wc := newJSWriteCheck(j)
+	wc := newJSWriteCheck(j, 1)
 	wc.every = 0
 	h := readyzHandler(nc, func() bool { return true }, wc)
 	status := func() (int, string) {

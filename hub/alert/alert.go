@@ -97,6 +97,10 @@ type Alerter struct {
 	// OnSent, if set before the first Fire, is told every delivery (the
 	// hub counts them in a metric).
 	OnSent func(a Alert, sink string, err error)
+	// Limiter, if set before the first Fire, shares the rate limit with
+	// other instances (KVLimiter): an alert another instance sent within
+	// the interval is counted here as suppressed instead of sent again.
+	Limiter Limiter
 
 	mu    sync.Mutex
 	state map[alertKey]*alertState
@@ -132,7 +136,29 @@ func (a *Alerter) Fire(ctx context.Context, al Alert) {
 	}
 	st.lastSent = now
 	a.mu.Unlock()
+	if !a.claim(ctx, k, "") {
+		a.mu.Lock()
+		st.suppressed++
+		st.lastAlert = al
+		a.mu.Unlock()
+		return
+	}
 	a.send(ctx, al)
+}
+
+// claim asks the shared limiter, if any, whether this instance sends the
+// alert of k now. A limiter that cannot be reached lets the alert go: a
+// page sent twice is better than none.
+func (a *Alerter) claim(ctx context.Context, k alertKey, kind string) bool {
+	if a.Limiter == nil {
+		return true
+	}
+	ok, err := a.Limiter.Claim(ctx, kind+"\x00"+k.name+"\x00"+k.partner+"\x00"+k.subject)
+	if err != nil {
+		a.log.Warn().Err(err).Str("alert", k.name).Msg("shared alert limit unreadable; sending anyway")
+		return true
+	}
+	return ok
 }
 
 // Flush sends a digest for every (alert, partner) whose interval has passed
@@ -157,7 +183,9 @@ func (a *Alerter) Flush(ctx context.Context) {
 	}
 	a.mu.Unlock()
 	for _, d := range digests {
-		a.send(ctx, d)
+		if a.claim(ctx, alertKey{d.Name, d.Partner, d.Labels["subject"]}, "digest") {
+			a.send(ctx, d)
+		}
 	}
 }
 

@@ -50,6 +50,9 @@ type Config struct {
 	SummarySubjectPrefix string `yaml:"summary_subject_prefix"`
 	// AlertInterval rate-limits the worker's own alerts when it runs alone.
 	AlertInterval time.Duration `yaml:"alert_interval"`
+	// Replicas of the report and ticket buckets; the command copies it
+	// from nats.replicas.
+	Replicas int `yaml:"-"`
 }
 
 // Defaults of Config.

@@ -1,0 +1,26 @@
+package wire
+
+// Names of a hub that shares its work with other instances on a NATS
+// cluster.
+const (
+	// HdrPinID is the header nats-server puts on a message delivered to the
+	// pinned client of a priority group; it changes when the pin moves.
+	HdrPinID = "Nats-Pin-Id"
+	// PartitionGroup is the priority group of the partition consumers:
+	// one instance at a time is pinned to each partition.
+	PartitionGroup = "edihub"
+	// DefaultLeaseBucket holds the singletons' leases.
+	DefaultLeaseBucket = "edihub-leases"
+	// DefaultAlertLimitBucket holds the alert rate limits shared by the
+	// instances of a cluster.
+	DefaultAlertLimitBucket = "edihub-alert-limits"
+	// DefaultAttemptBucket holds attempt records when counter.store is kv.
+	DefaultAttemptBucket = "edihub-attempts"
+)
+
+// Singleton lease names: each runs on one instance at a time.
+const (
+	LeaseHousekeeping = "housekeeping"
+	LeaseLeakProbe    = "leak-probe"
+	LeaseAdvisories   = "max-deliveries"
+)
