@@ -54,6 +54,42 @@ func producerHeaders(h nats.Header) nats.Header {
 	return out
 }
 
+// carriedHeaders are the producer's headers a parsed output carries, so
+// that a custom x-* header or a W3C traceparent sent with an interchange
+// (or carried in from Kafka by the bridge) reaches edi.parsed: valid names
+// and values only, never the server's Nats-* ones, never a name the hub
+// owns (the output's own x-* headers say what the hub knows; a producer's
+// claim is not repeated there), never the payload's signature (it signs
+// the interchange, not the JSON), and at most maxProducerHeaders bytes.
+// Nil when nothing is carried: the common case costs no map.
+func carriedHeaders(h nats.Header) nats.Header {
+	var out nats.Header
+	size := 0
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the same message always carries the same headers
+	for _, k := range names {
+		vs := h[k]
+		if strings.HasPrefix(k, wire.ServerHeaderPrefix) || wire.HubOwned(k) || !wire.ValidHeaderName(k) ||
+			k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey {
+			continue
+		}
+		for _, v := range vs {
+			if !wire.ValidHeaderValue(v) || size+len(k)+len(v)+4 > maxProducerHeaders {
+				continue
+			}
+			size += len(k) + len(v) + 4
+			if out == nil {
+				out = nats.Header{}
+			}
+			out[k] = append(out[k], v)
+		}
+	}
+	return out
+}
+
 // hubHeadersOnly keeps the hub's own x-* headers of a copy: the fallback
 // when even the cleaned producer headers cannot be stored.
 func hubHeadersOnly(h nats.Header) nats.Header {

@@ -166,6 +166,8 @@ func permanent(err error) error {
 // renderer turns the messages of one interchange into outputs.
 type renderer struct {
 	m        *Message
+	carry    nats.Header // the producer's headers every output carries
+	carried  bool
 	corr     string
 	seq      string
 	n        int
@@ -284,7 +286,13 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 	// the map for the dedupe id the worker adds.
 	v := [parsedHeaders]string{r.m.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
 	vals := v[:]
-	h := make(nats.Header, parsedHeaders+1)
+	if !r.carried {
+		r.carry, r.carried = carriedHeaders(r.m.Header), true
+	}
+	h := make(nats.Header, parsedHeaders+1+len(r.carry))
+	for k, vs := range r.carry {
+		h[k] = vs
+	}
 	for i, k := range [parsedHeaders]string{wire.HdrPartnerID, wire.HdrMessageID, wire.HdrMessageRef, wire.HdrMessageType,
 		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
 		h[k] = vals[i : i+1 : i+1]

@@ -41,6 +41,34 @@ func TestParseStageOneOutputPerMessage(t *testing.T) {
 	}
 }
 
+// TestParsedCarriesProducerHeaders: a custom x-* header and a W3C
+// traceparent sent with an interchange reach every output; what the hub
+// owns, the server's Nats-* headers and the payload's signature do not,
+// and a forged x-partner-id leaves the output's own untouched.
+func TestParsedCarriesProducerHeaders(t *testing.T) {
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, map[string][]string{
+		"x-order-batch": {"42"}, "traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		wire.HdrPartnerID: {"EVIL"}, wire.HdrSignature: {"ed25519:AAAA"}, wire.HdrSignatureKey: {"k1"},
+		"x-bad-value": {"a\x1bb\n"}, wire.HdrCorrelationID: {"corr-7"},
+	})
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
+	for i, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
+		for k, want := range map[string]string{
+			"x-order-batch": "42", "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+			wire.HdrPartnerID: "ACME", wire.HdrCorrelationID: "corr-7",
+			wire.HdrSignature: "", wire.HdrSignatureKey: "", "x-bad-value": "",
+		} {
+			if got := m.Header.Get(k); got != want {
+				t.Errorf("output %d: %s = %q, want %q", i, k, got, want)
+			}
+		}
+		if vs := m.Header.Values(wire.HdrPartnerID); len(vs) != 1 {
+			t.Errorf("output %d: x-partner-id %q, want the hub's one value", i, vs)
+		}
+	}
+}
+
 // Test 6: hostile payloads never crash the hub: each ends in the schema
 // DLQ with a positioned, printable error, and the partition goes on.
 func TestHostilePayloadsNeverCrash(t *testing.T) {

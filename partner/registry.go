@@ -32,6 +32,8 @@ type Options struct {
 	// Directories are the UN/EDIFACT directories (nil: directory.Builtin,
 	// decoded once per Registry).
 	Directories *directory.Set
+	// Replicas of the OUTBOUND stream (0: 1; nats.replicas on a cluster).
+	Replicas int
 }
 
 // Registry holds the partner profiles in force and answers the parse
@@ -44,6 +46,7 @@ type Registry struct {
 	js   js.JetStream
 	log  zerolog.Logger
 	now  func() time.Time
+	reps int // OUTBOUND's replicas
 	met  metrics
 	last atomic.Int64 // unix seconds of the last good load
 
@@ -73,7 +76,7 @@ func New(c Config, o *Options) (*Registry, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now}
+	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now, reps: max(1, opts.Replicas)}
 	r.met = metrics{
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_reloads_total",
 			Help: "Partner profile reloads by result (ok, error: the previous profiles stay in force)."}, []string{"result"}),
@@ -146,7 +149,9 @@ func (r *Registry) ReloadOn(ctx context.Context, sig <-chan os.Signal) {
 
 // OutboundStream is the OUTBOUND stream's configuration.
 func (r *Registry) OutboundStream() js.StreamConfig {
-	return OutboundStreamConfig(r.cfg.OutboundStream)
+	c := OutboundStreamConfig(r.cfg.OutboundStream)
+	c.Replicas = r.reps
+	return c
 }
 
 // OutboundStreamConfig is the stream acknowledgements are stored in.

@@ -123,7 +123,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 	}
 	o := ops.OpsOptions{
 		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Actor: actor,
-		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(),
+		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(), Replicas: cfg.NATS.Replicas,
 	}
 	if !cfg.Ledger.Disabled {
 		bctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -253,7 +253,12 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	if len(tokens) > 0 {
 		oo := ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
-			EDIFACT: cfg.Hub.EDIFACT, Logger: log}
+			EDIFACT: cfg.Hub.EDIFACT, Logger: log, Replicas: cfg.NATS.Replicas}
+		// A poison message replayed through the API notes it on its ticket,
+		// as `dlq replay` does.
+		oo.Replayed = notePoisonReplays(j, cfg.Sandbox, "api", func(err error) {
+			log.Warn().Err(err).Msg("poison replay not noted on its ticket")
+		})
 		if ls, ok := led.(*ledger.KVStore); ok {
 			oo.Grants = ls
 		}

@@ -32,7 +32,7 @@ func (o *Ops) editsKV(ctx context.Context, create bool) (js.KeyValue, error) {
 	}
 	kv, err = o.o.JS.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{
 		Bucket: o.o.EditsBucket, Description: "edihub: edited dead letters, original ID -> edited ID",
-		History: 1, Storage: js.FileStorage,
+		History: 1, Storage: js.FileStorage, Replicas: max(1, o.o.Replicas),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create edits bucket %s: %w", o.o.EditsBucket, err)

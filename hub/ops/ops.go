@@ -45,6 +45,9 @@ type OpsOptions struct {
 	// EditsBucket is the KV bucket mapping an edited original to its
 	// edited version (default dlq-edits).
 	EditsBucket string
+	// Replicas of the edits bucket when ops creates it (0: 1; nats.replicas
+	// on a cluster).
+	Replicas int
 	// Grants records forced replays in the interchange ledger
 	// (*ledger.KVStore); nil refuses --force.
 	Grants Granter
