@@ -98,3 +98,12 @@ func SendMsgID(partner string, data []byte) string {
 	sum := sha256.Sum256(data)
 	return "send:" + partner + ":" + hex.EncodeToString(sum[:])
 }
+
+// SignedSendMsgID is SendMsgID for a file sent with a signature: the same
+// bytes signed are another message than unsigned (or signed with another
+// key), so a partner whose unsigned file was refused can send it signed at
+// once instead of after the duplicate window.
+func SignedSendMsgID(partner string, data []byte, signature string) string {
+	sum := sha256.Sum256([]byte(signature))
+	return SendMsgID(partner, data) + ":sig:" + hex.EncodeToString(sum[:8])
+}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,19 @@ func TestValidPartnerID(t *testing.T) {
 		if err := ValidPartnerID(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// A signed file is another message than the same bytes unsigned; the same
+// signature (Ed25519 is deterministic) keeps a re-send a duplicate.
+func TestSignedSendMsgID(t *testing.T) {
+	data := []byte("UNB+UNOC:3+S+R'")
+	plain := SendMsgID("ACME", data)
+	signed := SignedSendMsgID("ACME", data, "ed25519:AAAA")
+	if signed == plain || !strings.HasPrefix(signed, plain+":sig:") {
+		t.Fatalf("signed id %q, plain %q", signed, plain)
+	}
+	if SignedSendMsgID("ACME", data, "ed25519:AAAA") != signed || SignedSendMsgID("ACME", data, "ed25519:BBBB") == signed {
+		t.Fatal("the id must follow the signature, and only it")
 	}
 }

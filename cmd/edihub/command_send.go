@@ -196,6 +196,10 @@ func (s *sender) sendOne(ctx context.Context, r *sendResult, i, n int) error {
 			return nil
 		}
 	}
+	if sig := msg.Header.Get(wire.HdrSignature); sig != "" {
+		r.MsgID = wire.SignedSendMsgID(s.o.Partner, data, sig)
+		msg.Header.Set(js.MsgIDHeader, r.MsgID)
+	}
 	tried := false
 	for {
 		ack, res, err := publish(ctx, s.j, s.link, msg, s.o.Timeout)
