@@ -1,21 +1,14 @@
 package bridge
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/internal/testcert"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -79,12 +72,12 @@ func TestSASLMechanisms(t *testing.T) {
 func TestTLSWithClientCertificate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	ca, caKey := newCert(t, nil, nil, "edihub test CA", true)
-	srv, srvKey := newCert(t, ca, caKey, "127.0.0.1", false)
-	cli, cliKey := newCert(t, ca, caKey, "edihub-bridge", false)
-	writePEM(t, filepath.Join(dir, "ca.pem"), "CERTIFICATE", ca.Raw)
-	writePEM(t, filepath.Join(dir, "client.pem"), "CERTIFICATE", cli.Raw)
-	writeKey(t, filepath.Join(dir, "client.key"), cliKey)
+	ca, caKey := testcert.New(t, nil, nil, "edihub test CA", true)
+	srv, srvKey := testcert.New(t, ca, caKey, "127.0.0.1", false)
+	cli, cliKey := testcert.New(t, ca, caKey, "edihub-bridge", false)
+	testcert.WritePEM(t, filepath.Join(dir, "ca.pem"), testcert.CertBlock(ca))
+	testcert.WritePEM(t, filepath.Join(dir, "client.pem"), testcert.CertBlock(cli))
+	testcert.WritePEM(t, filepath.Join(dir, "client.key"), testcert.KeyBlock(t, cliKey))
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
 	srvTLS := &tls.Config{
@@ -127,51 +120,4 @@ func TestSecurityValidate(t *testing.T) {
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Fatal("the password is in the error")
 	}
-}
-
-func newCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		IsCA:        isCA, BasicConstraintsValid: true,
-	}
-	if ip := net.ParseIP(cn); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	}
-	signer, signerKey := tmpl, key
-	if parent != nil {
-		signer, signerKey = parent, parentKey
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cert, key
-}
-
-func writePEM(t *testing.T, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func writeKey(t *testing.T, path string, key *ecdsa.PrivateKey) {
-	t.Helper()
-	der, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, path, "EC PRIVATE KEY", der)
 }

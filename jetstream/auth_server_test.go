@@ -1,19 +1,12 @@
 package jetstream
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/internal/testcert"
 	"github.com/nats-io/nats-server/v2/server"
 )
 
@@ -55,32 +48,14 @@ func TestClientAuthNKey(t *testing.T) {
 // is the client certificate a server with verify requires.
 func TestClientAuthTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca, caKey := newCert(t, nil, nil, "test CA", true)
-	srvCert, srvKey := newCert(t, ca, caKey, "127.0.0.1", false)
-	cliCert, cliKey := newCert(t, ca, caKey, "edihub", false)
-	write := func(name string, blocks ...*pem.Block) string {
-		p := filepath.Join(dir, name)
-		var b []byte
-		for _, bl := range blocks {
-			b = append(b, pem.EncodeToMemory(bl)...)
-		}
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	caFile := write("ca.pem", &pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})
-	keyBlock := func(k *ecdsa.PrivateKey) *pem.Block {
-		b, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &pem.Block{Type: "EC PRIVATE KEY", Bytes: b}
-	}
-	srvCertFile := write("server.pem", &pem.Block{Type: "CERTIFICATE", Bytes: srvCert.Raw})
-	srvKeyFile := write("server-key.pem", keyBlock(srvKey))
-	cliCertFile := write("client.pem", &pem.Block{Type: "CERTIFICATE", Bytes: cliCert.Raw})
-	cliKeyFile := write("client-key.pem", keyBlock(cliKey))
+	ca, caKey := testcert.New(t, nil, nil, "test CA", true)
+	srvCert, srvKey := testcert.New(t, ca, caKey, "127.0.0.1", false)
+	cliCert, cliKey := testcert.New(t, ca, caKey, "edihub", false)
+	caFile := testcert.WritePEM(t, filepath.Join(dir, "ca.pem"), testcert.CertBlock(ca))
+	srvCertFile := testcert.WritePEM(t, filepath.Join(dir, "server.pem"), testcert.CertBlock(srvCert))
+	srvKeyFile := testcert.WritePEM(t, filepath.Join(dir, "server-key.pem"), testcert.KeyBlock(t, srvKey))
+	cliCertFile := testcert.WritePEM(t, filepath.Join(dir, "client.pem"), testcert.CertBlock(cliCert))
+	cliKeyFile := testcert.WritePEM(t, filepath.Join(dir, "client-key.pem"), testcert.KeyBlock(t, cliKey))
 
 	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: srvCertFile, KeyFile: srvKeyFile, CaFile: caFile, Verify: true})
 	if err != nil {
@@ -114,35 +89,4 @@ func TestClientAuthTLS(t *testing.T) {
 		nc.Close()
 		t.Fatal("connected without the client certificate the server requires")
 	}
-}
-
-func newCert(t *testing.T, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, cn string, isCA bool) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if isCA {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-		parent, parentKey = tmpl, key
-	} else {
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, key
 }

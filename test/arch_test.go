@@ -43,11 +43,12 @@ var allowedDeps = map[string][]string{
 	"cmd/edihub":                     nil, // the binary wires everything
 	"test":                           nil,
 	"jetstream/jetstreamtest":        {"jetstream", "wire"},
+	"internal/testcert":              {},
 	"hub/hubtest":                    {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.
-var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest"}
+var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "internal/testcert"}
 
 type listedPackage struct {
 	ImportPath string
