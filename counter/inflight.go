@@ -20,9 +20,10 @@ import (
 // This does not depend on JetStream's delivery count, which an embedded
 // server killed with the process may not have persisted.
 type InFlight struct {
-	f     *os.File
-	data  []byte
-	slots int
+	f      *os.File
+	data   []byte
+	slots  int
+	closed atomic.Bool
 }
 
 const (
@@ -75,19 +76,29 @@ func (t *InFlight) seqWord(slot int) *atomic.Uint64 {
 }
 
 // Start records that slot is running the message with stream sequence seq.
-func (t *InFlight) Start(slot int, seq uint64) { t.seqWord(slot).Store(seq) }
+func (t *InFlight) Start(slot int, seq uint64) {
+	if !t.closed.Load() {
+		t.seqWord(slot).Store(seq)
+	}
+}
 
 // Done records that slot finished the message seq. A handler abandoned
 // after its deadline finishes late, after the slot moved on to the next
 // message: then the slot is left alone.
-func (t *InFlight) Done(slot int, seq uint64) { t.seqWord(slot).CompareAndSwap(seq, 0) }
-
-// Close clears the table (a clean stop leaves no suspects) and unmaps it.
-func (t *InFlight) Close() error {
-	clear(t.data[headerSize:])
-	err := syscall.Munmap(t.data)
-	if cerr := t.f.Close(); err == nil {
-		err = cerr
+func (t *InFlight) Done(slot int, seq uint64) {
+	if !t.closed.Load() {
+		t.seqWord(slot).CompareAndSwap(seq, 0)
 	}
-	return err
+}
+
+// Close clears the table (a clean stop leaves no suspects) and closes its
+// file. The page stays mapped until the process ends: a handler abandoned
+// past its deadline may still finish after the stop and call Done, which
+// must not touch unmapped memory (it did: a fault at exit).
+func (t *InFlight) Close() error {
+	if t.closed.Swap(true) {
+		return nil
+	}
+	clear(t.data[headerSize:])
+	return t.f.Close()
 }

@@ -44,3 +44,30 @@ func TestInFlightSurvivesProcessDeath(t *testing.T) {
 		t.Fatalf("after a clean stop: %v %v", suspects, err)
 	}
 }
+
+// TestInFlightDoneAfterClose: a handler abandoned past its deadline may
+// finish after the hub stopped and closed the table; its Done (and a late
+// Start) must neither fault nor write a suspect into the closed file.
+func TestInFlightDoneAfterClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inflight")
+	tab, _, err := OpenInFlight(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Start(1, 42)
+	if err := tab.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tab.Done(1, 42)
+	tab.Start(2, 43)
+	if err := tab.Close(); err != nil {
+		t.Fatalf("second close: %v", err)
+	}
+	_, suspects, err := OpenInFlight(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suspects) != 0 {
+		t.Fatalf("suspects after a clean stop: %v", suspects)
+	}
+}

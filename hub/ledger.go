@@ -50,3 +50,20 @@ func isDuplicate(err error) (*DuplicateError, bool) {
 	ok := errors.As(err, &d)
 	return d, ok
 }
+
+// UnavailableError says a service the stage needs (the interchange ledger)
+// did not answer: not the message's fault. The worker treats it as a
+// failed publish of the outputs: the message waits and is delivered again,
+// an explained attempt that counts toward no retry limit and no poison
+// verdict, so that a NATS leader election cannot dead-letter or quarantine
+// healthy interchanges.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+func isUnavailable(err error) (*UnavailableError, bool) {
+	var u *UnavailableError
+	ok := errors.As(err, &u)
+	return u, ok
+}

@@ -95,7 +95,7 @@ func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) Handler {
 		if led != nil && m.Header.Get(wire.HdrReplayForce) == "true" {
 			var err error
 			if forced, err = led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data)); err != nil {
-				return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+				return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
 			}
 		}
 		if led != nil && !forced {
@@ -133,7 +133,7 @@ func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) Handler {
 				dup, err := r.duplicates(keys)
 				if err != nil {
 					m.outputs = nil
-					return TransientError("", fmt.Errorf("interchange ledger: %w", err))
+					return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
 				}
 				if dup {
 					m.outputs = nil

@@ -193,6 +193,13 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		h.skipDuplicate(d, dup, rec)
 		return true
 	}
+	if u, ok := isUnavailable(o.failure.Err); ok {
+		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
+			Msg("a service the stage needs did not answer; the message waits and is tried again")
+		h.recordPublishFailure(d, u)
+		_ = d.msg.NakWithDelay(time.Second)
+		return true
+	}
 	h.fail(d, o, v, rec)
 	return true
 }
@@ -273,7 +280,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 func (h *Hub) recordPublishFailure(d *delivery, err error) {
 	f := counter.Failure{
 		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
-		Fingerprint: "publish-outputs", Message: escape.Header("publishing the outputs failed: " + err.Error()),
+		Fingerprint: "publish-outputs", Message: escape.Header("not the message's fault: " + err.Error()),
 		Delivery: d.meta.NumDelivered,
 	}
 	if _, rerr := h.store.RecordFailure(d.key, f); rerr != nil {

@@ -2,9 +2,11 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,29 +47,52 @@ func (s *KVStore) cacheFor(partner string) (*partnerCache, error) {
 	s.cacheMu.Unlock()
 	pc.once.Do(func() { pc.err = s.loadPartner(partner, pc) })
 	if pc.err != nil {
+		// Not kept: the next lookup reads the partner again (a leader
+		// election or a lost connection is over in seconds).
+		s.cacheMu.Lock()
+		if s.caches[partner] == pc {
+			delete(s.caches, partner)
+		}
+		s.cacheMu.Unlock()
 		return nil, pc.err
 	}
 	return pc, nil
 }
 
-// loadPartner reads every current entry of a partner.
+// loadPartner reads every current entry of a partner. It gives up when
+// the server sends nothing for the store's Timeout (a partner with many
+// entries may take longer than that in all, but never stalls that long
+// between two), so that a lookup fails fast while the bucket has no leader
+// instead of holding the stage past its deadline.
 func (s *KVStore) loadPartner(partner string, pc *partnerCache) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// Cancelled when the server sends nothing for the store's Timeout,
+	// also while the watch is being set up.
+	var stalled atomic.Bool
+	idle := time.AfterFunc(s.opts.Timeout, func() { stalled.Store(true); cancel() })
+	defer idle.Stop()
+	fail := func(err error) error {
+		if stalled.Load() {
+			err = fmt.Errorf("no answer for %v", s.opts.Timeout)
+		}
+		return fmt.Errorf("ledger: read the entries of %q: %w", partner, err)
+	}
 	w, err := s.kv.Watch(ctx, partnerPrefix(partner)+"*", jetstream.IgnoreDeletes())
 	if err != nil {
-		return fmt.Errorf("ledger: read the entries of %q: %w", partner, err)
+		return fail(err)
 	}
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("ledger: read the entries of %q: watch closed", partner)
+				return fail(errors.New("watch closed"))
 			}
 			if e == nil { // every current entry has been seen
 				return nil
 			}
+			idle.Reset(s.opts.Timeout)
 			v, _, _ := strings.Cut(string(e.Value()), " ")
 			if at, err := time.Parse(time.RFC3339Nano, v); err == nil {
 				pc.mu.Lock()
@@ -75,7 +100,7 @@ func (s *KVStore) loadPartner(partner string, pc *partnerCache) error {
 				pc.mu.Unlock()
 			}
 		case <-ctx.Done():
-			return fmt.Errorf("ledger: read the entries of %q: %w", partner, ctx.Err())
+			return fail(ctx.Err())
 		}
 	}
 }

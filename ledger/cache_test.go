@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
@@ -73,4 +74,31 @@ func TestKVCacheForgetAfterAnotherInstanceWrote(t *testing.T) {
 	if dup, err := a.Duplicate(k, "INGEST:3"); err != nil || !dup {
 		t.Fatalf("after Forget the other instance's entry must count: %v %v", dup, err)
 	}
+}
+
+// TestKVCacheLoadFailureIsNotKept: a partner whose entries could not be
+// read (the server away, as in a leader election) is read again on the
+// next lookup instead of failing for good, and a lookup fails within the
+// store's Timeout rather than holding the caller.
+func TestKVCacheLoadFailureIsNotKept(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	s, err := OpenKV(t.Context(), j, &KVOptions{Bucket: "ledger-reload", Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "1"}
+	srv.Stop()
+	start := time.Now()
+	if _, err := s.Duplicate(k, "INGEST:1"); err == nil {
+		t.Fatal("a lookup with the server away answered")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the failed lookup took %v", d)
+	}
+	jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: srv.DataDir, Listen: srv.HostPort})
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		dup, err := s.Duplicate(k, "INGEST:1")
+		return err == nil && !dup
+	}, "the partner is read again once the server is back")
 }
