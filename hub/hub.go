@@ -119,10 +119,16 @@ type Hub struct {
 	actor   string
 	hooks   testHooks
 
-	gate         gate
-	inflight     InFlightTable
-	suspects     map[int]uint64 // slot → stream sequence; read-only after New
-	processed    atomic.Int64   // messages that left a partition, for the leak ratio
+	gate     gate
+	inflight InFlightTable
+	suspects map[int]uint64 // slot → stream sequence; read-only after New
+	// unstored are explained outcomes the attempt store could not take
+	// (its bucket had no leader either): slot → the failure, applied to
+	// the record when the same message comes back to this process, so a
+	// write lost in an election is not counted as a death.
+	unstoredMu   sync.Mutex
+	unstored     map[int]unstoredFailure
+	processed    atomic.Int64 // messages that left a partition, for the leak ratio
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
 	ready        atomic.Bool
@@ -171,7 +177,7 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{}, runCtx: context.Background(), keys: o.Keyring,
+		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 	}

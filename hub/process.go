@@ -31,6 +31,7 @@ type delivery struct {
 	origTopic  string
 	retryCount int
 	messageID  string
+	solo       bool // this attempt runs alone (a suspect): its explained outcome must say so
 }
 
 func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
@@ -114,6 +115,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		h.met.counterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
 	}
+	rec = h.withUnstored(s.slot, d.key, rec)
 	v := checkAttempts(md.NumDelivered, rec, h.cfg.Attempts.Threshold)
 	if v.poison {
 		if v.stage == "" {
@@ -126,7 +128,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	// A suspect (an earlier attempt ended with no outcome) runs alone, and
 	// says so durably first, so that a death now is attributed to it.
 	solo := v.unexplained > 0 || h.suspects[s.slot] == md.Sequence.Stream
-	v.solo = solo
+	v.solo, d.solo = solo, solo
 	inProgress := func() { _ = msg.InProgress() }
 	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
 	// Leave only when the outcome is recorded: a neighbour that kills the
@@ -281,13 +283,39 @@ func (h *Hub) recordPublishFailure(d *delivery, err error) {
 	f := counter.Failure{
 		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
 		Fingerprint: "publish-outputs", Message: escape.Header("not the message's fault: " + err.Error()),
-		Delivery: d.meta.NumDelivered,
+		Delivery: d.meta.NumDelivered, Solo: d.solo,
 	}
 	if _, rerr := h.store.RecordFailure(d.key, f); rerr != nil {
 		h.met.counterErrors.Inc()
+		h.unstoredMu.Lock()
+		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
+		h.unstoredMu.Unlock()
 		return
 	}
 	h.met.counterWrites.Inc()
+}
+
+// unstoredFailure is an explained outcome the store did not take.
+type unstoredFailure struct {
+	key counter.Key
+	f   counter.Failure
+}
+
+// withUnstored adds to rec the explained outcome this process could not
+// store for the same message in the same slot, and tries to store it now.
+func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
+	h.unstoredMu.Lock()
+	u, ok := h.unstored[slot]
+	delete(h.unstored, slot)
+	h.unstoredMu.Unlock()
+	if !ok || u.key != k {
+		return rec
+	}
+	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
+		h.met.counterWrites.Inc()
+		return recorded
+	}
+	return rec.With(u.f)
 }
 
 func (h *Hub) forget(d *delivery) {
@@ -333,6 +361,9 @@ func (h *Hub) fail(d *delivery, o outcome, v verdict, rec counter.Record) {
 		h.met.counterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
 		recorded = rec.With(f)
+		h.unstoredMu.Lock()
+		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
+		h.unstoredMu.Unlock()
 	} else {
 		h.met.counterWrites.Inc()
 	}
