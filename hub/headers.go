@@ -23,12 +23,50 @@ const maxProducerHeaders = 16 << 10
 // dropped is listed by name (escaped) in x-headers-dropped.
 func producerHeaders(h nats.Header) nats.Header {
 	out := nats.Header{}
-	var dropped []string
+	dropped := cleanHeaders(h, wire.ProducerName, func(name, v string) { out[name] = append(out[name], v) })
+	if len(dropped) > 0 {
+		out.Set(wire.HdrHeadersDropped, escape.Header(strings.Join(slices.Compact(dropped), ",")))
+	}
+	return out
+}
+
+// carriedHeaders are the producer's headers a parsed output carries, so
+// that a custom x-* header or a W3C traceparent sent with an interchange
+// (or carried in from Kafka by the bridge) reaches edi.parsed: what
+// producerHeaders keeps, except a name the hub owns (the output's own x-*
+// headers say what the hub knows; a producer's claim is not repeated
+// there), the correlation id the output sets itself, and the payload's
+// signature (it signs the interchange, not the JSON). Nil when nothing is
+// carried: the common case costs no map.
+func carriedHeaders(h nats.Header) nats.Header {
+	var out nats.Header
+	skip := func(k string) string {
+		if wire.HubOwned(k) || k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey {
+			return ""
+		}
+		return k
+	}
+	cleanHeaders(h, skip, func(name, v string) {
+		if out == nil {
+			out = nats.Header{}
+		}
+		out[name] = append(out[name], v)
+	})
+	return out
+}
+
+// cleanHeaders walks a producer's headers in name order (the same message
+// always keeps the same ones) and hands keep each value that may travel:
+// never the server's Nats-* headers, only valid names and values, named
+// by rename ("" leaves the header out), and at most maxProducerHeaders
+// bytes in all. It returns the names (escaped) it dropped as invalid or
+// over the limit.
+func cleanHeaders(h nats.Header, rename func(string) string, keep func(name, value string)) (dropped []string) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
 	}
-	sort.Strings(names) // the same message always keeps the same headers
+	sort.Strings(names)
 	size := 0
 	for _, k := range names {
 		if strings.HasPrefix(k, wire.ServerHeaderPrefix) {
@@ -38,56 +76,20 @@ func producerHeaders(h nats.Header) nats.Header {
 			dropped = append(dropped, escape.Header(k))
 			continue
 		}
-		name := wire.ProducerName(k)
+		name := rename(k)
+		if name == "" {
+			continue
+		}
 		for _, v := range h[k] {
 			if !wire.ValidHeaderValue(v) || size+len(name)+len(v)+4 > maxProducerHeaders {
 				dropped = append(dropped, escape.Header(k))
 				continue
 			}
 			size += len(name) + len(v) + 4
-			out[name] = append(out[name], v)
+			keep(name, v)
 		}
 	}
-	if len(dropped) > 0 {
-		out.Set(wire.HdrHeadersDropped, escape.Header(strings.Join(slices.Compact(dropped), ",")))
-	}
-	return out
-}
-
-// carriedHeaders are the producer's headers a parsed output carries, so
-// that a custom x-* header or a W3C traceparent sent with an interchange
-// (or carried in from Kafka by the bridge) reaches edi.parsed: valid names
-// and values only, never the server's Nats-* ones, never a name the hub
-// owns (the output's own x-* headers say what the hub knows; a producer's
-// claim is not repeated there), never the payload's signature (it signs
-// the interchange, not the JSON), and at most maxProducerHeaders bytes.
-// Nil when nothing is carried: the common case costs no map.
-func carriedHeaders(h nats.Header) nats.Header {
-	var out nats.Header
-	size := 0
-	names := make([]string, 0, len(h))
-	for k := range h {
-		names = append(names, k)
-	}
-	sort.Strings(names) // the same message always carries the same headers
-	for _, k := range names {
-		vs := h[k]
-		if strings.HasPrefix(k, wire.ServerHeaderPrefix) || wire.HubOwned(k) || !wire.ValidHeaderName(k) ||
-			k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey {
-			continue
-		}
-		for _, v := range vs {
-			if !wire.ValidHeaderValue(v) || size+len(k)+len(v)+4 > maxProducerHeaders {
-				continue
-			}
-			size += len(k) + len(v) + 4
-			if out == nil {
-				out = nats.Header{}
-			}
-			out[k] = append(out[k], v)
-		}
-	}
-	return out
+	return dropped
 }
 
 // hubHeadersOnly keeps the hub's own x-* headers of a copy: the fallback
