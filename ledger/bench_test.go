@@ -106,14 +106,8 @@ func BenchmarkRecord(b *testing.B) {
 	b.Run("kv/Record", func(b *testing.B) {
 		runWriters(b, func(i int64) error { return kv.Record(key(i)) })
 	})
-	b.Run("kv/RecordMsg-async", func(b *testing.B) {
-		runWriters(b, func(i int64) error {
-			f, err := js.PublishMsgAsync(kv.RecordMsg(key(i)))
-			if err != nil {
-				return err
-			}
-			return await(f)
-		})
+	b.Run("kv/Commit", func(b *testing.B) {
+		runWriters(b, func(i int64) error { return kv.Commit([]Key{key(i)}, "")(ctx) })
 	})
 	b.Run("pipeline/output-then-bolt", func(b *testing.B) {
 		runWriters(b, func(i int64) error {
@@ -127,17 +121,17 @@ func BenchmarkRecord(b *testing.B) {
 			return bolt.Record(key(i))
 		})
 	})
-	b.Run("pipeline/output+kv-async", func(b *testing.B) {
+	b.Run("pipeline/output+kv-commit", func(b *testing.B) {
 		runWriters(b, func(i int64) error {
 			out, err := publishOutput(i)
 			if err != nil {
 				return err
 			}
-			rec, err := js.PublishMsgAsync(kv.RecordMsg(key(i)))
-			if err != nil {
+			wait := kv.Commit([]Key{key(i)}, "")
+			if err := await(out); err != nil {
 				return err
 			}
-			return await(out, rec)
+			return wait(ctx)
 		})
 	})
 }

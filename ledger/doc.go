@@ -13,15 +13,29 @@
 //
 // Two stores satisfy Ledger:
 //
-//   - KVStore, a JetStream KV bucket (the default). An entry is one message
-//     on $KV.<bucket>.ix.<sha256 of the length-prefixed key>, holding the
-//     time it was recorded, with a per-key TTL (Nats-TTL) and Nats-Msg-Id
-//     set to the key. RecordMsg returns that message so the parse stage can
-//     publish it asynchronously with the interchange's PARSED outputs and
-//     await every ack once before acking the original; Record does the same
-//     synchronously. The server expires entries; Purge does nothing. Hubs
-//     on one cluster that name the same bucket share the ledger. The
+//   - KVStore, a JetStream KV bucket (the default). Interchanges are
+//     recorded in groups (Commit): the records of every interchange
+//     committed while the previous group is being stored go out together
+//     as one batch entry, $KV.<bucket>.gc.<id>, whose value holds one line
+//     per interchange (the SHA-256 of its length-prefixed key, the time,
+//     the message that recorded it). The hub commits when its stage has
+//     rendered an interchange and awaits the commit with the PARSED
+//     outputs, before it acks the original: no fsync and no stored message
+//     of its own per interchange. Batch entries expire by the bucket's
+//     MaxAge (the TTL).
+//
+//     Lookups are answered from an index in memory: each store that is
+//     asked reads the whole bucket once, then follows it with a watch, so
+//     records other hubs on the cluster commit arrive by themselves. A hub
+//     that gets a partition back from another instance calls Forget: the
+//     next lookup writes a fence entry (fence.<store id>) and waits until
+//     the watch has passed it, so everything stored before is in the index.
+//     Hubs on one cluster that name the same bucket share the ledger. The
 //     subject carries no JetStream domain prefix.
+//
+//     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
+//     per-key TTL (Nats-TTL), are what earlier versions wrote and what a
+//     migrated bbolt ledger becomes; the index reads them too.
 //   - Store, the bbolt file of earlier versions, kept for single binaries
 //     and as the source of the migration. Purge removes expired entries.
 //
@@ -38,12 +52,11 @@
 // meta.legacy-until holds the time the last of them expires. While it is
 // in the future, a lookup that misses the partner's key also tries the
 // partner-less one, so an interchange recorded before the upgrade is still
-// a duplicate for whichever partner sends it again; after that, lookups
-// cost one read. Stores re-read the flag at most once a minute, so a
-// migration by another hub is noticed. The bbolt Store does the same
-// fallback in its file.
+// a duplicate for whichever partner sends it again. The index reads the
+// flag like any entry, so a migration by another hub is noticed. The
+// bbolt Store does the same fallback in its file.
 //
-// Each entry names the message that recorded it (RecordMsgBy, Duplicate):
+// Each record names the message that recorded it (Commit, Duplicate):
 // the same message delivered again after a partial failure is not its own
 // duplicate, so outputs that were not all stored are published again.
 //

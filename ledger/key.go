@@ -78,7 +78,7 @@ func kvKey(encoded []byte) string {
 		return kvLegacyPrefix + hex.EncodeToString(sum[:])
 	case 4:
 		// Grouped by partner (ix.<partner token>.<hash>) so that one
-		// partner's entries can be read at once (see cache.go).
+		// partner's entries stay apart from other partners'.
 		l, w := binary.Uvarint(encoded)
 		return partnerPrefix(string(encoded[w:w+int(l)])) + hex.EncodeToString(sum[:])
 	}

@@ -2,17 +2,18 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // KVOptions configure a KVStore; nil means defaults.
@@ -30,9 +31,6 @@ type KVOptions struct {
 	Timeout time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
-	// NoCache makes every Duplicate ask the server (see cache.go); for
-	// stores whose process is not the only writer of a partner's entries.
-	NoCache bool
 }
 
 func (o *KVOptions) setDefaults() {
@@ -68,37 +66,39 @@ func (o *KVOptions) Validate() error {
 	return nil
 }
 
-// legacyRefresh is how often a store re-reads the legacy flag, so that a
-// migration run by another hub on the cluster is noticed.
-const legacyRefresh = time.Minute
-
-// KVStore is the ledger on a JetStream KV bucket. A record is one message
-// on $KV.<bucket>.ix.<sha256>, so the hub can publish it asynchronously
-// with an interchange's outputs and await all acks at once (RecordMsg).
+// KVStore is the ledger on a JetStream KV bucket. Interchanges are
+// recorded in groups (Commit, commit.go): one batch entry per group, so
+// that the hub's partitions share one stored message instead of writing
+// one each. Lookups are answered from the index (index.go), which reads
+// the whole bucket once and then follows it.
 //
-// Expiry is per key (the Nats-TTL header, with the bucket's
-// LimitMarkerTTL): entries migrated from a bbolt file keep their remaining
-// TTL instead of restarting a full one. The bucket's MaxAge equals the TTL
-// as well, a ceiling for anything written without the header.
+// Single entries, $KV.<bucket>.ix.<partner>.<sha256> with a per-key TTL
+// (Nats-TTL, with the bucket's LimitMarkerTTL), are what a migrated bbolt
+// ledger becomes (an entry keeps its remaining TTL) and what earlier
+// versions wrote; the index reads them too. The bucket's MaxAge equals the
+// TTL, which expires batch entries.
 type KVStore struct {
 	js   jetstream.JetStream
 	kv   jetstream.KeyValue
 	opts KVOptions
 	pre  string // $KV.<bucket>.
+	id   string // names this store's fence entry
 
-	legacyUntil atomic.Int64 // unix ns: partner-less entries may exist until then
-	legacyRead  atomic.Int64 // unix ns of the last read of the flag
+	ixOnce sync.Once
+	ix     *index
+	stop   context.CancelFunc
 
-	// caches hold each partner's keys (cache.go); nil: every lookup asks
-	// the server.
-	cacheMu sync.Mutex
-	caches  map[string]*partnerCache
-	// localAnswers counts Duplicate answers given without the server.
-	localAnswers atomic.Int64
+	commit   committer
+	groups   atomic.Int64
+	recorded atomic.Int64
+
+	fenceMu  sync.Mutex
+	fence    atomic.Bool // Forget was called: write a fence before answering
+	fenceSeq atomic.Uint64
 }
 
 // OpenKV creates or updates the ledger bucket and returns a store on it.
-// The caller owns js's connection.
+// The caller owns js's connection; Close stops the store's watch.
 func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVStore, error) {
 	var o KVOptions
 	if opts != nil {
@@ -119,14 +119,7 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 	if err != nil {
 		return nil, fmt.Errorf("open ledger bucket %s: %w", o.Bucket, err)
 	}
-	s := &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + "."}
-	if !o.NoCache {
-		s.caches = map[string]*partnerCache{}
-	}
-	if err := s.readLegacyFlag(ctx); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return newKVStore(js, kv, o), nil
 }
 
 // BindKV returns a store on an existing ledger bucket without creating or
@@ -144,15 +137,37 @@ func BindKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 	if err != nil {
 		return nil, fmt.Errorf("ledger bucket %s: %w", o.Bucket, err)
 	}
-	return &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + "."}, nil
+	return newKVStore(js, kv, o), nil
+}
+
+func newKVStore(js jetstream.JetStream, kv jetstream.KeyValue, o KVOptions) *KVStore {
+	s := &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + ".", id: nuid.Next()}
+	s.ix = newIndex(o.TTL, o.Now)
+	return s
+}
+
+// startIndex starts reading the bucket into the index, once: a store that
+// only grants replays (the CLI's) never reads it.
+func (s *KVStore) startIndex() {
+	s.ixOnce.Do(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		s.stop = cancel
+		go s.ix.follow(ctx, s.kv, time.Second)
+	})
 }
 
 func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }
 
-// Close does nothing: the connection is the caller's.
-func (s *KVStore) Close() error { return nil }
+// Close stops following the bucket; the connection is the caller's.
+func (s *KVStore) Close() error {
+	s.ixOnce.Do(func() {}) // no index started after Close
+	if s.stop != nil {
+		s.stop()
+	}
+	return nil
+}
 
 // TTL returns how long entries are kept.
 func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
@@ -160,31 +175,10 @@ func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
 // Bucket returns the bucket's name.
 func (s *KVStore) Bucket() string { return s.opts.Bucket }
 
-// RecordMsg returns the message that records k, for the caller to publish
-// (PublishMsgAsync) with the interchange's outputs and await with them.
-// Nats-Msg-Id makes a retried publish within the bucket's duplicate window
-// (2 min) one write; Nats-TTL expires the entry. Each call returns a new
-// message.
-func (s *KVStore) RecordMsg(k Key) *nats.Msg { return s.RecordMsgBy(k, "") }
-
-// RecordMsgBy is RecordMsg naming the message that processed k (the hub
-// uses its stream ID, INGEST:42): when that same message is delivered
-// again after a partial failure, Duplicate does not count the entry
-// against it, so its outputs are published again rather than lost.
-func (s *KVStore) RecordMsgBy(k Key, origin string) *nats.Msg {
-	key, now := kvKey(k.bytes()), s.opts.Now()
-	if s.caches != nil {
-		if pc, err := s.cacheFor(k.Partner); err == nil {
-			pc.add(key, now) // the server decides if it is asked about it
-		}
-	}
-	return s.entryMsg(key, now, s.opts.TTL, origin)
-}
-
-// entryMsg's value is the record time, then a space and the origin if any.
+// entryMsg is a single entry (a migrated one): its value is the record
+// time, then a space and the origin if any.
 func (s *KVStore) entryMsg(key string, at time.Time, ttl time.Duration, origin string) *nats.Msg {
 	m := nats.NewMsg(s.pre + key)
-	m.Header.Set(jetstream.MsgIDHeader, key)
 	m.Header.Set(jetstream.MsgTTLHeader, strconv.FormatInt(ttlSeconds(ttl), 10))
 	v := at.UTC().Format(time.RFC3339Nano)
 	if origin != "" {
@@ -205,7 +199,7 @@ func ttlSeconds(d time.Duration) int64 {
 func (s *KVStore) Record(k Key) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	if _, err := s.js.PublishMsg(ctx, s.RecordMsg(k)); err != nil {
+	if err := s.Commit([]Key{k}, "")(ctx); err != nil {
 		return fmt.Errorf("ledger record %s: %w", k, err)
 	}
 	return nil
@@ -218,44 +212,84 @@ func (s *KVStore) Seen(k Key) (bool, error) {
 }
 
 // Recorded returns when k was recorded (zero if never or expired). The
-// server expires entries to the second; the time in the value makes the
+// server expires entries to the second; the time in the mark makes the
 // TTL exact, as in the bbolt store.
 func (s *KVStore) Recorded(k Key) (time.Time, error) {
-	at, _, err := s.lookup(k)
-	return at, err
+	m, ok, err := s.lookup(k)
+	if err != nil || !ok {
+		return time.Time{}, err
+	}
+	return time.Unix(0, m.at), nil
 }
 
 // Duplicate reports whether k was recorded within the TTL by a message
 // other than origin (an entry without an origin counts as another's).
 func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
-	if s.caches != nil {
-		pc, err := s.cacheFor(k.Partner)
-		if err != nil {
-			return false, err
-		}
-		if !s.legacyActive() && !pc.cached(kvKey(k.bytes()), s.opts.Now(), s.opts.TTL) {
-			s.localAnswers.Add(1)
-			return false, nil // not in the bucket: no round trip
-		}
-	}
-	at, by, err := s.lookup(k)
-	return !at.IsZero() && (by == "" || by != origin), err
+	m, ok, err := s.lookup(k)
+	return ok && (m.origin == "" || m.origin != origin), err
 }
 
-func (s *KVStore) lookup(k Key) (time.Time, string, error) {
+// lookup answers from the index, once it has read the bucket (and passed
+// the fence a Forget asked for); partner-less keys of a migrated ledger
+// are tried while they may be live.
+func (s *KVStore) lookup(k Key) (mark, bool, error) {
+	s.startIndex()
 	ctx, cancel := s.ctx()
 	defer cancel()
-	at, by, err := s.get(ctx, kvKey(k.bytes()))
-	if err == nil && at.IsZero() && s.legacyActive() {
-		at, by, err = s.get(ctx, kvKey(k.legacyBytes()))
+	seq, err := s.fenceFor(ctx)
+	if err == nil {
+		err = s.ix.wait(ctx, seq)
 	}
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("ledger lookup %s: %w", k, err)
+		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
-	return at, by, nil
+	if m, ok := s.ix.get(sha256.Sum256(k.bytes())); ok {
+		return m, true, nil
+	}
+	if s.opts.Now().Before(s.ix.legacyUntil()) {
+		if m, ok := s.ix.get(sha256.Sum256(k.legacyBytes())); ok {
+			return m, true, nil
+		}
+	}
+	return mark{}, false, nil
 }
 
-// get returns an entry's time and origin; zero for none or expired.
+// Forget makes the next lookups wait until this store has read everything
+// stored in the bucket before: a hub calls it when the server pins a
+// partition to it again, since meanwhile another instance may have
+// recorded the partition's interchanges. (The partners are not needed:
+// the index holds every partner.)
+func (s *KVStore) Forget(partners ...string) {
+	s.fence.Store(true)
+}
+
+// fenceFor returns the sequence the index must have read before it
+// answers: that of this store's fence entry, written after the last
+// Forget. Writing it takes a round trip; a failed write is tried again by
+// the next lookup.
+func (s *KVStore) fenceFor(ctx context.Context) (uint64, error) {
+	if !s.fence.Load() {
+		return s.fenceSeq.Load(), nil
+	}
+	s.fenceMu.Lock()
+	defer s.fenceMu.Unlock()
+	if s.fence.Load() {
+		rev, err := s.kv.Put(ctx, fencePrefix+s.id, []byte(s.opts.Now().UTC().Format(time.RFC3339Nano)))
+		if err != nil {
+			return 0, fmt.Errorf("write the fence: %w", err)
+		}
+		s.fenceSeq.Store(rev)
+		s.fence.Store(false)
+	}
+	return s.fenceSeq.Load(), nil
+}
+
+// fencePrefix names the fence entries, one per store; the bucket's MaxAge
+// drops those of stores long gone.
+const fencePrefix = "fence."
+
+// get returns a single entry's time and origin; zero for none or expired
+// (the migration asks whether the bucket holds a newer one).
 func (s *KVStore) get(ctx context.Context, key string) (time.Time, string, error) {
 	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -264,38 +298,14 @@ func (s *KVStore) get(ctx context.Context, key string) (time.Time, string, error
 	if err != nil {
 		return time.Time{}, "", err
 	}
-	v, origin, _ := strings.Cut(string(e.Value()), " ")
-	at, err := time.Parse(time.RFC3339Nano, v)
-	if err != nil {
-		return time.Time{}, "", fmt.Errorf("entry %s: %w", key, err)
+	at, origin, ok := parseEntry(string(e.Value()))
+	if !ok {
+		return time.Time{}, "", fmt.Errorf("entry %s: unreadable time", key)
 	}
 	if s.opts.Now().Sub(at) >= s.opts.TTL {
 		return time.Time{}, "", nil
 	}
 	return at, origin, nil
-}
-
-// legacyActive reports whether partner-less entries may still be live,
-// re-reading the flag at most once a legacyRefresh. A failed re-read keeps
-// the last answer: lookups should not fail for the flag's sake.
-func (s *KVStore) legacyActive() bool {
-	now := s.opts.Now().UnixNano()
-	if now-s.legacyRead.Load() >= int64(legacyRefresh) {
-		ctx, cancel := s.ctx() // a timer only when the flag is read again
-		_ = s.readLegacyFlag(ctx)
-		cancel()
-	}
-	return now < s.legacyUntil.Load()
-}
-
-func (s *KVStore) readLegacyFlag(ctx context.Context) error {
-	until, _, err := s.legacyFlag(ctx)
-	if err != nil {
-		return fmt.Errorf("read ledger legacy flag: %w", err)
-	}
-	s.legacyUntil.Store(until.UnixNano())
-	s.legacyRead.Store(s.opts.Now().UnixNano())
-	return nil
 }
 
 // legacyFlag returns until when migrated partner-less entries may live,
@@ -319,10 +329,17 @@ func (s *KVStore) legacyFlag(ctx context.Context) (time.Time, uint64, error) {
 // Seen ignores an entry past its time before the server drops it).
 func (s *KVStore) Purge() (int, error) { return 0, nil }
 
-// Len returns the messages in the bucket: entries, plus the legacy flag
-// and the short-lived markers the server leaves when entries expire. It is
-// for a gauge, like the bbolt Len that counts expired entries until Purge.
+// Len returns how many interchanges the index holds (expired ones until
+// its next sweep), once it was read; before, the messages in the bucket.
+// It is for a gauge, like the bbolt Len that counts expired entries until
+// Purge.
 func (s *KVStore) Len() (int, error) {
+	s.ix.mu.Lock()
+	loaded := s.ix.loaded
+	s.ix.mu.Unlock()
+	if loaded {
+		return s.ix.size(), nil
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
 	st, err := s.kv.Status(ctx)

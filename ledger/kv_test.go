@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,10 +86,16 @@ func TestKVTTLExpiry(t *testing.T) {
 		}
 		return nil
 	})
-	// the server drops it too, not only Seen
+	// the server drops its batch entry too (the bucket's MaxAge), not only Seen
 	jetstreamtest.CheckFor(t, 10*time.Second, 100*time.Millisecond, func() error {
-		if _, err := s.kv.Get(context.Background(), kvKey(k.bytes())); err == nil {
-			return fmt.Errorf("entry still in the bucket")
+		keys, err := s.kv.ListKeys(context.Background())
+		if err != nil {
+			return err
+		}
+		for k := range keys.Keys() {
+			if strings.HasPrefix(k, batchPrefix) {
+				return fmt.Errorf("batch entry %s still in the bucket", k)
+			}
 		}
 		return nil
 	})
@@ -98,40 +105,56 @@ func TestKVTTLExpiry(t *testing.T) {
 	mustSeen(t, s, k, true)
 }
 
-// The hub publishes the record with its outputs and awaits all acks once.
-func TestKVRecordMsgPublishedAsync(t *testing.T) {
+// Interchanges committed at once (the hub's partitions) share batch
+// entries; every one is seen, by this store and by another that reads the
+// bucket afresh (a restart, or another hub).
+func TestKVCommitGroups(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, js := jetstreamtest.Connect(t, srv.URL)
 	s := openKV(t, js, nil)
-	keys := make([]Key, 20)
-	var acks []jetstream.PubAckFuture
-	for i := range keys {
-		keys[i] = Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: fmt.Sprint(i)}
-		f, err := js.PublishMsgAsync(s.RecordMsg(keys[i]))
+	const writers, each = 8, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				k := Key{Partner: fmt.Sprint("p", w), Sender: "S", Recipient: "R", ControlRef: fmt.Sprint(i)}
+				errs <- s.Commit([]Key{k}, fmt.Sprintf("INGEST:%d", w*each+i))(t.Context())
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acks = append(acks, f)
 	}
-	select {
-	case <-js.PublishAsyncComplete():
-	case <-time.After(10 * time.Second):
-		t.Fatal("acks did not arrive")
+	n, groups := s.CommitStats()
+	if n != writers*each || groups < 1 || groups >= n {
+		t.Fatalf("%d interchanges in %d batch entries: want them grouped", n, groups)
 	}
-	for _, f := range acks {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			t.Fatal(err)
+	t.Logf("%d interchanges in %d batch entries", n, groups)
+	other := openKV(t, js, nil)
+	for w := range writers {
+		for i := range each {
+			k := Key{Partner: fmt.Sprint("p", w), Sender: "S", Recipient: "R", ControlRef: fmt.Sprint(i)}
+			mustSeen(t, s, k, true)
+			mustSeen(t, other, k, true)
+			if dup, err := other.Duplicate(k, fmt.Sprintf("INGEST:%d", w*each+i)); err != nil || dup {
+				t.Fatalf("%v is its own message's record, not a duplicate: %v %v", k, dup, err)
+			}
 		}
 	}
-	for _, k := range keys {
-		mustSeen(t, s, k, true)
+	// one interchange's several envelopes are recorded together
+	keys := []Key{{Partner: "multi", ControlRef: "1"}, {Partner: "multi", ControlRef: "2"}}
+	if err := s.Commit(keys, "INGEST:999")(t.Context()); err != nil {
+		t.Fatal(err)
 	}
-	// a retried publish is one write (Nats-Msg-Id)
-	ack, err := js.PublishMsg(context.Background(), s.RecordMsg(keys[0]))
-	if err != nil || !ack.Duplicate {
-		t.Fatalf("republish: %+v %v, want a duplicate", ack, err)
+	for _, k := range keys {
+		mustSeen(t, other, k, true)
 	}
 }
 
@@ -224,7 +247,7 @@ func TestKVDuplicateByOrigin(t *testing.T) {
 	if dup, err := s.Duplicate(k, "INGEST:1"); err != nil || dup {
 		t.Fatalf("fresh key: %v %v", dup, err)
 	}
-	if _, err := js.PublishMsg(context.Background(), s.RecordMsgBy(k, "INGEST:1")); err != nil {
+	if err := s.Commit([]Key{k}, "INGEST:1")(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if dup, err := s.Duplicate(k, "INGEST:1"); err != nil || dup {

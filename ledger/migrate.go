@@ -47,6 +47,7 @@ func MigrateBolt(path string, dst *KVStore) (int, error) {
 	if err := os.Rename(path, path+".migrated"); err != nil {
 		return n, fmt.Errorf("migrate ledger: %w", err)
 	}
+	dst.fence.Store(true) // lookups see the copied entries and the flag
 	return n, nil
 }
 
@@ -181,7 +182,7 @@ func (s *KVStore) raiseLegacyFlag(until time.Time) error {
 			return fmt.Errorf("write legacy flag: %w", err)
 		}
 	}
-	return s.readLegacyFlag(ctx)
+	return nil
 }
 
 // wrongLastSeq reports a failed expectation: the key exists. Replicated
