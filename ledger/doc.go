@@ -36,6 +36,7 @@
 //     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a
 //     migrated bbolt ledger becomes; the index reads them too.
+//
 //   - Store, the bbolt file of earlier versions, kept for single binaries
 //     and as the source of the migration. Purge removes expired entries.
 //
