@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/ledger"
 )
@@ -25,11 +24,13 @@ type Ledger interface {
 	// duplicate: its outputs are published again (and deduplicated by the
 	// server) instead of being lost.
 	Duplicate(k LedgerKey, origin string) (bool, error)
-	// RecordMsgBy is the message that records k as processed by origin.
-	// The worker publishes it with the interchange's outputs, pipelined,
-	// and acks the interchange only when every one is stored: no fsync and
-	// no round trip of its own per message.
-	RecordMsgBy(k LedgerKey, origin string) *nats.Msg
+	// Commit starts recording keys as processed by origin and returns at
+	// once; the worker awaits the returned wait with the interchange's
+	// outputs and acks the interchange only when both are stored. The
+	// store groups the records of interchanges committed together into
+	// one stored message: no fsync and no message of its own per
+	// interchange.
+	Commit(keys []LedgerKey, origin string) ledger.Wait
 	// Granted reports whether an operator forced the replay of ref (the
 	// x-replayed-from of the message) with this payload: only then does
 	// x-replay-force override the ledger, since any producer can set a

@@ -24,7 +24,17 @@ type Message struct {
 	MessageID string
 
 	outputs []*nats.Msg
+	commits []func() func(context.Context) error
 	doc     *edifact.Document // the parse stage's, for its agreements
+}
+
+// CommitOnSuccess queues a write (the ledger's records) that belongs to
+// the attempt's outputs: the worker starts it when it publishes them, once
+// every stage succeeded, and acks the input only when the outputs are
+// stored and every wait start returned succeeded. A failed one is a failed
+// publish: the input is delivered again. A failed attempt starts none.
+func (m *Message) CommitOnSuccess(start func() (wait func(context.Context) error)) {
+	m.commits = append(m.commits, start)
 }
 
 // Outputs are the outputs queued so far: messages a stage hands

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 
 	"github.com/nats-io/nats.go"
@@ -38,42 +37,57 @@ func ParseStage(cfg EDIFACTConfig, led Ledger) Stage {
 // after it, and Finish with the decision, which sends the
 // acknowledgements agreed (positive ones as outputs).
 func ParseStageWith(cfg EDIFACTConfig, led Ledger, ags Agreements) Stage {
-	handle := parseHandler(cfg, led, ags)
-	if ags == nil {
-		return Stage{Name: "parse", Handle: handle}
-	}
+	parse := parseHandler(cfg, led, ags)
 	return Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
-		err := handle(ctx, m)
-		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
-		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
-		var f *Failure
-		if err != nil {
-			if !errors.As(err, &f) || f.Class != Permanent {
-				return err // duplicates, transient and unclassified failures: no decision yet
-			}
-			if _, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, nil, err); aerr != nil {
-				return TransientError(f.Cause, fmt.Errorf("%w; %v", err, aerr))
-			}
-			return err
+		keys, err := parse(ctx, m)
+		if ags != nil {
+			err = finishAgreements(ctx, ags, m, err)
 		}
-		acks, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, m.doc, nil)
-		if aerr != nil {
-			m.outputs = nil
-			return TransientError("", aerr)
+		if err == nil && len(keys) > 0 {
+			// The ledger's records are stored when the worker publishes
+			// the outputs (after every stage succeeded), and awaited with
+			// them before the interchange is acked.
+			origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+			m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
 		}
-		for _, a := range acks {
-			m.Emit(a.Subject, a.Header, a.Data)
-		}
-		return nil
+		return err
 	}}
 }
 
-func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) Handler {
-	return func(ctx context.Context, m *Message) error {
+// finishAgreements hands the stage's decision to the agreements, which
+// send the acknowledgements agreed (positive ones as outputs).
+func finishAgreements(ctx context.Context, ags Agreements, m *Message, err error) error {
+	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+	corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
+	var f *Failure
+	if err != nil {
+		if !errors.As(err, &f) || f.Class != Permanent {
+			return err // duplicates, transient and unclassified failures: no decision yet
+		}
+		if _, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, nil, err); aerr != nil {
+			return TransientError(f.Cause, fmt.Errorf("%w; %v", err, aerr))
+		}
+		return err
+	}
+	acks, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, m.doc, nil)
+	if aerr != nil {
+		m.outputs = nil
+		return TransientError("", aerr)
+	}
+	for _, a := range acks {
+		m.Emit(a.Subject, a.Header, a.Data)
+	}
+	return nil
+}
+
+// parseHandler walks, checks and renders an interchange; with a ledger it
+// returns the keys to record once the stage has succeeded.
+func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) func(context.Context, *Message) ([]LedgerKey, error) {
+	return func(ctx context.Context, m *Message) ([]LedgerKey, error) {
 		opts := cfg.Options(m.Partner)
 		if ags != nil {
 			if err := ags.Admit(m.Partner, m.Header, m.Data, opts); err != nil {
-				return permanent(err)
+				return nil, permanent(err)
 			}
 		}
 		// One pass of Walk renders each message as soon as its trailer is
@@ -82,75 +96,75 @@ func parseHandler(cfg EDIFACTConfig, led Ledger, ags Agreements) Handler {
 		// the whole input is checked: the outputs are queued on m, and the
 		// worker publishes them only when the stage returns nil (it drops
 		// the outputs of a failed attempt). All or nothing is kept without
-		// a second walk. Memory is what it was with two walks: the parsed
-		// segments of one message at a time, plus the JSON of every message
-		// until the worker has published them (it publishes them together,
-		// then acks); the guard's max_size bounds that.
-		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+		// a second walk. Memory is the parsed segments of one message at a
+		// time, plus the JSON of every message until the worker has
+		// published them (it publishes them together, then acks); the
+		// guard's max_size bounds that.
 		r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
 			seq: strconv.FormatUint(m.Seq, 10), ags: ags}
-		// x-replay-force overrides the ledger only with the grant of an
-		// operator's forced replay: any producer can set a header.
-		forced := false
-		if led != nil && m.Header.Get(wire.HdrReplayForce) == "true" {
-			var err error
-			if forced, err = led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data)); err != nil {
-				return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
-			}
-		}
-		if led != nil && !forced {
-			r.led, r.origin = led, origin
-			if len(m.Data) >= peekLedgerFrom {
-				if k, ok := peekLedgerKey(m.Partner, m.Data); ok {
-					r.lookup(k)
-				}
-			}
-		}
 		doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 		if err != nil {
 			m.outputs = nil
 			var f *Failure
 			if errors.As(err, &f) || ctx.Err() != nil {
-				return err
+				return nil, err
 			}
-			return permanent(err)
+			return nil, permanent(err)
 		}
 		if r.n == 0 {
-			return PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+			return nil, PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
 		}
 		if ags != nil {
 			for _, ich := range doc.Interchanges {
 				if err := ags.CheckInterchange(m.Partner, ich); err != nil {
 					m.outputs = nil
-					return permanent(err)
+					return nil, permanent(err)
 				}
 			}
 			m.doc = doc
 		}
-		if led != nil {
-			keys := LedgerKeys(m.Partner, doc)
-			if r.led != nil {
-				dup, err := r.duplicates(keys)
-				if err != nil {
-					m.outputs = nil
-					return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
-				}
-				if dup {
-					m.outputs = nil
-					return &DuplicateError{Keys: keys}
-				}
-			}
-			// The ledger records travel with the outputs: stored together,
-			// awaited together, before the interchange is acked.
-			for _, k := range keys {
-				if rec := led.RecordMsgBy(k, origin); rec != nil {
-					m.Emit(rec.Subject, rec.Header, rec.Data)
-				}
-			}
-		}
 		m.MessageID = r.firstRef
+		if led == nil {
+			return nil, nil
+		}
+		keys := LedgerKeys(m.Partner, doc)
+		if err := checkLedger(led, m, keys); err != nil {
+			m.outputs = nil
+			return nil, err
+		}
+		return keys, nil
+	}
+}
+
+// checkLedger says whether the interchange was processed before: a
+// *DuplicateError when every one of its envelopes was, by another message
+// (the ledger answers from memory). x-replay-force overrides the ledger
+// only with the grant of an operator's forced replay: any producer can
+// set a header.
+func checkLedger(led Ledger, m *Message, keys []LedgerKey) error {
+	if len(keys) == 0 {
 		return nil
 	}
+	if m.Header.Get(wire.HdrReplayForce) == "true" {
+		forced, err := led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data))
+		if err != nil {
+			return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
+		}
+		if forced {
+			return nil
+		}
+	}
+	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+	for _, k := range keys {
+		dup, err := led.Duplicate(k, origin)
+		if err != nil {
+			return &UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
+		}
+		if !dup {
+			return nil
+		}
+	}
+	return &DuplicateError{Keys: keys}
 }
 
 // permanent is err as a permanent failure of the cause it names (the
@@ -176,89 +190,7 @@ type renderer struct {
 	// of the same type (an interchange usually holds one type)
 	typ, subject string
 
-	// led is set when the ledger must be asked: a lookup per interchange
-	// starts when its first message is handed over, and runs while the
-	// messages are rendered (it is a round trip to the server).
-	led     Ledger
-	origin  string
-	lastIch *edifact.Interchange
-	lookups []*ledgerLookup
-	ags     Agreements
-}
-
-type ledgerLookup struct {
-	key  LedgerKey
-	done chan struct{}
-	dup  bool
-	err  error
-}
-
-func (r *renderer) lookAhead(ich *edifact.Interchange) {
-	if r.led == nil || ich == r.lastIch {
-		return
-	}
-	r.lastIch = ich
-	r.lookup(LedgerKey{Partner: r.m.Partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
-}
-
-// lookup starts asking the ledger about k, unless it was asked already.
-func (r *renderer) lookup(k LedgerKey) {
-	if slices.ContainsFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }) {
-		return
-	}
-	l := &ledgerLookup{key: k, done: make(chan struct{})}
-	r.lookups = append(r.lookups, l)
-	go func() {
-		defer close(l.done)
-		l.dup, l.err = r.led.Duplicate(l.key, r.origin)
-	}()
-}
-
-// peekLedgerFrom is the size from which the stage reads the first
-// interchange header before the walk, so that the ledger lookup runs
-// during the whole walk: below it, a walk takes less than the lookup's
-// round trip, and the peek's reader would cost more than it saves.
-const peekLedgerFrom = 16 << 10
-
-// peekLedgerKey reads the ledger key of the first EDIFACT interchange from
-// its UNB, as peekControlRef does (two segments of bounded size at most).
-// It is only a head start: the walk's own keys decide, and a lookup for a
-// key the walk does not confirm is not used.
-func peekLedgerKey(partner string, data []byte) (LedgerKey, bool) {
-	r := edifact.NewReader(bytes.NewReader(data))
-	r.MaxSegmentLen = 4096
-	r.MaxElementLen = 512
-	for i := 0; i < 2; i++ {
-		seg, err := r.Read()
-		if err != nil {
-			return LedgerKey{}, false
-		}
-		if seg.Tag == "UNB" {
-			return LedgerKey{Partner: partner, Sender: seg.Value(2, 1), Recipient: seg.Value(3, 1), ControlRef: seg.Value(5, 1)}, true
-		}
-	}
-	return LedgerKey{}, false
-}
-
-// duplicates reports whether every key was processed by another message
-// (an interchange is a duplicate when all its envelopes are), from the
-// lookups started during the walk;
-// a key without one (an interchange without messages) is asked now.
-func (r *renderer) duplicates(keys []LedgerKey) (bool, error) {
-	for _, k := range keys {
-		var dup bool
-		var err error
-		if i := slices.IndexFunc(r.lookups, func(l *ledgerLookup) bool { return l.key == k }); i >= 0 {
-			<-r.lookups[i].done
-			dup, err = r.lookups[i].dup, r.lookups[i].err
-		} else {
-			dup, err = r.led.Duplicate(k, r.origin)
-		}
-		if err != nil || !dup {
-			return false, err
-		}
-	}
-	return len(keys) > 0, nil
+	ags Agreements
 }
 
 // parsedHeaders is how many headers an output carries; the worker adds
@@ -270,7 +202,6 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 		return err
 	}
 	r.n++
-	r.lookAhead(em.Interchange)
 	body, err := edifact.MessageJSON(em)
 	if err != nil {
 		return PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", r.n, em.Ref, err))

@@ -244,13 +244,23 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 // the audit trail.
 const duplicateAuditEvery = time.Minute
 
-// succeed publishes the outputs (and the ledger records among them)
-// pipelined, each with a dedupe id derived from the interchange's
+// succeed publishes the outputs pipelined (the ledger's commit runs
+// meanwhile and is awaited with them), each with a dedupe id derived from the interchange's
 // identity, waits for every ack together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()
+	waits := make([]func(context.Context) error, 0, len(m.commits))
+	for _, start := range m.commits {
+		waits = append(waits, start())
+	}
 	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
+	for _, wait := range waits {
+		if err != nil {
+			break
+		}
+		err = wait(ctx)
+	}
 	if err != nil {
 		// Not the message's fault: leave it for redelivery, which
 		// republishes; the dedupe ids drop what was already stored.

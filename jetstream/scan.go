@@ -15,6 +15,9 @@ import (
 type ScanOptions struct {
 	// Since skips messages stored before it (zero: from the start).
 	Since time.Time
+	// FromSeq skips messages before this stream sequence (0: from the
+	// start); with Since, Since wins.
+	FromSeq uint64
 	// HeadersOnly leaves the payloads on the server (listings).
 	HeadersOnly bool
 	// Filter reads only the stream's subjects that match (empty: all).
@@ -49,6 +52,11 @@ func Scan(ctx context.Context, j js.JetStream, stream string, o *ScanOptions, fn
 	if !opts.Since.IsZero() {
 		st := opts.Since.UTC()
 		cfg.DeliverPolicy, cfg.OptStartTime = js.DeliverByStartTimePolicy, &st
+	} else if opts.FromSeq > 1 {
+		if opts.FromSeq > info.State.LastSeq {
+			return nil // nothing stored since
+		}
+		cfg.DeliverPolicy, cfg.OptStartSeq = js.DeliverByStartSequencePolicy, opts.FromSeq
 	}
 	c, err := s.CreateConsumer(ctx, cfg)
 	if err != nil {

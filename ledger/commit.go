@@ -22,7 +22,7 @@ import (
 // together as one batch entry, $KV.<bucket>.gc.<id>: no timer, no waiting
 // when the store is idle, and groups grow with the load. A committer waits
 // for its group's ack (awaited with its interchange's outputs), then the
-// records are in the index, so the next lookup sees them.
+// records are in this store's index, so its next lookup sees them.
 //
 // A batch entry's value is a header line and one line per interchange:
 //
@@ -75,7 +75,6 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
 		return func(context.Context) error { return nil }
 	}
-	s.startIndex()
 	// An origin is the hub's own stream ID; anything that would break
 	// the line format is dropped rather than trusted.
 	if strings.ContainsAny(origin, " \n\r") {

@@ -24,14 +24,15 @@
 //     of its own per interchange. Batch entries expire by the bucket's
 //     MaxAge (the TTL).
 //
-//     Lookups are answered from an index in memory: each store that is
-//     asked reads the whole bucket once, then follows it with a watch, so
-//     records other hubs on the cluster commit arrive by themselves. A hub
-//     that gets a partition back from another instance calls Forget: the
-//     next lookup writes a fence entry (fence.<store id>) and waits until
-//     the watch has passed it, so everything stored before is in the index.
-//     Hubs on one cluster that name the same bucket share the ledger. The
-//     subject carries no JetStream domain prefix.
+//     Lookups are answered from an index in memory: a store that is asked
+//     reads the whole bucket once, then adds what it commits itself (it
+//     does not follow the bucket, which would send each of its batches
+//     back to it). That holds while one process writes a partition's
+//     records: one hub, or several that own a partition one at a time. A
+//     hub that gets a partition back from another instance calls Forget,
+//     and its next lookup first reads what was stored since it last read
+//     the bucket. Hubs on one cluster that name the same bucket share the
+//     ledger. The subject carries no JetStream domain prefix.
 //
 //     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a

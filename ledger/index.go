@@ -3,26 +3,27 @@ package ledger
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // The hub asks the ledger about every interchange, so a lookup must not be
 // a round trip to the server; and it records interchanges in groups (a
 // batch entry holds many, see commit.go), which no key lookup could find.
-// So every store that is asked reads the whole bucket once and then
-// follows it (a watch), keeping what it read in memory: the index. Records
-// this store commits are added when the server has stored them, records
-// other hubs on the cluster commit arrive through the watch.
-//
-// A hub that gets a partition back from another instance (Forget) writes a
-// fence entry and answers only once its watch has passed it: everything
-// the other instance stored before is then in the index.
+// So a store that is asked reads the whole bucket once into memory, the
+// index, and adds what it commits itself when the server has stored it.
+// It does not follow the bucket: that would send every batch it writes
+// back to it. While one process writes a partition's records (one hub, or
+// several that own a partition one at a time), that is all it needs. A hub
+// that gets a partition back from another instance calls Forget: the next
+// lookup first reads what was stored since the index last read the bucket.
 
 // digest is the SHA-256 of a length-prefixed key encoding (key.go): one
 // per interchange, whichever entry recorded it.
@@ -40,16 +41,14 @@ type index struct {
 
 	mu      sync.Mutex
 	marks   map[digest]mark
-	applied uint64        // stream sequence of the last entry read
-	loaded  bool          // the bucket was read to its end once
-	moved   chan struct{} // closed (and replaced) whenever applied or loaded change
-	legacy  time.Time     // meta.legacy-until, as last read
+	applied uint64    // stream sequence of the last message read
+	loaded  bool      // the bucket was read to its end once
+	legacy  time.Time // meta.legacy-until, as last read
 	swept   time.Time
-	err     error // why the watch is down, if it is
 }
 
 func newIndex(ttl time.Duration, now func() time.Time) *index {
-	return &index{ttl: ttl, now: now, marks: map[digest]mark{}, moved: make(chan struct{}), swept: now()}
+	return &index{ttl: ttl, now: now, marks: map[digest]mark{}, swept: now()}
 }
 
 // sweepEvery is how often expired marks are dropped (on the next write).
@@ -72,15 +71,6 @@ func (ix *index) put(d digest, m mark) {
 	}
 }
 
-// add records marks this store committed (the server stored them).
-func (ix *index) add(ds []digest, m mark) {
-	ix.mu.Lock()
-	for _, d := range ds {
-		ix.put(d, m)
-	}
-	ix.mu.Unlock()
-}
-
 // get returns the live mark of d.
 func (ix *index) get(d digest) (mark, bool) {
 	ix.mu.Lock()
@@ -98,52 +88,21 @@ func (ix *index) legacyUntil() time.Time {
 	return ix.legacy
 }
 
-func (ix *index) size() int {
+// apply reads one stored message of the bucket into the index.
+func (ix *index) apply(key string, h nats.Header, value []byte, seq uint64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return len(ix.marks)
+	ix.applied = max(ix.applied, seq)
+	// deletes, purges and the server's expiry markers hold no record
+	if h.Get(kvOperationHeader) != "" || h.Get(jetstream.MarkerReasonHeader) != "" {
+		return
+	}
+	ix.read(key, value)
 }
 
-// wait returns when the index was read to the bucket's end once and has
-// applied the entry at sequence seq (0: only the first), or with ctx's
-// error, or the watch's if it is down.
-func (ix *index) wait(ctx context.Context, seq uint64) error {
-	for {
-		ix.mu.Lock()
-		ok, moved, err := ix.loaded && ix.applied >= seq, ix.moved, ix.err
-		ix.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-moved:
-		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("ledger index: %w", err)
-			}
-			return fmt.Errorf("ledger index: not read within the timeout: %w", ctx.Err())
-		}
-	}
-}
-
-// signal wakes the waiters; ix.mu is held.
-func (ix *index) signal() {
-	close(ix.moved)
-	ix.moved = make(chan struct{})
-}
-
-// apply reads one entry of the bucket into the index.
-func (ix *index) apply(e jetstream.KeyValueEntry) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if e.Revision() > ix.applied {
-		ix.applied = e.Revision()
-	}
-	if e.Operation() == jetstream.KeyValuePut {
-		ix.read(e.Key(), e.Value())
-	}
-	ix.signal()
-}
+// kvOperationHeader marks a KV delete or purge (nats.go does not export
+// its name).
+const kvOperationHeader = "KV-Operation"
 
 // read decodes one entry's value; ix.mu is held. Anything it does not
 // understand is skipped: only the hubs and the operators' tools can write
@@ -185,51 +144,24 @@ func parseDigest(s string) (digest, bool) {
 	return d, err == nil
 }
 
-// follow reads the bucket into ix and then follows it until ctx ends. A
-// watch that ends early (the server went away for good) is started again
-// from the start: the index keeps the later mark of an interchange, so
-// reading an entry twice changes nothing.
-func (ix *index) follow(ctx context.Context, kv jetstream.KeyValue, retry time.Duration) {
-	for ctx.Err() == nil {
-		err := ix.watch(ctx, kv)
-		if ctx.Err() != nil {
-			return
+// catchUp reads what the bucket stored after the index last read it (all
+// of it the first time).
+func (ix *index) catchUp(ctx context.Context, j jetstream.JetStream, stream, prefix string) error {
+	ix.mu.Lock()
+	from := ix.applied + 1
+	ix.mu.Unlock()
+	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{FromSeq: from}, func(m jetstream.Msg, md *jetstream.MsgMetadata) error {
+		key, ok := strings.CutPrefix(m.Subject(), prefix)
+		if ok {
+			ix.apply(key, m.Headers(), m.Data(), md.Sequence.Stream)
 		}
-		ix.mu.Lock()
-		ix.err = err
-		ix.signal()
-		ix.mu.Unlock()
-		select {
-		case <-time.After(retry):
-		case <-ctx.Done():
-		}
-	}
-}
-
-func (ix *index) watch(ctx context.Context, kv jetstream.KeyValue) error {
-	// Deletes and expiry markers too: each advances the sequence read, so
-	// that a fence behind them is seen to pass.
-	w, err := kv.WatchAll(ctx)
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("watch the bucket: %w", err)
+		return fmt.Errorf("read the bucket: %w", err)
 	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errors.New("the bucket's watch ended")
-			}
-			if e == nil {
-				ix.mu.Lock()
-				ix.loaded, ix.err = true, nil
-				ix.signal()
-				ix.mu.Unlock()
-				continue
-			}
-			ix.apply(e)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	ix.mu.Lock()
+	ix.loaded = true
+	ix.mu.Unlock()
+	return nil
 }

@@ -17,6 +17,7 @@ func TestKVIndexAnswersWithoutTheServer(t *testing.T) {
 	_, js := jetstreamtest.Connect(t, srv.URL)
 	s := openKV(t, js, &KVOptions{Timeout: time.Second})
 	stored := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "1"}
+	mustSeen(t, s, stored, false) // the first lookup reads the bucket
 	if err := s.Commit([]Key{stored}, "INGEST:1")(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // KVOptions configure a KVStore; nil means defaults.
@@ -70,7 +69,7 @@ func (o *KVOptions) Validate() error {
 // recorded in groups (Commit, commit.go): one batch entry per group, so
 // that the hub's partitions share one stored message instead of writing
 // one each. Lookups are answered from the index (index.go), which reads
-// the whole bucket once and then follows it.
+// the whole bucket once and then adds what this store commits.
 //
 // Single entries, $KV.<bucket>.ix.<partner>.<sha256> with a per-key TTL
 // (Nats-TTL, with the bucket's LimitMarkerTTL), are what a migrated bbolt
@@ -78,27 +77,22 @@ func (o *KVOptions) Validate() error {
 // versions wrote; the index reads them too. The bucket's MaxAge equals the
 // TTL, which expires batch entries.
 type KVStore struct {
-	js   jetstream.JetStream
-	kv   jetstream.KeyValue
-	opts KVOptions
-	pre  string // $KV.<bucket>.
-	id   string // names this store's fence entry
+	js     jetstream.JetStream
+	kv     jetstream.KeyValue
+	opts   KVOptions
+	pre    string // $KV.<bucket>.
+	stream string // KV_<bucket>
 
-	ixOnce sync.Once
-	ix     *index
-	stop   context.CancelFunc
-
+	ix       *index
+	readMu   sync.Mutex  // one reader of the bucket at a time
+	reread   atomic.Bool // Forget was called: read what was stored since
 	commit   committer
 	groups   atomic.Int64
 	recorded atomic.Int64
-
-	fenceMu  sync.Mutex
-	fence    atomic.Bool // Forget was called: write a fence before answering
-	fenceSeq atomic.Uint64
 }
 
 // OpenKV creates or updates the ledger bucket and returns a store on it.
-// The caller owns js's connection; Close stops the store's watch.
+// The caller owns js's connection.
 func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVStore, error) {
 	var o KVOptions
 	if opts != nil {
@@ -141,33 +135,16 @@ func BindKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 }
 
 func newKVStore(js jetstream.JetStream, kv jetstream.KeyValue, o KVOptions) *KVStore {
-	s := &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + ".", id: nuid.Next()}
-	s.ix = newIndex(o.TTL, o.Now)
-	return s
-}
-
-// startIndex starts reading the bucket into the index, once: a store that
-// only grants replays (the CLI's) never reads it.
-func (s *KVStore) startIndex() {
-	s.ixOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.stop = cancel
-		go s.ix.follow(ctx, s.kv, time.Second)
-	})
+	return &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + ".", stream: "KV_" + o.Bucket,
+		ix: newIndex(o.TTL, o.Now)}
 }
 
 func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }
 
-// Close stops following the bucket; the connection is the caller's.
-func (s *KVStore) Close() error {
-	s.ixOnce.Do(func() {}) // no index started after Close
-	if s.stop != nil {
-		s.stop()
-	}
-	return nil
-}
+// Close does nothing: the connection is the caller's.
+func (s *KVStore) Close() error { return nil }
 
 // TTL returns how long entries are kept.
 func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
@@ -229,18 +206,11 @@ func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
 	return ok && (m.origin == "" || m.origin != origin), err
 }
 
-// lookup answers from the index, once it has read the bucket (and passed
-// the fence a Forget asked for); partner-less keys of a migrated ledger
-// are tried while they may be live.
+// lookup answers from the index, once it has read the bucket (again
+// after a Forget); partner-less keys of a migrated ledger are tried while
+// they may be live.
 func (s *KVStore) lookup(k Key) (mark, bool, error) {
-	s.startIndex()
-	ctx, cancel := s.ctx()
-	defer cancel()
-	seq, err := s.fenceFor(ctx)
-	if err == nil {
-		err = s.ix.wait(ctx, seq)
-	}
-	if err != nil {
+	if err := s.read(); err != nil {
 		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
 	if m, ok := s.ix.get(sha256.Sum256(k.bytes())); ok {
@@ -254,39 +224,44 @@ func (s *KVStore) lookup(k Key) (mark, bool, error) {
 	return mark{}, false, nil
 }
 
-// Forget makes the next lookups wait until this store has read everything
-// stored in the bucket before: a hub calls it when the server pins a
-// partition to it again, since meanwhile another instance may have
-// recorded the partition's interchanges. (The partners are not needed:
-// the index holds every partner.)
+// Forget makes the next lookup first read what the bucket stored since
+// the index last read it: a hub calls it when the server pins a partition
+// to it again, since meanwhile another instance may have recorded the
+// partition's interchanges. (The partners are not needed: the index holds
+// every partner.)
 func (s *KVStore) Forget(partners ...string) {
-	s.fence.Store(true)
+	s.reread.Store(true)
 }
 
-// fenceFor returns the sequence the index must have read before it
-// answers: that of this store's fence entry, written after the last
-// Forget. Writing it takes a round trip; a failed write is tried again by
-// the next lookup.
-func (s *KVStore) fenceFor(ctx context.Context) (uint64, error) {
-	if !s.fence.Load() {
-		return s.fenceSeq.Load(), nil
+// read brings the index up to date when it must be: on first use and
+// after Forget. A failed read is tried again by the next lookup; the
+// reading gives up after the store's Timeout without an answer.
+func (s *KVStore) read() error {
+	s.ix.mu.Lock()
+	loaded := s.ix.loaded
+	s.ix.mu.Unlock()
+	if loaded && !s.reread.Load() {
+		return nil
 	}
-	s.fenceMu.Lock()
-	defer s.fenceMu.Unlock()
-	if s.fence.Load() {
-		rev, err := s.kv.Put(ctx, fencePrefix+s.id, []byte(s.opts.Now().UTC().Format(time.RFC3339Nano)))
-		if err != nil {
-			return 0, fmt.Errorf("write the fence: %w", err)
+	s.readMu.Lock()
+	defer s.readMu.Unlock()
+	s.ix.mu.Lock()
+	loaded = s.ix.loaded
+	s.ix.mu.Unlock()
+	if loaded && !s.reread.Load() {
+		return nil // another lookup read it meanwhile
+	}
+	again := s.reread.Swap(false)
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
+	defer cancel()
+	if err := s.ix.catchUp(ctx, s.js, s.stream, s.pre); err != nil {
+		if again {
+			s.reread.Store(true)
 		}
-		s.fenceSeq.Store(rev)
-		s.fence.Store(false)
+		return err
 	}
-	return s.fenceSeq.Load(), nil
+	return nil
 }
-
-// fencePrefix names the fence entries, one per store; the bucket's MaxAge
-// drops those of stores long gone.
-const fencePrefix = "fence."
 
 // get returns a single entry's time and origin; zero for none or expired
 // (the migration asks whether the bucket holds a newer one).
@@ -335,10 +310,10 @@ func (s *KVStore) Purge() (int, error) { return 0, nil }
 // Purge.
 func (s *KVStore) Len() (int, error) {
 	s.ix.mu.Lock()
-	loaded := s.ix.loaded
+	loaded, n := s.ix.loaded, len(s.ix.marks)
 	s.ix.mu.Unlock()
 	if loaded {
-		return s.ix.size(), nil
+		return n, nil
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()

@@ -47,7 +47,7 @@ func MigrateBolt(path string, dst *KVStore) (int, error) {
 	if err := os.Rename(path, path+".migrated"); err != nil {
 		return n, fmt.Errorf("migrate ledger: %w", err)
 	}
-	dst.fence.Store(true) // lookups see the copied entries and the flag
+	dst.reread.Store(true) // lookups see the copied entries and the flag
 	return n, nil
 }
 

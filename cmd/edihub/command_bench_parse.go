@@ -97,13 +97,16 @@ type parseSideRun struct {
 }
 
 type parseSideReport struct {
-	MsgsPerSec       []float64 `json:"msgs_per_sec"`
-	PartitionMedian  []float64 `json:"partition_median_msgs_per_sec"`
-	PartitionMin     []float64 `json:"partition_min_msgs_per_sec"`
-	CounterWrites    float64   `json:"edihub_counter_writes_total"`
-	NonOK            int       `json:"non_ok_messages,omitempty"`
-	StageMs          []float64 `json:"stage_ms_mean,omitempty"`
-	CPUMicrosPerMsg  []float64 `json:"cpu_us_per_msg"`
+	MsgsPerSec      []float64 `json:"msgs_per_sec"`
+	PartitionMedian []float64 `json:"partition_median_msgs_per_sec"`
+	PartitionMin    []float64 `json:"partition_min_msgs_per_sec"`
+	CounterWrites   float64   `json:"edihub_counter_writes_total"`
+	NonOK           int       `json:"non_ok_messages,omitempty"`
+	StageMs         []float64 `json:"stage_ms_mean,omitempty"`
+	CPUMicrosPerMsg []float64 `json:"cpu_us_per_msg"`
+	// PerLedgerEntry is how many interchanges shared one ledger batch
+	// entry, per round (ledger side only).
+	PerLedgerEntry   []float64 `json:"interchanges_per_ledger_entry,omitempty"`
 	perPartitionRuns [][]float64
 }
 
@@ -260,6 +263,7 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 			}
 			var run parseSideRun
 			var err error
+			recorded0, groups0 := led.CommitStats()
 			cpu := processCPU()
 			switch side {
 			case "plain":
@@ -296,9 +300,13 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 			sr.CounterWrites += run.writes
 			sr.NonOK += run.failures
 			stageNote := ""
+			if recorded, groups := led.CommitStats(); groups > groups0 {
+				stageNote = fmt.Sprintf("   %.1f per ledger entry", float64(recorded-recorded0)/float64(groups-groups0))
+				sr.PerLedgerEntry = append(sr.PerLedgerEntry, float64(recorded-recorded0)/float64(groups-groups0))
+			}
 			if side != "plain" {
 				sr.StageMs = append(sr.StageMs, run.stageMs)
-				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart))
+				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart)) + stageNote
 			}
 			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg%s%s", r, side, run.rate,
 				median(run.perPart), minOf(run.perPart), cpuPerMsg, stageNote, failNote(run.failures))
