@@ -142,11 +142,11 @@ func TestParseStageAsksTheLedgerOncePerInterchange(t *testing.T) {
 		want error
 		keys int
 	}{
-		"small":          {benchInvoice("S1", 1, 7), nil, nil, 1},
-		"large": {benchInvoice("L1", 1, 1050), nil, nil, 1},
-		"large dup":      {benchInvoice("L2", 1, 1050), map[string]bool{"L2": true}, &hub.DuplicateError{}, 1},
-		"two, one dup":   {two, map[string]bool{"TWO1": true}, nil, 2},
-		"two, both dup":  {two, map[string]bool{"TWO1": true, "TWO2": true}, &hub.DuplicateError{}, 2},
+		"small":         {benchInvoice("S1", 1, 7), nil, nil, 1},
+		"large":         {benchInvoice("L1", 1, 1050), nil, nil, 1},
+		"large dup":     {benchInvoice("L2", 1, 1050), map[string]bool{"L2": true}, &hub.DuplicateError{}, 1},
+		"two, one dup":  {two, map[string]bool{"TWO1": true}, nil, 2},
+		"two, both dup": {two, map[string]bool{"TWO1": true, "TWO2": true}, &hub.DuplicateError{}, 2},
 	} {
 		led := &countingLedger{calls: map[hub.LedgerKey]int{}, dup: tc.dup}
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 9, Header: nats.Header{}, Data: tc.data}
