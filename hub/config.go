@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/wire"
 )
@@ -38,6 +39,10 @@ type Config struct {
 	// Cluster is how instances on a NATS cluster share the work.
 	Cluster ClusterConfig `yaml:"cluster"`
 }
+
+// EDIFACTConfig tunes the built-in parse stage (hub.edifact, package
+// hub/parse); the edifact package owns it.
+type EDIFACTConfig = edifact.Config
 
 // AttemptConfig tunes the attempt counter and poison detection.
 type AttemptConfig struct {

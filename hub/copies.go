@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/audit"
@@ -259,4 +261,26 @@ func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record
 		Cause: o.failure.Cause, Error: escape.Header(o.msg), Subject: wire.RetryDueSubject(o.stage, delay)})
 	h.met.retries.WithLabelValues(o.stage, wire.TierName(delay)).Inc()
 	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
+}
+
+// peekControlRef reads only the interchange header of a payload to name
+// the interchange on a quarantine copy. It reads at most two segments of
+// bounded size, so a hostile payload cannot make it expensive.
+func peekControlRef(data []byte) string {
+	r := edifact.NewReader(bytes.NewReader(data))
+	r.MaxSegmentLen = 4096
+	r.MaxElementLen = 512
+	for i := 0; i < 2; i++ {
+		seg, err := r.Read()
+		if err != nil {
+			return ""
+		}
+		switch seg.Tag {
+		case "UNB":
+			return seg.Value(5, 1)
+		case "ISA":
+			return seg.Value(13, 1)
+		}
+	}
+	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -88,4 +89,42 @@ func errorType(err error) string {
 		}
 		err = next
 	}
+}
+
+// FailureHeaderer is implemented by errors that add headers to their dead
+// letter: only those wire.RefusalHeader allows (reason, rule, key id),
+// values escaped; any other name is ignored.
+type FailureHeaderer interface {
+	FailureHeaders() map[string]string
+}
+
+// DuplicateError says an interchange was processed before. The worker
+// acks it without outputs, counts and audits it.
+type DuplicateError struct{ Keys []ledger.Key }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("interchange already processed: %v", e.Keys)
+}
+
+func isDuplicate(err error) (*DuplicateError, bool) {
+	var d *DuplicateError
+	ok := errors.As(err, &d)
+	return d, ok
+}
+
+// UnavailableError says a service the stage needs (the interchange ledger)
+// did not answer: not the message's fault. The worker treats it as a
+// failed publish of the outputs: the message waits and is delivered again,
+// an explained attempt that counts toward no retry limit and no poison
+// verdict, so that a NATS leader election cannot dead-letter or quarantine
+// healthy interchanges.
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+func isUnavailable(err error) (*UnavailableError, bool) {
+	var u *UnavailableError
+	ok := errors.As(err, &u)
+	return u, ok
 }

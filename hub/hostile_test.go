@@ -155,19 +155,6 @@ func TestLiteralWildcardSubjectsAreDeadLettered(t *testing.T) {
 	}
 }
 
-// A dead letter names its interchange (x-message-id) whenever the UNB can
-// be read, also when the envelope checks refused it.
-func TestDeadLetterCarriesTheControlReference(t *testing.T) {
-	url := jetstreamtest.StartServer(t, nil).URL
-	env := startHub(t, url, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
-	bad := "UNB+UNOC:3+S+R+261130:1200+REF77'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'UNT+9+1'UNZ+1+REF77'" // wrong UNT count
-	jetstreamtest.PublishIngest(t, env.js, "ACME", bad, nil)
-	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
-	if got := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0].Header.Get(wire.HdrMessageID); got != "REF77" {
-		t.Fatalf("x-message-id %q, want REF77", got)
-	}
-}
-
 // Duplicates are counted, and sampled into the audit trail: one event per
 // partner per minute, so a partner resending a batch does not bury what
 // people did.

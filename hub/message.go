@@ -4,8 +4,6 @@ import (
 	"context"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/edihub/edihub/edifact"
 )
 
 // Message is one interchange as a stage sees it. Data is the payload byte
@@ -25,16 +23,6 @@ type Message struct {
 
 	outputs []*nats.Msg
 	commits []func() func(context.Context) error
-	doc     *edifact.Document // the parse stage's, for its agreements
-}
-
-// CommitOnSuccess queues a write (the ledger's records) that belongs to
-// the attempt's outputs: the worker starts it when it publishes them, once
-// every stage succeeded, and acks the input only when the outputs are
-// stored and every wait start returned succeeded. A failed one is a failed
-// publish: the input is delivered again. A failed attempt starts none.
-func (m *Message) CommitOnSuccess(start func() (wait func(context.Context) error)) {
-	m.commits = append(m.commits, start)
 }
 
 // Outputs are the outputs queued so far: messages a stage hands
@@ -46,6 +34,27 @@ func (m *Message) Outputs() []*nats.Msg { return m.outputs }
 func (m *Message) Emit(subject string, h nats.Header, data []byte) {
 	m.outputs = append(m.outputs, &nats.Msg{Subject: subject, Header: h, Data: data})
 }
+
+// CommitOnSuccess queues a write (the ledger's records) that belongs to
+// the attempt's outputs: the worker starts it when it publishes them, once
+// every stage succeeded, and acks the input only when the outputs are
+// stored and every wait start returned succeeded. A failed one is a failed
+// publish: the input is delivered again. A failed attempt starts none.
+func (m *Message) CommitOnSuccess(start func() (wait func(context.Context) error)) {
+	m.commits = append(m.commits, start)
+}
+
+// DropOutputs discards the outputs queued so far: a stage that queues
+// outputs while it reads and then refuses the message drops them at once
+// (the worker drops them too, but not before the stage returns).
+func (m *Message) DropOutputs() { m.outputs = nil }
+
+// CarriedHeaders are the producer's headers an output of this message may
+// carry (a custom x-* header, a W3C traceparent): what a dead-letter copy
+// keeps, without the names the hub owns, the correlation id and the
+// payload's signature. Nil when nothing is carried. The map is new at
+// each call; the built-in parse stage shares it among a message's outputs.
+func (m *Message) CarriedHeaders() nats.Header { return carriedHeaders(m.Header) }
 
 // Handler processes a message. Return a *Failure (PermanentError,
 // TransientError) to say what failed; any other error is unclassified.

@@ -14,6 +14,7 @@ import (
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
@@ -43,7 +44,7 @@ func e2eHub(t *testing.T, profiles ...partner.Profile) (js.JetStream, *partner.R
 	}
 	cfg := hubtest.FastConfig()
 	cfg.SetDefaults()
-	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{hub.ParseStageWith(cfg.EDIFACT, nil, reg)}})
+	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.StageWith(cfg.EDIFACT, nil, reg)}})
 	return j, reg
 }
 

@@ -15,9 +15,9 @@ const module = "github.com/edihub/edihub"
 // on, directly or through others. Imports point one way:
 //
 //	cmd → hub/api → hub/ops ─┐
-//	      hub/forensics ─────┼→ hub → hub/alert, hub/audit → leaves
-//	      bridge ────────────┘          (wire, escape, jetstream, counter,
-//	                                     ledger, edifact, sandbox)
+//	      hub/forensics ─────┼→ hub/parse → hub → hub/alert, hub/audit → leaves
+//	      bridge ────────────┘                      (wire, escape, jetstream, counter,
+//	                                                 ledger, edifact, sandbox)
 //
 // A package missing here fails the test: a new room needs a decision.
 var allowedDeps = map[string][]string{
@@ -34,9 +34,10 @@ var allowedDeps = map[string][]string{
 	"hub/alert":                      {"wire", "escape"},
 	"hub/audit":                      {"wire", "escape", "jetstream"},
 	"hub":                            {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "sandbox", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/parse":                      {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "hub/parse", "sandbox", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
@@ -44,7 +45,7 @@ var allowedDeps = map[string][]string{
 	"test":                           nil,
 	"jetstream/jetstreamtest":        {"jetstream", "wire"},
 	"internal/testcert":              {},
-	"hub/hubtest":                    {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":                    {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

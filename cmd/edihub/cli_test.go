@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/nats-io/nats.go"
 )
 
@@ -61,7 +62,7 @@ func TestEdifactJSONAsParsed(t *testing.T) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	m := &hub.Message{Partner: "ACME", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: []byte(data)}
-	if err := hub.ParseStage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+	if err := parse.Stage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	for i, o := range m.Outputs() {

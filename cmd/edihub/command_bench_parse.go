@@ -23,6 +23,7 @@ import (
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
@@ -38,7 +39,7 @@ import (
 //	          batch 16, 5 s expiry), publishing the same number of outputs
 //	          of the same JSON bytes (rendered once beforehand) with
 //	          jetstream.PublishAll, then acking: no parsing, no ledger
-//	ledger    hub.New with hub.ParseStage and a ledger.OpenKV ledger on the
+//	ledger    hub.New with parse.Stage and a ledger.OpenKV ledger on the
 //	          same server, default configuration: what serve runs
 //	noledger  the same without a ledger
 const benchPartners = 40
@@ -271,7 +272,7 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 			case "emit":
 				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs)
 			case "ledger", "noledger":
-				var l hub.Ledger
+				var l parse.Ledger
 				if side == "ledger" {
 					l = led
 				}
@@ -522,15 +523,15 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // runHubParse runs a fresh hub with the parse stage (and led, if any) over
 // the fill until n interchanges were acked, timed from the first message
 // the stage sees to the n-th ok in the hub's own counter.
-func (b *bench) runHubParse(ctx context.Context, n int, led hub.Ledger, profile io.Writer, emit [][]byte) (parseSideRun, error) {
+func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
 	cfg := b.config()
 	cfg.SetDefaults()
-	parse := hub.ParseStage(cfg.EDIFACT, led)
+	st := parse.Stage(cfg.EDIFACT, led)
 	if emit != nil {
-		parse.Handle = func(_ context.Context, m *hub.Message) error {
+		st.Handle = func(_ context.Context, m *hub.Message) error {
 			for _, body := range emit {
 				h := nats.Header{}
 				h.Set(wire.HdrPartnerID, m.Partner)
@@ -545,7 +546,7 @@ func (b *bench) runHubParse(ctx context.Context, n int, led hub.Ledger, profile 
 	stage := func(c context.Context, m *hub.Message) error {
 		start.CompareAndSwap(0, time.Now().UnixNano())
 		pt.tick(m.Partition)
-		return parse.Handle(c, m)
+		return st.Handle(c, m)
 	}
 	h, reg, err := b.newHub(cfg, stage)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/ledger"
 )
 
@@ -21,9 +22,9 @@ var filepathGlob = filepath.Glob
 // benchLedger answers "not seen" and records nothing: the stage's own cost.
 type benchLedger struct{}
 
-func (benchLedger) Duplicate(hub.LedgerKey, string) (bool, error) { return false, nil }
-func (benchLedger) Granted(string, string) (bool, error)          { return false, nil }
-func (benchLedger) Commit([]hub.LedgerKey, string) ledger.Wait {
+func (benchLedger) Duplicate(parse.LedgerKey, string) (bool, error) { return false, nil }
+func (benchLedger) Granted(string, string) (bool, error)            { return false, nil }
+func (benchLedger) Commit([]parse.LedgerKey, string) ledger.Wait {
 	return func(context.Context) error { return nil }
 }
 
@@ -34,7 +35,7 @@ func BenchmarkParseStage(b *testing.B) {
 	for _, name := range []string{"1k", "100k", "5m"} {
 		c := parseClasses(20000)[name]
 		data := benchInvoice("R000000001", c.UNH, c.Lines)
-		st := hub.ParseStage(hub.EDIFACTConfig{}, benchLedger{})
+		st := parse.Stage(hub.EDIFACTConfig{}, benchLedger{})
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -62,7 +63,7 @@ func TestBenchInvoiceSizes(t *testing.T) {
 		if got < want*9/10 || got > want*11/10 {
 			t.Errorf("%s: %d bytes, want about %d", name, got, want)
 		}
-		st := hub.ParseStage(hub.EDIFACTConfig{}, nil)
+		st := parse.Stage(hub.EDIFACTConfig{}, nil)
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: benchInvoice("R"+strconv.Itoa(1), c.UNH, c.Lines)}
 		if err := st.Handle(context.Background(), m); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -103,7 +104,7 @@ func TestParseStageJSONIsTheLibrarys(t *testing.T) {
 			t.Fatalf("%s: not accepted by the library: %v", name, err)
 		}
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 7, Header: nats.Header{}, Data: data}
-		if err := hub.ParseStage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+		if err := parse.Stage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if len(m.Outputs()) != len(want) {
@@ -121,11 +122,11 @@ func TestParseStageJSONIsTheLibrarys(t *testing.T) {
 type countingLedger struct {
 	benchLedger
 	mu    sync.Mutex
-	calls map[hub.LedgerKey]int
+	calls map[parse.LedgerKey]int
 	dup   map[string]bool
 }
 
-func (c *countingLedger) Duplicate(k hub.LedgerKey, _ string) (bool, error) {
+func (c *countingLedger) Duplicate(k parse.LedgerKey, _ string) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls[k]++
@@ -148,9 +149,9 @@ func TestParseStageAsksTheLedgerOncePerInterchange(t *testing.T) {
 		"two, one dup":  {two, map[string]bool{"TWO1": true}, nil, 2},
 		"two, both dup": {two, map[string]bool{"TWO1": true, "TWO2": true}, &hub.DuplicateError{}, 2},
 	} {
-		led := &countingLedger{calls: map[hub.LedgerKey]int{}, dup: tc.dup}
+		led := &countingLedger{calls: map[parse.LedgerKey]int{}, dup: tc.dup}
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 9, Header: nats.Header{}, Data: tc.data}
-		err := hub.ParseStage(hub.EDIFACTConfig{}, led).Handle(context.Background(), m)
+		err := parse.Stage(hub.EDIFACTConfig{}, led).Handle(context.Background(), m)
 		if (err == nil) != (tc.want == nil) {
 			t.Fatalf("%s: error %v, want %v", name, err, tc.want)
 		}

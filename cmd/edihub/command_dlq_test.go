@@ -22,6 +22,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
+	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
@@ -64,7 +65,7 @@ func startDLQHub(t *testing.T) *dlqHub {
 	cfg := hub.Config{Partitions: 2}
 	cfg.Attempts.AckWait = time.Second
 	cfg.DuplicateWindow = time.Minute
-	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, led), validate},
+	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led), validate},
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/console"
 	"github.com/edihub/edihub/hub/ops"
+	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
@@ -216,7 +217,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err != nil {
 		return failedErr("%v", err)
 	}
-	stages := []hub.Stage{hub.ParseStageWith(cfg.Hub.EDIFACT, led, ags)}
+	stages := []hub.Stage{parse.StageWith(cfg.Hub.EDIFACT, led, ags)}
 
 	store, err := openAttemptStore(wctx, j, cfg)
 	if err != nil {
@@ -454,7 +455,7 @@ func actorName(def string) string {
 // openLedger opens the interchange ledger on its KV bucket (entries expire
 // by their own TTL: nothing to purge) and, once, moves the entries of a
 // ledger.db from before into it. Nil when disabled.
-func openLedger(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog.Logger) (hub.Ledger, error) {
+func openLedger(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog.Logger) (parse.Ledger, error) {
 	if cfg.Ledger.Disabled {
 		return nil, nil
 	}

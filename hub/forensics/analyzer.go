@@ -13,6 +13,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
@@ -81,7 +82,7 @@ func classified(stage string, err error) error {
 }
 
 // Analyzer is what `edihub sandbox exec` runs in the child: the
-// pipeline of the hub (stages in order, ParseStage(cfg) when none are
+// pipeline of the hub (stages in order, parse.Stage(cfg) when none are
 // given) up to and including the stage that failed, instrumented. Before
 // the stages it runs edifact.Guard and a segment-by-segment read that
 // reports its position, so a crash or a cap shows how far the input got.
@@ -90,7 +91,7 @@ func classified(stage string, err error) error {
 // error — drills make realistic reports.
 func Analyzer(cfg hub.EDIFACTConfig, stages ...hub.Stage) sandbox.Analyzer {
 	if len(stages) == 0 {
-		stages = []hub.Stage{hub.ParseStage(cfg, nil)}
+		stages = []hub.Stage{parse.Stage(cfg, nil)}
 	}
 	return func(ctx context.Context, in []byte, progress func(sandbox.Progress)) (sandbox.Result, error) {
 		p, payload, err := decodeChildInput(in)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -29,7 +30,7 @@ var hogSink [][]byte
 // two stages with bugs that an interchange can trigger by its BGM number.
 func forensicTestStages() []hub.Stage {
 	return []hub.Stage{
-		hub.ParseStage(hub.EDIFACTConfig{}, nil),
+		parse.Stage(hub.EDIFACTConfig{}, nil),
 		{Name: "hog", Handle: func(ctx context.Context, m *hub.Message) error {
 			if !strings.Contains(string(m.Data), "HOG") {
 				return nil

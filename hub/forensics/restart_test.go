@@ -15,6 +15,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
@@ -98,7 +99,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, nil), crashing}})
+	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, nil), crashing}})
 	fe := startForensics(t, url, fastForensicsConfig(), nil)
 
 	var before runtime.MemStats

@@ -12,6 +12,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
@@ -71,7 +72,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{hub.ParseStage(hub.EDIFACTConfig{}, l), validate}})
+	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, l), validate}})
 	clock := &fakeClock{t: time.Now()}
 	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice", Grants: l,
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})

@@ -16,8 +16,8 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -358,15 +358,15 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 
 // DryRun is what this build's guard and parser make of a payload.
 type DryRun struct {
-	OK           bool            `json:"ok"`
-	Subject      string          `json:"subject"`
-	Standard     string          `json:"standard,omitempty"`
-	Guard        string          `json:"guard"`
-	Parse        string          `json:"parse,omitempty"`
-	Messages     int             `json:"messages,omitempty"`
-	Types        []string        `json:"types,omitempty"`
-	Interchanges []hub.LedgerKey `json:"interchanges,omitempty"`
-	Verdict      string          `json:"verdict"`
+	OK           bool              `json:"ok"`
+	Subject      string            `json:"subject"`
+	Standard     string            `json:"standard,omitempty"`
+	Guard        string            `json:"guard"`
+	Parse        string            `json:"parse,omitempty"`
+	Messages     int               `json:"messages,omitempty"`
+	Types        []string          `json:"types,omitempty"`
+	Interchanges []parse.LedgerKey `json:"interchanges,omitempty"`
+	Verdict      string            `json:"verdict"`
 }
 
 // dryRun runs the guard and the parser of this build on data, with the
@@ -400,8 +400,8 @@ func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRu
 			d.Types = append(d.Types, escape.Line(m.Type))
 		}
 	}
-	for _, k := range hub.LedgerKeys(e.Partner, doc) {
-		d.Interchanges = append(d.Interchanges, hub.LedgerKey{Partner: escape.Line(k.Partner), Sender: escape.Line(k.Sender),
+	for _, k := range parse.LedgerKeys(e.Partner, doc) {
+		d.Interchanges = append(d.Interchanges, parse.LedgerKey{Partner: escape.Line(k.Partner), Sender: escape.Line(k.Sender),
 			Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
 	}
 	d.OK = d.Messages > 0

@@ -1,4 +1,4 @@
-package hub
+package parse_test
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -18,11 +21,19 @@ const twoInvoices = "UNA:+.? '" +
 	"UNH+2+INVOIC:D:96A:UN'BGM+380+INV002+9'MOA+77:12?+5'UNT+4+2'" +
 	"UNZ+2+REF0001'"
 
+// startParse runs a hub with the parse stage (and led, if any) on url (a
+// new server when empty) until the test ends.
+func startParse(t *testing.T, url string, led parse.Ledger) *hubtest.Env {
+	t.Helper()
+	cfg := hubtest.FastConfig()
+	return hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led)}})
+}
+
 func TestParseStageOneOutputPerMessage(t *testing.T) {
-	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
-	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, map[string][]string{wire.HdrCorrelationID: {"corr-42"}})
-	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
-	for i, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
+	env := startParse(t, "", nil)
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, map[string][]string{wire.HdrCorrelationID: {"corr-42"}})
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "PARSED") == 2 })
+	for i, m := range jetstreamtest.StreamMsgs(t, env.JS, "PARSED") {
 		if m.Subject != "edi.parsed.ACME.INVOIC" {
 			t.Fatalf("subject %s", m.Subject)
 		}
@@ -46,14 +57,14 @@ func TestParseStageOneOutputPerMessage(t *testing.T) {
 // owns, the server's Nats-* headers and the payload's signature do not,
 // and a forged x-partner-id leaves the output's own untouched.
 func TestParsedCarriesProducerHeaders(t *testing.T) {
-	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
-	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, map[string][]string{
+	env := startParse(t, "", nil)
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, map[string][]string{
 		"x-order-batch": {"42"}, "traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
 		wire.HdrPartnerID: {"EVIL"}, wire.HdrSignature: {"ed25519:AAAA"}, wire.HdrSignatureKey: {"k1"},
 		"x-bad-value": {"a\x1bb\n"}, wire.HdrCorrelationID: {"corr-7"},
 	})
-	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
-	for i, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "PARSED") == 2 })
+	for i, m := range jetstreamtest.StreamMsgs(t, env.JS, "PARSED") {
 		for k, want := range map[string]string{
 			"x-order-batch": "42", "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 			wire.HdrPartnerID: "ACME", wire.HdrCorrelationID: "corr-7",
@@ -81,15 +92,15 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 		"empty":        {},
 		"release-run":  append([]byte("UNA:+.? 'UNB+UNOC:3+S+R+261130:1200+R1'UNH+1+X:D:96A:UN'FTX+"), bytes.Repeat([]byte("?"), 1<<20)...),
 	}
-	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{ParseStage(EDIFACTConfig{}, nil)}, nil)
+	env := startParse(t, "", nil)
 	for name, data := range hostile {
-		jetstreamtest.PublishIngest(t, env.js, "ACME", string(data), map[string][]string{"x-case": {name}})
+		jetstreamtest.PublishIngest(t, env.JS, "ACME", string(data), map[string][]string{"x-case": {name}})
 	}
-	jetstreamtest.PublishIngest(t, env.js, "ACME", twoInvoices, nil)
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, nil)
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
-		return jetstreamtest.CountMsgs(t, env.js, "DLQ") == len(hostile) && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2
+		return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == len(hostile) && jetstreamtest.CountMsgs(t, env.JS, "PARSED") == 2
 	})
-	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "DLQ") {
+	for _, m := range jetstreamtest.StreamMsgs(t, env.JS, "DLQ") {
 		name := m.Header.Get("x-case")
 		if m.Subject != "edi.parse.dlq.schema" {
 			t.Errorf("%s: %s", name, m.Subject)
@@ -108,5 +119,17 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 			}
 		}
 		t.Logf("%-12s → %s", name, msg)
+	}
+}
+
+// A dead letter names its interchange (x-message-id) whenever the UNB can
+// be read, also when the envelope checks refused it.
+func TestDeadLetterCarriesTheControlReference(t *testing.T) {
+	env := startParse(t, "", nil)
+	bad := "UNB+UNOC:3+S+R+261130:1200+REF77'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'UNT+9+1'UNZ+1+REF77'" // wrong UNT count
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", bad, nil)
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 1 })
+	if got := jetstreamtest.StreamMsgs(t, env.JS, "DLQ")[0].Header.Get(wire.HdrMessageID); got != "REF77" {
+		t.Fatalf("x-message-id %q, want REF77", got)
 	}
 }

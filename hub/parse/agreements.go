@@ -1,4 +1,4 @@
-package hub
+package parse
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 // Agreements are the partner profiles the built-in parse stage enforces
 // (partner.Registry implements it; cmd/edihub wires it). Errors they
-// return say their DLQ cause (Causer) and may carry headers for the dead
-// letter (FailureHeaderer).
+// return say their DLQ cause (hub.Causer) and may carry headers for the
+// dead letter (hub.FailureHeaderer).
 type Agreements interface {
 	// Admit is asked before the interchange is read: an unknown partner, a
 	// missing or wrong signature. It may change opts (the profile's
@@ -27,11 +27,4 @@ type Agreements interface {
 	// positive acknowledgements to emit with the outputs; negative ones it
 	// publishes itself, deduplicated by origin, before the dead letter.
 	Finish(ctx context.Context, partner, origin, corr string, data []byte, doc *edifact.Document, failure error) ([]*nats.Msg, error)
-}
-
-// FailureHeaderer is implemented by errors that add headers to their dead
-// letter: only those wire.RefusalHeader allows (reason, rule, key id),
-// values escaped; any other name is ignored.
-type FailureHeaderer interface {
-	FailureHeaders() map[string]string
 }

@@ -1,0 +1,93 @@
+package parse
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/wire"
+)
+
+// LedgerKey names an interchange the way its sender does, within the
+// partner that sent it (from the stored subject, never from a header): a
+// partner's retransmission of the same interchange has the same key, and
+// one partner cannot pre-empt another's control reference.
+type LedgerKey = ledger.Key
+
+// Ledger remembers the interchanges processed successfully, so that a
+// replay or a partner's retransmission is not processed twice.
+// *ledger.KVStore implements it on a JetStream KV bucket.
+type Ledger interface {
+	// Duplicate reports whether k was processed by a message other than
+	// origin (the stream ID of the message at hand, INGEST:42). The same
+	// message delivered again after a partial failure is not its own
+	// duplicate: its outputs are published again (and deduplicated by the
+	// server) instead of being lost.
+	Duplicate(k LedgerKey, origin string) (bool, error)
+	// Commit starts recording keys as processed by origin and returns at
+	// once; the worker awaits the returned wait with the interchange's
+	// outputs and acks the interchange only when both are stored. The
+	// store groups the records of interchanges committed together into
+	// one stored message: no fsync and no message of its own per
+	// interchange.
+	Commit(keys []LedgerKey, origin string) ledger.Wait
+	// Granted reports whether an operator forced the replay of ref (the
+	// x-replayed-from of the message) with this payload: only then does
+	// x-replay-force override the ledger, since any producer can set a
+	// header.
+	Granted(ref, payloadSHA256 string) (bool, error)
+}
+
+// checkLedger says whether the interchange was processed before: a
+// *hub.DuplicateError when every one of its envelopes was, by another
+// message (the ledger answers from memory). x-replay-force overrides the
+// ledger only with the grant of an operator's forced replay: any producer
+// can set a header.
+func checkLedger(led Ledger, m *hub.Message, keys []LedgerKey) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if m.Header.Get(wire.HdrReplayForce) == "true" {
+		forced, err := led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data))
+		if err != nil {
+			return &hub.UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
+		}
+		if forced {
+			return nil
+		}
+	}
+	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+	for _, k := range keys {
+		dup, err := led.Duplicate(k, origin)
+		if err != nil {
+			return &hub.UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
+		}
+		if !dup {
+			return nil
+		}
+	}
+	return &hub.DuplicateError{Keys: keys}
+}
+
+// commitOnSuccess has the worker record keys when it publishes the
+// outputs (after every stage succeeded), awaited with them before the
+// interchange is acked.
+func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey) {
+	if len(keys) == 0 {
+		return
+	}
+	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
+}
+
+// LedgerKeys are the ledger keys of an interchange document sent by partner.
+func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
+	keys := make([]LedgerKey, 0, len(doc.Interchanges))
+	for _, ich := range doc.Interchanges {
+		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
+	}
+	return keys
+}
