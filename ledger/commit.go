@@ -47,6 +47,7 @@ type Wait func(ctx context.Context) error
 
 // group is one batch entry being collected or stored.
 type group struct {
+	first   time.Time // when its first record came
 	buf     []byte
 	digests []digest
 	marks   []mark
@@ -90,6 +91,7 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		d := digest(sha256.Sum256(k.bytes()))
 		if len(c.queue) == 0 || len(c.queue[len(c.queue)-1].buf) >= maxBatchBytes {
 			c.queue = append(c.queue, newGroup())
+			c.queue[len(c.queue)-1].first = time.Now()
 		}
 		g = c.queue[len(c.queue)-1]
 		g.buf = append(g.buf, '\n')
@@ -132,6 +134,11 @@ func (s *KVStore) storeGroups() {
 			return
 		}
 		g := c.queue[0]
+		if d := s.opts.CommitDelay - time.Since(g.first); d > 0 && len(g.buf) < maxBatchBytes {
+			c.mu.Unlock()
+			time.Sleep(d)
+			continue
+		}
 		c.queue = c.queue[1:]
 		c.mu.Unlock()
 		g.err = s.storeGroup(g)

@@ -225,7 +225,11 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 		defer nc.Close()
 		lj = j
 	}
-	led, err := ledger.OpenKV(ctx, lj, nil)
+	lo := &ledger.KVOptions{}
+	if d, err := time.ParseDuration(os.Getenv("EDIHUB_BENCH_COMMIT_DELAY")); err == nil {
+		lo.CommitDelay = d
+	}
+	led, err := ledger.OpenKV(ctx, lj, lo)
 	if err != nil {
 		return nil, err
 	}
