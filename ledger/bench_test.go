@@ -2,9 +2,12 @@ package ledger
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -157,4 +160,28 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkIndexMemory reports the heap an index holds per interchange
+// remembered (a million, with origins like the hub's):
+//
+//	go test -run '^$' -bench IndexMemory -benchtime 1x ./ledger/
+func BenchmarkIndexMemory(b *testing.B) {
+	const n = 1_000_000
+	for range b.N {
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ix := newIndex(30*24*time.Hour, time.Now)
+		at := time.Now().UnixNano()
+		for i := range n {
+			var d digest
+			binary.BigEndian.PutUint64(d[:], uint64(i))
+			ix.put(d, mark{at: at, origin: "INGEST:" + strconv.Itoa(1_000_000+i)})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-bytes/interchange")
+		runtime.KeepAlive(ix)
+	}
 }
