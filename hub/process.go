@@ -264,7 +264,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	if err != nil {
 		// Not the message's fault: leave it for redelivery, which
 		// republishes; the dedupe ids drop what was already stored.
-		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("publishing an output failed; will redeliver")
+		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("storing the outputs (or the ledger's commit) failed; will redeliver")
 		h.recordPublishFailure(d, err)
 		_ = d.msg.NakWithDelay(time.Second)
 		return

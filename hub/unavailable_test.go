@@ -48,3 +48,42 @@ func TestUnavailableServiceIsNotTheMessagesFault(t *testing.T) {
 		}
 	}
 }
+
+// TestCommitOnSuccess: a write a stage queued with CommitOnSuccess starts
+// only when every stage succeeded, is awaited with the outputs, and when
+// it fails the message is delivered again (not acked, not dead-lettered);
+// the outputs stored by the failed attempt are deduplicated.
+func TestCommitOnSuccess(t *testing.T) {
+	var started, failures atomic.Int32
+	parse := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
+		m.Emit(wire.ParsedSubject(m.Partner, "INVOIC"), nats.Header{}, m.Data)
+		m.CommitOnSuccess(func() func(context.Context) error {
+			started.Add(1)
+			return func(context.Context) error {
+				if m.Partner == "ACME" && failures.Add(1) <= 2 {
+					return errors.New("ledger commit: no leader")
+				}
+				return nil
+			}
+		})
+		return nil
+	}}
+	validate := Stage{Name: "validate", Handle: func(ctx context.Context, m *Message) error {
+		if m.Partner == "REFUSED" {
+			return PermanentError(wire.CauseBusiness, errors.New("unknown article"))
+		}
+		return nil
+	}}
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{parse, validate}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "REFUSED", "UNB+r'", nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "UNB+a'", nil)
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1 && jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 && failures.Load() >= 3
+	}, "ACME parsed once after two failed commits, REFUSED dead-lettered")
+	if n := started.Load(); n != 3 {
+		t.Errorf("%d commits started, want 3 (ACME's three attempts; none for the refused message)", n)
+	}
+	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 1 {
+		t.Errorf("PARSED holds %d, want 1: the failed attempts' outputs are deduplicated", n)
+	}
+}
