@@ -16,15 +16,27 @@ type RawSegment struct {
 // but the segment is a view of the Reader's buffers (see RawSegment). It is
 // the fast path for callers that look at a few values of each segment.
 func (r *Reader) ReadRaw() (*RawSegment, error) {
+	// The common case first, without the calls of next and read.
+	if r.scanning() {
+		if n, ok := r.scanSegment(r.win[r.winPos:]); ok {
+			r.winPos += n
+			r.num++
+			r.afterScan()
+			return r.rawSegment(), nil
+		}
+	}
 	r.wantStrings = false
 	if err := r.next(); err != nil {
 		return nil, err
 	}
+	return r.rawSegment(), nil
+}
+
+func (r *Reader) rawSegment() *RawSegment {
 	s := &r.raw1
 	start := r.segAt
-	*s = RawSegment{r: r, Offset: r.BaseOffset + start, Line: r.segLine,
-		Column: int(start-r.segLineStart) + 1, Number: r.num}
-	return s, nil
+	s.r, s.Offset, s.Line, s.Column, s.Number = r, r.BaseOffset+start, r.segLine, int(start-r.segLineStart)+1, r.num
+	return s
 }
 
 // Tag returns the segment tag.

@@ -201,7 +201,7 @@ func (r *Reader) afterSpans(tag []byte) {
 			r.sep.Repetition = r.repIfV4
 		}
 		r.setClasses()
-	case string(tag) == r.endTag:
+	case len(tag) == len(r.endTag) && len(tag) > 0 && tag[0] == r.endTag[0] && string(tag) == r.endTag:
 		r.inside = false
 	}
 }
