@@ -163,12 +163,18 @@ func (r *Reader) stringsFromSpans() (*Segment, error) {
 	r.arena = r.arena[:len(r.arena)+len(body)]
 	base := unsafe.Pointer(unsafe.SliceData(buf))
 	comps := r.comps[:0]
+	if r.keep != nil { // straight into the checker's slabs
+		comps = r.keep.strings(len(r.spans))
+	}
 	for _, sp := range r.spans {
 		if sp.end > sp.start {
 			comps = append(comps, unsafe.String((*byte)(unsafe.Add(base, sp.start)), sp.end-sp.start))
 		} else {
 			comps = append(comps, "")
 		}
+	}
+	if r.keep != nil {
+		return r.assemble(r.segAt, comps, r.keep.elements(len(r.occs)))
 	}
 	r.comps = comps
 	return r.build(r.segAt)

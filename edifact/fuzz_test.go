@@ -74,8 +74,13 @@ func FuzzParse(f *testing.F) {
 			for _, ic := range doc.Interchanges {
 				n += ic.Segments
 				for _, m := range ic.Messages {
-					if b, err := m.MarshalJSON(); err != nil || !json.Valid(b) {
+					b, err := m.MarshalJSON()
+					if err != nil || !json.Valid(b) {
 						t.Fatalf("message JSON: %v", err)
+					}
+					// The direct writer (json_direct.go) must give the same bytes.
+					if d, err := MessageJSON(m); err != nil || !bytes.Equal(d, b) {
+						t.Fatalf("MessageJSON %s (%v)\nMarshalJSON %s", d, err, b)
 					}
 				}
 			}

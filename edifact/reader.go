@@ -64,9 +64,12 @@ type Reader struct {
 	// win is a view of br's buffered bytes that the one-pass scan reads
 	// from; its first winPos bytes are consumed but not yet discarded
 	// from br (sync does that before any other use of br).
-	win        []byte
-	winPos     int
-	noFast     bool // tests: always take the segment-by-segment path
+	win    []byte
+	winPos int
+	noFast bool // tests: always take the segment-by-segment path
+	// keep, when set (a checker's Reader), receives the slices of every
+	// segment Read returns, instead of the Reader's reused ones.
+	keep       *keeper
 	inside     bool // a header was read and its trailer not yet
 	pendingUNB bool // the next segment is the UNB completing the header
 	repIfV4    byte // repetition separator that applies if UNB says version 4
