@@ -64,82 +64,160 @@ func (r *Reader) fastSegment() (ok bool, err error) {
 }
 
 // scanSegment scans one plain segment at the start of p, after any CR and
-// LF. On success it fills the tokenizer's state as tokenizeSpans does and
-// returns the bytes consumed (with the terminator).
+// LF, and returns the bytes consumed (with the terminator). The segment is
+// kept in the scan's own form (r.scanned): seps holds the position of every
+// separator and of the terminator, so that component k ends at seps[k] and
+// starts after seps[k-1]; ends holds, per element, the number of components
+// up to its end. That is one store per separator and one per element, all
+// in one loop with few live values. A repetition separator is left to
+// tokenizeSpans (it is rare, and its occurrences need more bookkeeping).
 func (r *Reader) scanSegment(p []byte) (int, bool) {
 	i := 0
-	line, lineStart := r.line, r.lineStart
-	for i < len(p) && (p[i] == '\n' || p[i] == '\r') {
-		if p[i] == '\n' {
-			line++
-			lineStart = r.off + int64(i) + 1
-		}
+	for i < len(p) && p[i] <= '\r' && (p[i] == '\n' || p[i] == '\r') {
 		i++
 	}
 	body := p[i:]
 	if m := r.MaxSegmentLen; m > 0 && len(body) > m {
 		body = body[:m] // the terminator must be within the limit
 	}
-	cls := &r.fcls
-	spans, occs, elemOcc := r.spans[:0], r.occs[:0], r.elemOcc[:0]
-	compStart, occStart, elemStart := 0, 0, 0
-	repeated := false
-	maxElem := r.MaxElementLen
-	n := len(body)
-	j := 0
-	for ; ; j++ {
-		for j < n && cls[body[j]] == clsText {
-			j++
-		}
-		if j >= n {
-			return 0, false
-		}
-		k := cls[body[j]]
-		if k >= clsRel && k != clsSeg {
-			return 0, false
-		}
-		spans = append(spans, span{int32(compStart), int32(j)})
-		compStart = j + 1
-		if k == clsComp {
-			continue
-		}
-		if !repeated {
-			elemOcc = append(elemOcc, int32(len(occs)))
-		}
-		occs = append(occs, occ{start: int32(occStart), end: int32(len(spans)), rep: repeated})
-		occStart = len(spans)
-		repeated = k == clsRep
-		if repeated {
-			continue
-		}
-		if maxElem > 0 && j-elemStart > maxElem {
-			return 0, false
-		}
-		if k == clsSeg {
-			break
-		}
-		elemStart = j + 1
-	}
-	// Keep what was grown for the next segment, whatever the verdict.
-	r.spans, r.occs, r.elemOcc = spans, occs, elemOcc
-	tag := body[spans[0].start:spans[0].end]
-	if occs[0].end > 1 || (len(occs) > 1 && occs[1].rep) || !goodTag(r.std, tag) {
+	if !r.scanBody(body) {
 		return 0, false
 	}
-	if len(tag) == 3 && ((tag[0] == 'U' && tag[1] == 'N' && tag[2] == 'A' && r.std == EDIFACT) ||
-		(tag[0] == 'B' && tag[1] == 'I' && tag[2] == 'N' && r.std == X12)) {
+	return r.scanned1(p, i)
+}
+
+// scanBody finds the separators and the terminator of the plain segment
+// at the start of body into r.seps and r.ends. It is a function of its own
+// so that the byte loop keeps its values in registers.
+//
+// seps and ends are written by index, never grown inside the loop (a call
+// there would push j out of its register): a segment has at most one
+// separator per byte, so the scan looks at no more bytes than seps has
+// room for, and a segment too long for it grows seps for the next time and
+// goes to the segment-by-segment path.
+func (r *Reader) scanBody(body []byte) bool {
+	if cap(r.seps) < scanFirst {
+		r.seps, r.ends = make([]int32, scanFirst), make([]int32, scanFirst)
+	}
+	seps, ends := r.seps[:cap(r.seps)], r.ends[:cap(r.seps)]
+	if len(body) >= len(seps) {
+		body = body[:len(seps)-1]
+	}
+	j, ns, ne := 0, 0, 0
+	var k uint8
+	for {
+		for j < len(body) && r.fcls[body[j]] == clsText {
+			j++
+		}
+		if j >= len(body) {
+			if len(body) == len(seps)-1 && len(seps) < scanMax {
+				r.seps, r.ends = make([]int32, 2*len(seps)), make([]int32, 2*len(seps))
+			}
+			return false
+		}
+		if k = r.fcls[body[j]]; k > clsElem {
+			break
+		}
+		seps[ns] = int32(j)
+		ns++
+		if k == clsElem {
+			ends[ne] = int32(ns)
+			ne++
+		}
+		j++
+	}
+	if k != clsSeg {
+		return false // a repetition, release or control character
+	}
+	seps[ns] = int32(j)
+	ends[ne] = int32(ns + 1)
+	r.seps, r.ends = seps[:ns+1], ends[:ne+1]
+	return true
+}
+
+// scanned1 checks and takes the segment scanSegment found after i bytes
+// of CR and LF in p.
+func (r *Reader) scanned1(p []byte, i int) (int, bool) {
+	seps, ends := r.seps, r.ends
+	j := int(seps[len(seps)-1])
+	if m := r.MaxElementLen; m > 0 && j > m && !elementsFit(seps, ends, int32(m)) {
+		return 0, false
+	}
+	body := p[i : i+j]
+	// The tag: no components, three letters or digits (two also in X12),
+	// not UNA (an error) nor an X12 BIN (binary data follows).
+	if ends[0] != 1 {
+		return 0, false
+	}
+	switch tag := body[:seps[0]]; len(tag) {
+	case 3:
+		if !tagChar[tag[0]] || !tagChar[tag[1]] || !tagChar[tag[2]] ||
+			(tag[0] == 'U' && tag[1] == 'N' && tag[2] == 'A' && r.std == EDIFACT) ||
+			(tag[0] == 'B' && tag[1] == 'I' && tag[2] == 'N' && r.std == X12) {
+			return 0, false
+		}
+	case 2:
+		if r.std != X12 || !tagChar[tag[0]] || !tagChar[tag[1]] {
+			return 0, false
+		}
+	default:
 		return 0, false
 	}
 	// r.cur and r.raw are left alone: only the segment-by-segment path
 	// reads them, after mark() has reset them.
 	start := r.off + int64(i)
-	if i > 0 {
-		r.line, r.lineStart = line, lineStart
+	for k := 0; k < i; k++ { // the CR and LF before the segment
+		if p[k] == '\n' {
+			r.line++
+			r.lineStart = r.off + int64(k) + 1
+		}
 	}
-	r.segStart, r.segLine, r.segLineStart = start, line, lineStart
-	r.text, r.bin, r.segAt = body[:j], nil, start
+	r.segStart, r.segLine, r.segLineStart = start, r.line, r.lineStart
+	r.text, r.bin, r.segAt, r.scanned = body, nil, start, true
 	r.off = start + int64(j) + 1
 	return i + j + 1, true
+}
+
+// scanFirst is the room a Reader's scan starts with; it doubles when a
+// segment needs more, up to scanMax (longer segments, rare, are read by
+// the segment-by-segment path).
+const (
+	scanFirst = 256
+	scanMax   = 16 << 10
+)
+
+// elementsFit reports whether every element of a scanned segment is at
+// most m bytes long, as tokenizeSpans measures them.
+func elementsFit(seps, ends []int32, m int32) bool {
+	start := int32(0)
+	for _, e := range ends {
+		end := seps[e-1]
+		if end-start > m {
+			return false
+		}
+		start = end + 1
+	}
+	return true
+}
+
+// scannedValue is rawValue for a scanned segment.
+func (r *Reader) scannedValue(e, c int) []byte {
+	if e < 0 || e >= len(r.ends) {
+		return nil
+	}
+	first := int32(0)
+	if e > 0 {
+		first = r.ends[e-1]
+	}
+	if c < 1 || int32(c) > r.ends[e]-first {
+		return nil
+	}
+	idx := first + int32(c) - 1
+	start := int32(0)
+	if idx > 0 {
+		start = r.seps[idx-1] + 1
+	}
+	return r.text[start:r.seps[idx]]
 }
 
 // scanning reports whether the next segment may be read by the scan.
@@ -150,32 +228,53 @@ func (r *Reader) scanning() bool { return r.inside && r.fast && r.err == nil && 
 // U or I.
 func (r *Reader) afterScan() {
 	if c := r.text[0]; c == 'U' || c == 'I' {
-		sp := r.spans[0]
-		r.afterSpans(r.text[sp.start:sp.end])
+		r.afterSpans(r.text[:r.seps[0]])
 	}
 }
 
 // stringsFromSpans is Read's end of the scan: the body is copied into the
-// string arena at once and each component becomes a string into it.
+// string arena at once and each component becomes a string into it, in the
+// checker's slabs (r.keep) or the Reader's reused slices (ReuseSegment) or
+// new ones.
 func (r *Reader) stringsFromSpans() (*Segment, error) {
 	body := r.text
 	buf := append(r.arenaFor(len(body)), body...)
 	r.arena = r.arena[:len(r.arena)+len(body)]
 	base := unsafe.Pointer(unsafe.SliceData(buf))
-	comps := r.comps[:0]
-	if r.keep != nil { // straight into the checker's slabs
-		comps = r.keep.strings(len(r.spans))
+	var all []string
+	var elems [][]string
+	switch {
+	case r.keep != nil:
+		all, elems = r.keep.strings(len(r.seps)), r.keep.elements(len(r.ends))
+	case r.ReuseSegment:
+		all, elems = r.comps[:0], r.elems[:0]
+	default:
+		all, elems = make([]string, 0, len(r.seps)), make([][]string, 0, len(r.ends))
 	}
-	for _, sp := range r.spans {
-		if sp.end > sp.start {
-			comps = append(comps, unsafe.String((*byte)(unsafe.Add(base, sp.start)), sp.end-sp.start))
+	start := int32(0)
+	for _, e := range r.seps {
+		if e > start {
+			all = append(all, unsafe.String((*byte)(unsafe.Add(base, start)), e-start))
 		} else {
-			comps = append(comps, "")
+			all = append(all, "")
 		}
+		start = e + 1
 	}
-	if r.keep != nil {
-		return r.assemble(r.segAt, comps, r.keep.elements(len(r.occs)))
+	prev := int32(0)
+	for _, e := range r.ends {
+		elems = append(elems, all[prev:e:e])
+		prev = e
 	}
-	r.comps = comps
-	return r.build(r.segAt)
+	if r.ReuseSegment && r.keep == nil {
+		r.comps, r.elems = all, elems
+	}
+	seg := &r.seg
+	if !r.ReuseSegment && r.keep == nil {
+		seg = new(Segment)
+	}
+	start64 := r.segAt
+	seg.Tag, seg.Elements, seg.Repeats = all[0], elems[1:], nil
+	seg.Offset, seg.Line, seg.Column = r.BaseOffset+start64, r.segLine, int(start64-r.segLineStart)+1
+	r.afterSegment(seg)
+	return seg, nil
 }

@@ -45,6 +45,9 @@ func (s *RawSegment) Tag() []byte { return s.r.rawValue(0, 1) }
 // Len returns the number of data elements after the tag (repetitions not
 // counted), like len(Segment.Elements).
 func (s *RawSegment) Len() int {
+	if s.r.scanned {
+		return len(s.r.ends) - 1
+	}
 	n := len(s.r.elemOcc) - 1
 	if s.r.bin != nil {
 		n++
@@ -56,6 +59,12 @@ func (s *RawSegment) Len() int {
 // occurrence), 0 when the segment is shorter.
 func (s *RawSegment) Components(e int) int {
 	r := s.r
+	if r.scanned {
+		if e < 1 || e >= len(r.ends) {
+			return 0
+		}
+		return int(r.ends[e] - r.ends[e-1])
+	}
 	if e < 1 || e >= len(r.elemOcc) {
 		if e >= 1 && e == s.Len() && r.bin != nil {
 			return 1

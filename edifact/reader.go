@@ -87,6 +87,9 @@ type Reader struct {
 	// characters), elemOcc indexes the first occurrence of each element.
 	text    []byte
 	spans   []span
+	seps    []int32 // a scanned segment (fast.go): separator positions,
+	ends    []int32 // components up to the end of each element,
+	scanned bool    // and whether the segment is in this form
 	occs    []occ
 	elemOcc []int32
 	unrel   []byte // scratch for a text without release characters (never the body, which may be br's buffer)
