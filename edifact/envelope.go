@@ -25,6 +25,7 @@ type checker struct {
 	onMessage func(*Message) error
 	segBuf    []Segment
 	scratch   *walkScratch // Walk's pooled buffers (scratch.go)
+	refsTaken bool         // the pooled refs map is in use
 	// last is the number and tag of the last segment added, so that a
 	// missing trailer is reported after a segment that exists.
 	lastNum int
@@ -164,7 +165,7 @@ func (c *checker) add(s *Segment) error {
 		case "UNB", "UNG":
 			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %s", s.Tag, quoted(c.msg.Ref, 20))
 		}
-		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
+		c.msg.Segments = append(c.msg.Segments, *s)
 		return nil
 	}
 	if maxServiceElements[s.Tag] > 0 {
@@ -235,7 +236,7 @@ func (c *checker) openInterchange(s *Segment) error {
 	if ic.cs == nil {
 		ic.cs = anyText
 	}
-	c.ic, c.refs, c.bare = ic, map[string]int{}, false
+	c.ic, c.refs, c.bare = ic, c.newRefs(), false
 	return nil
 }
 
@@ -339,14 +340,14 @@ func (c *checker) openMessage(s *Segment) error {
 		return segErr(s, 1, 1, CodeDuplicate, "message reference %s already used at segment %d", quoted(m.Ref, 20), prev)
 	}
 	c.refs[m.Ref] = s.Number
-	m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
+	m.Segments = append(c.newMessageSegments(), *s)
 	c.msg = m
 	return nil
 }
 
 func (c *checker) closeMessage(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, c.keep.keep(s))
+	m.Segments = append(m.Segments, *s)
 	n, err := count(s, 1, "number of segments (0074)")
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -73,8 +74,13 @@ func FuzzParse(f *testing.F) {
 			for _, ic := range doc.Interchanges {
 				n += ic.Segments
 				for _, m := range ic.Messages {
-					if b, err := m.MarshalJSON(); err != nil || !json.Valid(b) {
+					b, err := m.MarshalJSON()
+					if err != nil || !json.Valid(b) {
 						t.Fatalf("message JSON: %v", err)
+					}
+					// The direct writer (json_direct.go) must give the same bytes.
+					if d, err := MessageJSON(m); err != nil || !bytes.Equal(d, b) {
+						t.Fatalf("MessageJSON %s (%v)\nMarshalJSON %s", d, err, b)
 					}
 				}
 			}
@@ -90,7 +96,9 @@ func FuzzParse(f *testing.F) {
 
 // FuzzReader: the Reader alone (no Guard in front) never panics, never
 // reports a position outside the input, and always ends. ReadRaw, on a
-// second Reader, agrees with Read on every segment and error.
+// second Reader, agrees with Read on every segment and error; so do Read
+// and ReadRaw on Readers without the one-pass scan (fast.go), in small
+// buffers so that segments are cut by refills.
 func FuzzReader(f *testing.F) {
 	seeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -99,6 +107,10 @@ func FuzzReader(f *testing.F) {
 		r.ReuseSegment = len(data)%2 == 0
 		raw := NewReader(bytes.NewReader(data))
 		raw.MaxSegmentLen, raw.MaxElementLen = 4096, 1024
+		slow := newReaderSize(bytes.NewReader(data), 256+len(data)%200)
+		slow.MaxSegmentLen, slow.MaxElementLen, slow.noFast = 4096, 1024, true
+		slowRaw := newReaderSize(bytes.NewReader(data), 256+len(data)%200)
+		slowRaw.MaxSegmentLen, slowRaw.MaxElementLen, slowRaw.noFast = 4096, 1024, true
 		for i := 0; i <= len(data); i++ {
 			s, err := r.Read()
 			rs, rerr := raw.ReadRaw()
@@ -107,6 +119,18 @@ func FuzzReader(f *testing.F) {
 			}
 			if err == nil {
 				sameRaw(t, s, rs)
+			}
+			ss, serr := slow.Read()
+			if !sameError(err, serr) {
+				t.Fatalf("Read: %v\nRead without the scan: %v", err, serr)
+			}
+			srs, srerr := slowRaw.ReadRaw()
+			if !sameError(err, srerr) {
+				t.Fatalf("Read: %v\nReadRaw without the scan: %v", err, srerr)
+			}
+			if err == nil {
+				sameSegment(t, s, ss)
+				sameRaw(t, s, srs)
 			}
 			if err == io.EOF {
 				return
@@ -144,5 +168,28 @@ func sameRaw(t *testing.T, s *Segment, rs *RawSegment) {
 				t.Fatalf("%s element %d component %d: raw %q, %q", s.Tag, e+1, c+1, got, v)
 			}
 		}
+	}
+}
+
+// sameError reports whether two errors of the Reader say the same, with the
+// same positions.
+func sameError(a, b error) bool {
+	if (a == nil) != (b == nil) || (a != nil && a.Error() != b.Error()) {
+		return false
+	}
+	var pa, pb *ParseError
+	if errors.As(a, &pa) != errors.As(b, &pb) {
+		return false
+	}
+	return pa == nil || (pa.Offset == pb.Offset && pa.Line == pb.Line && pa.Column == pb.Column &&
+		pa.Segment == pb.Segment && pa.Tag == pb.Tag && pa.Element == pb.Element && pa.Component == pb.Component && pa.Code == pb.Code)
+}
+
+// sameSegment checks that two Segments are equal, repetitions included.
+func sameSegment(t *testing.T, a, b *Segment) {
+	t.Helper()
+	if a.Tag != b.Tag || a.Offset != b.Offset || a.Line != b.Line || a.Column != b.Column || a.Number != b.Number ||
+		!reflect.DeepEqual(a.Elements, b.Elements) || !reflect.DeepEqual(a.Repeats, b.Repeats) {
+		t.Fatalf("segment %+v\nwithout the scan %+v", *a, *b)
 	}
 }

@@ -1,41 +1,42 @@
 package edifact
 
 import (
-	"fmt"
 	"strconv"
+	"sync"
 )
 
 // MessageJSON renders m's JSON view: the bytes MarshalJSON gives, written
 // directly without the intermediate view and reflection in the common case
 // (every value ASCII, no repeated data elements; the rest takes
-// MarshalJSON). It renders into one buffer sized from the segments
-// beforehand, so a message costs one allocation. The hub's parse stage
-// publishes exactly this.
+// MarshalJSON). It renders into a pooled buffer and returns an exact-size
+// copy, so a message costs one allocation of its own size. The hub's parse
+// stage publishes exactly this.
 func MessageJSON(m *Message) ([]byte, error) {
-	j := jsonWriter{b: make([]byte, 0, jsonSize(m))}
+	bp := jsonBufs.Get().(*[]byte)
+	j := jsonWriter{b: (*bp)[:0]}
 	j.message(m)
 	if j.bad {
+		putJSONBuf(bp, j.b)
 		return m.MarshalJSON()
 	}
-	return j.b, nil
+	out := make([]byte, len(j.b))
+	copy(out, j.b)
+	putJSONBuf(bp, j.b)
+	return out, nil
 }
 
-// jsonSize is the length of em's JSON view unless values need escapes:
-// the envelope, then per segment its tag and brackets, per element its
-// brackets and comma, per value its quotes and comma.
-func jsonSize(em *Message) int {
-	n := 1024
-	for i := range em.Segments {
-		s := &em.Segments[i]
-		n += 32 + len(s.Tag)
-		for _, e := range s.Elements {
-			n += 3
-			for _, v := range e {
-				n += 3 + len(v)
-			}
-		}
+// jsonBufs holds MessageJSON's render buffers; one larger than
+// maxJSONBuf (a huge message) is not kept.
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+const maxJSONBuf = 1 << 20
+
+func putJSONBuf(bp *[]byte, b []byte) {
+	if cap(b) > maxJSONBuf {
+		return
 	}
-	return n
+	*bp = b[:0]
+	jsonBufs.Put(bp)
 }
 
 // jsonWriter appends the JSON view documented in package edifact (field
@@ -53,7 +54,9 @@ func (j *jsonWriter) message(em *Message) {
 		j.bad = true
 		return
 	}
-	j.b = fmt.Appendf(j.b, `{"jsonVersion":%d,"standard":`, JSONVersion)
+	j.b = append(j.b, `{"jsonVersion":`...)
+	j.b = strconv.AppendInt(j.b, JSONVersion, 10)
+	j.b = append(j.b, `,"standard":`...)
 	j.str(ic.Standard)
 	j.key(`,"interchange":{"syntax":`, ic.Syntax)
 	j.key(`,"syntaxVersion":`, ic.SyntaxVersion)
@@ -105,36 +108,63 @@ func (j *jsonWriter) message(em *Message) {
 	j.b = append(j.b, `,"offset":`...)
 	j.b = strconv.AppendInt(j.b, em.Offset, 10)
 	j.b = append(j.b, `},"segments":[`...)
-	for i := range em.Segments {
-		s := &em.Segments[i]
+	j.segments(em.Segments)
+}
+
+// segments appends the segments array's entries. The values are copied
+// as they are and checked after (plain is the common case); a value that
+// needs escapes is written again by str.
+func (j *jsonWriter) segments(segs []Segment) {
+	b := j.b
+	for i := range segs {
+		s := &segs[i]
 		if len(s.Repeats) > 0 {
-			j.bad = true
+			j.b, j.bad = b, true
 			return
 		}
 		if i > 0 {
-			j.b = append(j.b, ',')
+			b = append(b, ',')
 		}
-		j.key(`{"tag":`, s.Tag)
-		j.b = append(j.b, `,"elements":[`...)
+		j.b = append(b, `{"tag":`...)
+		j.str(s.Tag)
+		b = append(j.b, `,"elements":[`...)
 		for k, e := range s.Elements {
 			if k > 0 {
-				j.b = append(j.b, ',')
+				b = append(b, ',')
 			}
-			j.b = append(j.b, '[')
+			b = append(b, '[')
 			for c, v := range e {
 				if c > 0 {
-					j.b = append(j.b, ',')
+					b = append(b, ',')
 				}
-				j.str(v)
+				mark := len(b)
+				b = append(b, '"')
+				b = append(b, v...)
+				if !plainJSON(b[mark+1:]) {
+					j.b = b[:mark]
+					if j.str(v); j.bad {
+						return
+					}
+					b = j.b
+					continue
+				}
+				b = append(b, '"')
 			}
-			j.b = append(j.b, ']')
+			b = append(b, ']')
 		}
-		j.b = append(j.b, "]}"...)
-		if j.bad {
-			return
+		b = append(b, "]}"...)
+	}
+	j.b = append(b, "]}"...)
+}
+
+// plainJSON reports whether every byte of v is plain (see jsonPlain).
+func plainJSON(v []byte) bool {
+	for _, c := range v {
+		if !jsonPlain[c] {
+			return false
 		}
 	}
-	j.b = append(j.b, "]}"...)
+	return true
 }
 
 func (j *jsonWriter) key(k, v string) {
@@ -160,38 +190,48 @@ func (j *jsonWriter) sep(k string, c byte) {
 
 // str appends s quoted as encoding/json does without HTML escaping; a
 // byte from 0x80 up sets bad (the library converts the charset first).
+// Runs of plain bytes are copied at once; jsonPlain says which bytes are.
 func (j *jsonWriter) str(s string) {
-	j.b = append(j.b, '"')
+	b := append(j.b, '"')
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if jsonPlain[c] {
 			continue
 		}
 		if c >= 0x80 {
-			j.bad = true
+			j.b, j.bad = b, true
 			return
 		}
-		j.b = append(j.b, s[start:i]...)
+		b = append(b, s[start:i]...)
 		switch c {
 		case '"', '\\':
-			j.b = append(j.b, '\\', c)
+			b = append(b, '\\', c)
 		case '\b':
-			j.b = append(j.b, '\\', 'b')
+			b = append(b, '\\', 'b')
 		case '\f':
-			j.b = append(j.b, '\\', 'f')
+			b = append(b, '\\', 'f')
 		case '\n':
-			j.b = append(j.b, '\\', 'n')
+			b = append(b, '\\', 'n')
 		case '\r':
-			j.b = append(j.b, '\\', 'r')
+			b = append(b, '\\', 'r')
 		case '\t':
-			j.b = append(j.b, '\\', 't')
+			b = append(b, '\\', 't')
 		default:
 			const hex = "0123456789abcdef"
-			j.b = append(j.b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 		}
 		start = i + 1
 	}
-	j.b = append(j.b, s[start:]...)
-	j.b = append(j.b, '"')
+	b = append(b, s[start:]...)
+	j.b = append(b, '"')
 }
+
+// jsonPlain marks the bytes str copies as they are: printable ASCII but the
+// quote and the backslash.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()

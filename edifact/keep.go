@@ -1,9 +1,11 @@
 package edifact
 
-// keeper copies segments out of a ReuseSegment Reader into slabs, so that a
-// parsed document costs a few large allocations instead of three small ones
-// per segment. The strings need no copy: the Reader's string arena is never
-// overwritten (see arena.go).
+// keeper holds the slices of the segments a checker keeps, in slabs, so
+// that a parsed document costs a few large allocations instead of three
+// small ones per segment: the Reader of a checker (Reader.keep) builds each
+// segment's slices here directly, so the checker keeps a segment by copying
+// the Segment struct. The strings need no copy: the Reader's string arena is
+// never overwritten (see arena.go).
 type keeper struct {
 	strs  []string
 	elems [][]string
@@ -16,30 +18,24 @@ const (
 	slabFirst = 64
 )
 
-func (k *keeper) keep(s *Segment) Segment {
-	out := *s
-	n := 0
-	for _, e := range s.Elements {
-		n += len(e)
-	}
+// strings returns an empty slice with room for n strings, from the slab.
+func (k *keeper) strings(n int) []string {
 	if cap(k.strs)-len(k.strs) < n {
 		k.strs = make([]string, 0, max(min(slabLen, max(slabFirst, 2*cap(k.strs))), n))
 	}
-	if cap(k.elems)-len(k.elems) < len(s.Elements) {
-		k.elems = make([][]string, 0, max(min(slabLen/4, max(slabFirst/4, 2*cap(k.elems))), len(s.Elements)))
+	start := len(k.strs)
+	k.strs = k.strs[:start+n]
+	return k.strs[start : start : start+n]
+}
+
+// elements returns an empty slice with room for n elements, from the slab.
+func (k *keeper) elements(n int) [][]string {
+	if cap(k.elems)-len(k.elems) < n {
+		k.elems = make([][]string, 0, max(min(slabLen/4, max(slabFirst/4, 2*cap(k.elems))), n))
 	}
-	elems := k.elems[len(k.elems) : len(k.elems)+len(s.Elements) : len(k.elems)+len(s.Elements)]
-	k.elems = k.elems[:len(k.elems)+len(s.Elements)]
-	for i, e := range s.Elements {
-		start := len(k.strs)
-		k.strs = append(k.strs, e...)
-		elems[i] = k.strs[start:len(k.strs):len(k.strs)]
-	}
-	out.Elements = elems
-	if s.Repeats != nil {
-		out.Repeats = s.Clone().Repeats
-	}
-	return out
+	start := len(k.elems)
+	k.elems = k.elems[:start+n]
+	return k.elems[start : start : start+n]
 }
 
 // reset lets the slabs be reused once the kept segments are dropped (Walk).

@@ -46,6 +46,8 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 	if fn != nil {
 		c.borrowScratch()
 		defer c.returnScratch()
+		c.scratch.src.Reset(g.Body)
+		return c.run(g, &c.scratch.src, &o)
 	}
 	return c.run(g, bytes.NewReader(g.Body), &o)
 }
@@ -56,9 +58,15 @@ func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, err
 	if g.src != nil {
 		n = int(g.end - g.Offset)
 	}
-	r := newReaderOptions(src, n, o)
+	var r *Reader
+	if c.scratch != nil {
+		r = c.scratch.reader(src, n, o)
+	} else {
+		r = newReaderOptions(src, n, o)
+	}
 	r.BaseOffset = g.Offset
-	r.ReuseSegment = true // the checker keeps copies made by its keeper
+	r.ReuseSegment = true
+	r.keep = &c.keep // the segments' slices go to the checker's slabs
 	c.doc.Warnings = g.Warnings
 	for {
 		s, err := r.Read()

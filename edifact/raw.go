@@ -16,15 +16,27 @@ type RawSegment struct {
 // but the segment is a view of the Reader's buffers (see RawSegment). It is
 // the fast path for callers that look at a few values of each segment.
 func (r *Reader) ReadRaw() (*RawSegment, error) {
+	// The common case first, without the calls of next and read.
+	if r.scanning() {
+		if n, ok := r.scanSegment(r.win[r.winPos:]); ok {
+			r.winPos += n
+			r.num++
+			r.afterScan()
+			return r.rawSegment(), nil
+		}
+	}
 	r.wantStrings = false
 	if err := r.next(); err != nil {
 		return nil, err
 	}
+	return r.rawSegment(), nil
+}
+
+func (r *Reader) rawSegment() *RawSegment {
 	s := &r.raw1
 	start := r.segAt
-	*s = RawSegment{r: r, Offset: r.BaseOffset + start, Line: r.segLine,
-		Column: int(start-r.segLineStart) + 1, Number: r.num}
-	return s, nil
+	s.r, s.Offset, s.Line, s.Column, s.Number = r, r.BaseOffset+start, r.segLine, int(start-r.segLineStart)+1, r.num
+	return s
 }
 
 // Tag returns the segment tag.
@@ -33,6 +45,9 @@ func (s *RawSegment) Tag() []byte { return s.r.rawValue(0, 1) }
 // Len returns the number of data elements after the tag (repetitions not
 // counted), like len(Segment.Elements).
 func (s *RawSegment) Len() int {
+	if s.r.scanned {
+		return len(s.r.ends) - 1
+	}
 	n := len(s.r.elemOcc) - 1
 	if s.r.bin != nil {
 		n++
@@ -44,6 +59,12 @@ func (s *RawSegment) Len() int {
 // occurrence), 0 when the segment is shorter.
 func (s *RawSegment) Components(e int) int {
 	r := s.r
+	if r.scanned {
+		if e < 1 || e >= len(r.ends) {
+			return 0
+		}
+		return int(r.ends[e] - r.ends[e-1])
+	}
 	if e < 1 || e >= len(r.elemOcc) {
 		if e >= 1 && e == s.Len() && r.bin != nil {
 			return 1

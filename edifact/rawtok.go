@@ -65,7 +65,7 @@ func (r *Reader) tokenizeSpans(body []byte, cls *[256]uint8, start int64) error 
 		elemStart, elemNo, compNo = j+1, elemNo+1, 1
 	}
 	r.text = body
-	r.spans, r.occs, r.elemOcc = spans, occs, elemOcc
+	r.spans, r.occs, r.elemOcc, r.scanned = spans, occs, elemOcc, false
 	return r.checkTag(start)
 }
 
@@ -154,7 +154,7 @@ func (r *Reader) tokenizeReleased(body []byte, cls *[256]uint8, start int64) err
 	if copying {
 		r.text, r.unrel = buf, buf
 	}
-	r.spans, r.occs, r.elemOcc = spans, occs, elemOcc
+	r.spans, r.occs, r.elemOcc, r.scanned = spans, occs, elemOcc, false
 	return r.checkTag(start)
 }
 
@@ -177,6 +177,9 @@ func (r *Reader) checkTag(start int64) error {
 // rawValue returns component c (1-based) of element e (0 is the tag) of the
 // tokenized segment, first occurrence, or nil.
 func (r *Reader) rawValue(e, c int) []byte {
+	if r.scanned {
+		return r.scannedValue(e, c)
+	}
 	if e < 0 || e >= len(r.elemOcc) {
 		if e == len(r.elemOcc) && c == 1 && r.bin != nil {
 			return r.bin
@@ -201,7 +204,7 @@ func (r *Reader) afterSpans(tag []byte) {
 			r.sep.Repetition = r.repIfV4
 		}
 		r.setClasses()
-	case string(tag) == r.endTag:
+	case len(tag) == len(r.endTag) && len(tag) > 0 && tag[0] == r.endTag[0] && string(tag) == r.endTag:
 		r.inside = false
 	}
 }

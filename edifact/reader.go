@@ -18,6 +18,7 @@ const (
 	clsRep
 	clsRel
 	clsCtrl
+	clsSeg // the segment terminator, in fcls only (fast.go)
 )
 
 const readerBufSize = 64 << 10 // must hold an ISA header (106 bytes) and a UNA
@@ -53,11 +54,22 @@ type Reader struct {
 	lineStart int64 // offset of the first byte of the current line
 	num       int   // segments returned so far
 
-	std        string // EDIFACT or X12 once the first header was read
-	endTag     string // the interchange trailer of std: UNZ or IEA
-	sep        Separators
-	syntax     string // syntax identifier of the current interchange
-	cls        [256]uint8
+	std    string // EDIFACT or X12 once the first header was read
+	endTag string // the interchange trailer of std: UNZ or IEA
+	sep    Separators
+	syntax string // syntax identifier of the current interchange
+	cls    [256]uint8
+	fcls   [256]uint8 // cls with the terminator as clsSeg (fast.go)
+	fast   bool       // the separators allow the one-pass scan
+	// win is a view of br's buffered bytes that the one-pass scan reads
+	// from; its first winPos bytes are consumed but not yet discarded
+	// from br (sync does that before any other use of br).
+	win    []byte
+	winPos int
+	noFast bool // tests: always take the segment-by-segment path
+	// keep, when set (a checker's Reader), receives the slices of every
+	// segment Read returns, instead of the Reader's reused ones.
+	keep       *keeper
 	inside     bool // a header was read and its trailer not yet
 	pendingUNB bool // the next segment is the UNB completing the header
 	repIfV4    byte // repetition separator that applies if UNB says version 4
@@ -75,6 +87,9 @@ type Reader struct {
 	// characters), elemOcc indexes the first occurrence of each element.
 	text    []byte
 	spans   []span
+	seps    []int32 // a scanned segment (fast.go): separator positions,
+	ends    []int32 // components up to the end of each element,
+	scanned bool    // and whether the segment is in this form
 	occs    []occ
 	elemOcc []int32
 	unrel   []byte // scratch for a text without release characters (never the body, which may be br's buffer)
@@ -120,6 +135,7 @@ func newReaderOptions(r io.Reader, n int, o *Options) *Reader {
 // Reset discards the Reader's state and makes it read from src, keeping its
 // buffers and settings: a hub worker can reuse one Reader for every message.
 func (r *Reader) Reset(src io.Reader) {
+	r.win, r.winPos = nil, 0
 	r.br.Reset(src)
 	r.off, r.line, r.lineStart, r.num = 0, 1, 0, 0
 	r.std, r.sep, r.syntax, r.endTag = "", Separators{}, "", ""
@@ -166,6 +182,12 @@ func (r *Reader) next() error {
 }
 
 func (r *Reader) read() error {
+	if r.inside && r.fast && !r.noFast {
+		if ok, err := r.fastSegment(); ok {
+			return err
+		}
+	}
+	r.sync()
 	if !r.inside {
 		if r.off == 0 && r.num == 0 {
 			// A UTF-8 BOM at the very start (Guard strips it too, but the
@@ -285,14 +307,24 @@ func (r *Reader) header() (isa bool, err error) {
 	return false, nil
 }
 
-// setClasses fills the tokenizer table from the current separators.
-func (r *Reader) setClasses() {
-	for b := range r.cls {
-		r.cls[b] = clsText
+// baseClasses is the tokenizer table before separators: control characters
+// (below 0x20 and DEL) apart, every byte is text. setClasses starts from a
+// copy, which costs less than a loop over the 256 entries per header.
+var baseClasses = func() (t [256]uint8) {
+	for b := range t {
 		if b < 0x20 || b == 0x7f {
-			r.cls[b] = clsCtrl
+			t[b] = clsCtrl
 		}
 	}
+	return t
+}()
+
+// setClasses fills the tokenizer tables from the current separators: cls
+// for the tokenizers of a segment already cut (the terminator only reaches
+// them released, as text), fcls for the one-pass scan of fast.go (the
+// terminator ends the segment).
+func (r *Reader) setClasses() {
+	r.cls = baseClasses
 	if r.syntax == "UNOX" { // ISO 2022 escape sequences are text there
 		r.cls[0x1B], r.cls[0x0E], r.cls[0x0F] = clsText, clsText, clsText
 	}
@@ -305,6 +337,11 @@ func (r *Reader) setClasses() {
 	}
 	if s.Release != 0 {
 		r.cls[s.Release] = clsRel
+	}
+	r.fcls = r.cls
+	r.fast = fastSeparators(s)
+	if r.fast {
+		r.fcls[s.Segment] = clsSeg
 	}
 }
 

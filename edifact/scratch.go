@@ -1,6 +1,10 @@
 package edifact
 
-import "sync"
+import (
+	"bytes"
+	"io"
+	"sync"
+)
 
 // walkScratch is what a Walk's checker may reuse from an earlier Walk: the
 // segment slice of the open message and the keeper's slabs. Walk hands
@@ -12,6 +16,12 @@ import "sync"
 type walkScratch struct {
 	segs []Segment
 	keep keeper
+	// The Reader with its read buffer and tokenizer slices, its input, and
+	// the message references map: per Walk they were a dozen allocations,
+	// most of the allocations of a 1 KB interchange.
+	rd   *Reader
+	src  bytes.Reader
+	refs map[string]int
 }
 
 // maxScratchSegments bounds what goes back to the pool: a rare huge
@@ -46,7 +56,49 @@ func (c *checker) returnScratch() {
 	if cap(segs) > maxScratchSegments {
 		segs = nil
 	}
+	s.src.Reset(nil)
+	if rd := s.rd; rd != nil {
+		// Nothing of this input may stay reachable: the strings the Reader
+		// made point into its arena, which the returned Document still uses.
+		rd.Reset(nil)
+		rd.arena, rd.out, rd.seg, rd.raw1 = nil, nil, Segment{}, RawSegment{}
+		rd.text, rd.cur, rd.keep = nil, nil, nil
+		clear(rd.comps[:cap(rd.comps)])
+		clear(rd.elems[:cap(rd.elems)])
+		if cap(rd.comps) > 4*maxScratchSegments || cap(rd.raw) > readerBufSize {
+			s.rd = nil // a huge segment: let its buffers go
+		}
+	}
+	clear(s.refs)
 	s.segs, s.keep = segs[:0], c.keep
 	c.segBuf, c.keep = nil, keeper{}
 	scratchPool.Put(s)
+}
+
+// reader returns the pooled Reader reading src (n bytes), or a new one when
+// the pooled one's buffer is smaller than n needs.
+func (s *walkScratch) reader(src io.Reader, n int, o *Options) *Reader {
+	rd := s.rd
+	if rd == nil || rd.br.Size() < min(n+1, readerBufSize) {
+		rd = newReaderOptions(src, n, o)
+		s.rd = rd
+		return rd
+	}
+	rd.Reset(src)
+	rd.MaxSegmentLen, rd.MaxElementLen = o.MaxSegmentLen, o.MaxElementLen
+	rd.ReuseSegment, rd.BaseOffset = false, 0
+	return rd
+}
+
+// newRefs returns an empty map for the message references of an
+// interchange: the pooled one for the first interchange of a Walk.
+func (c *checker) newRefs() map[string]int {
+	if s := c.scratch; s != nil && !c.refsTaken {
+		c.refsTaken = true
+		if s.refs == nil {
+			s.refs = map[string]int{}
+		}
+		return s.refs
+	}
+	return map[string]int{}
 }

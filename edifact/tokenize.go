@@ -144,11 +144,22 @@ func (r *Reader) ctrlErr(body []byte, cls *[256]uint8, start int64, j, elemNo, c
 // build assembles the Segment from the tokenizer's scratch and checks the tag.
 func (r *Reader) build(start int64) (*Segment, error) {
 	all, elems := r.comps, r.elems[:0]
-	if !r.ReuseSegment {
+	switch {
+	case r.keep != nil:
+		all = r.keep.strings(len(r.comps))
+		all = append(all, r.comps...)
+		elems = r.keep.elements(len(r.occs))
+	case !r.ReuseSegment:
 		all = make([]string, len(r.comps))
 		copy(all, r.comps)
 		elems = make([][]string, 0, len(r.occs))
 	}
+	return r.assemble(start, all, elems)
+}
+
+// assemble makes the Segment from its component strings all (in the order
+// of r.occs) and an empty elems with room for every occurrence.
+func (r *Reader) assemble(start int64, all []string, elems [][]string) (*Segment, error) {
 	var reps []Repeat
 	for _, o := range r.occs {
 		v := all[o.start:o.end:o.end]
@@ -163,7 +174,7 @@ func (r *Reader) build(start int64) (*Segment, error) {
 		last := &reps[len(reps)-1]
 		last.Occurrences = append(last.Occurrences, v)
 	}
-	if r.ReuseSegment {
+	if r.ReuseSegment && r.keep == nil {
 		r.elems = elems
 	}
 	tag := elems[0][0]
@@ -175,7 +186,7 @@ func (r *Reader) build(start int64) (*Segment, error) {
 		return nil, r.errAt(start, tag, CodeInvalidValue, errors.New(r.badTag(tag)))
 	}
 	seg := &r.seg
-	if !r.ReuseSegment {
+	if !r.ReuseSegment && r.keep == nil {
 		seg = new(Segment)
 	}
 	seg.Tag, seg.Elements, seg.Repeats = tag, elems[1:], reps

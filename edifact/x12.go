@@ -17,7 +17,7 @@ func (c *checker) addX12(s *Segment) error {
 			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %s (segment %d) is open",
 				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
 		}
-		c.msg.Segments = append(c.msg.Segments, c.keep.keep(s))
+		c.msg.Segments = append(c.msg.Segments, *s)
 		return nil
 	}
 	switch s.Tag {
@@ -84,7 +84,7 @@ func (c *checker) addX12(s *Segment) error {
 		if len(m.Ref) < 4 { // ST02 is AN 4/9
 			return segErr(s, 2, 1, CodeInvalidValue, "ST02 transaction set control number %s is shorter than 4 characters", quoted(m.Ref, 20))
 		}
-		m.Segments = append(c.newMessageSegments(), c.keep.keep(s))
+		m.Segments = append(c.newMessageSegments(), *s)
 		c.msg = m
 		return nil
 	case "IEA":
@@ -138,7 +138,7 @@ func (c *checker) openISA(s *Segment) error {
 
 func (c *checker) closeX12Message(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, c.keep.keep(s))
+	m.Segments = append(m.Segments, *s)
 	n, err := count(s, 1, "number of included segments (SE01)")
 	if err != nil {
 		return err
