@@ -7,6 +7,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/hub/leakprobe"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -29,7 +30,7 @@ type Config struct {
 	// EDIFACT tunes the built-in parse stage.
 	EDIFACT EDIFACTConfig `yaml:"edifact"`
 	// LeakProbe watches the dead-letter queues.
-	LeakProbe LeakProbeConfig `yaml:"leak_probe"`
+	LeakProbe leakprobe.Config `yaml:"leak_probe"`
 	// DuplicateWindow is the server-side dedupe window of the output
 	// streams; it must outlast AckWait so a re-publish after a crash is
 	// recognised.
@@ -84,7 +85,7 @@ func (c *Config) setDefaults() {
 	c.Retry.setDefaults()
 	c.DLQ.setDefaults()
 	c.Alerts.SetDefaults()
-	c.LeakProbe.setDefaults()
+	c.LeakProbe.SetDefaults()
 	c.EDIFACT.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 	c.Cluster.setDefaults()

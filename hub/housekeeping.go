@@ -2,12 +2,18 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
+
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/hub/leakprobe"
 )
 
 // housekeeping purges expired attempt records (at start, then hourly) and
-// refreshes the lag and record gauges every few seconds.
+// refreshes the lag and record gauges every few seconds; the leak probe's
+// loop is the other singleton that samples the streams.
 func (h *Hub) housekeeping(ctx context.Context) error {
 	h.purge()
 	gauges := time.NewTicker(5 * time.Second)
@@ -49,5 +55,49 @@ func (h *Hub) refreshGauges(ctx context.Context) {
 			continue
 		}
 		h.met.lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
+	}
+}
+
+// dlqDepth reads the message count of each DLQ subject from the server.
+func (h *Hub) dlqDepth(ctx context.Context) (map[string]uint64, error) {
+	s, err := h.js.Stream(ctx, h.cfg.Streams.DLQ)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.Info(ctx, js.WithSubjectFilter(">"))
+	if err != nil {
+		return nil, err
+	}
+	return info.State.Subjects, nil
+}
+
+// runLeakProbe samples every interval, lets the probe (package
+// hub/leakprobe) decide and alerts through the alerter. On a cluster it
+// runs on the instance that holds its lease, and fence says, before each
+// alert, whether it still does (else the new holder alerts).
+func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) error) error {
+	p := leakprobe.New(h.cfg.LeakProbe)
+	t := time.NewTicker(h.cfg.LeakProbe.Interval)
+	defer t.Stop()
+	for {
+		depth, err := h.dlqDepth(ctx)
+		if err != nil {
+			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
+		} else {
+			h.met.setDLQDepth(h.stageNames(), depth)
+			now := time.Now()
+			for _, a := range p.Observe(leakprobe.Sample{At: now, Depth: depth, Dead: h.deadLettered.Load(), Processed: h.processed.Load()}) {
+				if err := fence(ctx); err != nil {
+					return fmt.Errorf("leak probe: %w", err)
+				}
+				h.alerter.Fire(ctx, a)
+			}
+			h.board.setLeak(p.Status())
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
 	}
 }

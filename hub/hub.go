@@ -204,8 +204,9 @@ func New(o Options) (*Hub, error) {
 	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
 	h.alerter.Limiter = o.AlertLimiter
+	h.board.alerts.Max = recentAlerts
 	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
-		h.board.alertSent(a)
+		h.board.alerts.Sent(a)
 		res := "ok"
 		if err != nil {
 			res = "error"

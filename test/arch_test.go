@@ -15,9 +15,10 @@ const module = "github.com/edihub/edihub"
 // on, directly or through others. Imports point one way:
 //
 //	cmd → hub/api → hub/ops ─┐
-//	      hub/forensics ─────┼→ hub/parse → hub → hub/alert, hub/audit → leaves
-//	      bridge ────────────┘                      (wire, escape, jetstream, counter,
-//	                                                 ledger, edifact, sandbox)
+//	      hub/forensics ─────┼→ hub/parse → hub → hub/leakprobe → hub/alert
+//	      bridge ────────────┘                  └→ hub/audit → leaves
+//	                                    (wire, escape, jetstream, counter,
+//	                                     ledger, edifact, sandbox)
 //
 // A package missing here fails the test: a new room needs a decision.
 var allowedDeps = map[string][]string{
@@ -33,11 +34,12 @@ var allowedDeps = map[string][]string{
 	"lease":                          {},
 	"hub/alert":                      {"wire", "escape"},
 	"hub/audit":                      {"wire", "escape", "jetstream"},
-	"hub":                            {"hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/parse":                      {"hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "hub/parse", "sandbox", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/leakprobe":                  {"hub/alert", "wire", "escape"},
+	"hub":                            {"hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/parse":                      {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "hub/parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
@@ -45,7 +47,7 @@ var allowedDeps = map[string][]string{
 	"test":                           nil,
 	"jetstream/jetstreamtest":        {"jetstream", "wire"},
 	"internal/testcert":              {},
-	"hub/hubtest":                    {"hub/parse", "hub", "hub/alert", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":                    {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

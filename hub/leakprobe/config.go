@@ -1,11 +1,11 @@
-package hub
+package leakprobe
 
 import "time"
 
-// LeakProbeConfig tunes the built-in DLQ leak probe, for edge sites that
-// have no Prometheus. configs/alerts.rules.yml says the same for those that
-// do.
-type LeakProbeConfig struct {
+// Config tunes the built-in DLQ leak probe (the hub.leak_probe section),
+// for edge sites that have no Prometheus. configs/alerts.rules.yml says
+// the same for those that do.
+type Config struct {
 	// Interval is how often the probe samples the DLQ.
 	Interval time.Duration `yaml:"interval"`
 	// GrowthWindow and GrowthThreshold: alert when one DLQ subject grows by
@@ -20,13 +20,24 @@ type LeakProbeConfig struct {
 	RatioMinProcessed int           `yaml:"ratio_min_processed"`
 }
 
-func (c *LeakProbeConfig) setDefaults() {
-	setDur(&c.Interval, 15*time.Second)
-	setDur(&c.GrowthWindow, 5*time.Minute)
-	setInt(&c.GrowthThreshold, 10)
-	setDur(&c.RatioWindow, time.Hour)
+// SetDefaults fills every unset field with its default.
+func (c *Config) SetDefaults() {
+	if c.Interval == 0 {
+		c.Interval = 15 * time.Second
+	}
+	if c.GrowthWindow == 0 {
+		c.GrowthWindow = 5 * time.Minute
+	}
+	if c.GrowthThreshold == 0 {
+		c.GrowthThreshold = 10
+	}
+	if c.RatioWindow == 0 {
+		c.RatioWindow = time.Hour
+	}
 	if c.RatioThreshold == 0 {
 		c.RatioThreshold = 0.001
 	}
-	setInt(&c.RatioMinProcessed, 1000)
+	if c.RatioMinProcessed == 0 {
+		c.RatioMinProcessed = 1000
+	}
 }
