@@ -86,14 +86,17 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	m := mark{at: at.UnixNano(), origin: origin}
 	c := &s.commit
 	c.mu.Lock()
-	var g *group
+	var gs []*group // the groups this commit's records went to
 	for _, k := range keys {
 		d := digest(sha256.Sum256(k.bytes()))
 		if len(c.queue) == 0 || len(c.queue[len(c.queue)-1].buf) >= maxBatchBytes {
 			c.queue = append(c.queue, newGroup())
 			c.queue[len(c.queue)-1].first = time.Now()
 		}
-		g = c.queue[len(c.queue)-1]
+		g := c.queue[len(c.queue)-1]
+		if len(gs) == 0 || gs[len(gs)-1] != g {
+			gs = append(gs, g)
+		}
 		g.buf = append(g.buf, '\n')
 		g.buf = hex.AppendEncode(g.buf, d[:])
 		g.buf = append(g.buf, ' ')
@@ -105,8 +108,6 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		g.digests = append(g.digests, d)
 		g.marks = append(g.marks, m)
 	}
-	// Keys that spilled into a second group wait for the later one: groups
-	// are stored in order.
 	start := !c.storing
 	c.storing = true
 	c.mu.Unlock()
@@ -114,12 +115,17 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		go s.storeGroups()
 	}
 	return func(ctx context.Context) error {
-		select {
-		case <-g.done:
-			return g.err
-		case <-ctx.Done():
-			return fmt.Errorf("ledger commit: %w", ctx.Err())
+		for _, g := range gs {
+			select {
+			case <-g.done:
+				if g.err != nil {
+					return g.err
+				}
+			case <-ctx.Done():
+				return fmt.Errorf("ledger commit: %w", ctx.Err())
+			}
 		}
+		return nil
 	}
 }
 

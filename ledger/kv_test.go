@@ -155,6 +155,18 @@ func TestKVCommitGroups(t *testing.T) {
 	if err := s.Commit(keys, "INGEST:999")(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+	// a document of thousands of interchanges spills over into a second
+	// batch entry; the commit waits for both
+	for i := range 3000 {
+		keys = append(keys, Key{Partner: "multi", ControlRef: fmt.Sprint("big", i)})
+	}
+	_, groupsBefore := s.CommitStats()
+	if err := s.Commit(keys[2:], "INGEST:1000")(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, groups := s.CommitStats(); groups-groupsBefore < 2 {
+		t.Fatalf("%d keys went into %d batch entry", len(keys)-2, groups-groupsBefore)
+	}
 	other.Forget("multi")
 	for _, k := range keys {
 		mustSeen(t, s, k, true)
