@@ -20,7 +20,7 @@ type Key struct {
 }
 
 func (k Key) String() string {
-	return fmt.Sprintf("%s: %s→%s #%s", k.Partner, k.Sender, k.Recipient, k.ControlRef)
+	return fmt.Sprintf("%s: %s -> %s #%s", k.Partner, k.Sender, k.Recipient, k.ControlRef)
 }
 
 // bytes encodes k with a length before each field, so that no choice of

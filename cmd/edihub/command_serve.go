@@ -231,6 +231,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	var forget func([]string)
 	if ls, ok := led.(*ledger.KVStore); ok {
 		forget = func(partners []string) { ls.Forget(partners...) }
+		registerLedgerMetrics(reg, ls)
 	}
 
 	shared.register(reg, cfg.Hub.Partitions)
@@ -450,6 +451,19 @@ func actorName(def string) string {
 		return u + "@" + def
 	}
 	return def
+}
+
+// registerLedgerMetrics shows how the ledger's group commit groups: the
+// interchanges recorded and the batch entries they went into.
+func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_recorded_interchanges_total",
+			Help: "Interchanges recorded in the ledger by this process."},
+			func() float64 { n, _ := ls.CommitStats(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_batch_entries_total",
+			Help: "Batch entries the ledger wrote (one per group of interchanges committed together)."},
+			func() float64 { _, g := ls.CommitStats(); return float64(g) }),
+	)
 }
 
 // openLedger opens the interchange ledger on its KV bucket (entries expire
