@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 )
 
@@ -47,31 +49,41 @@ type Wait func(ctx context.Context) error
 
 // group is one batch entry being collected or stored.
 type group struct {
-	first   time.Time // when its first record came
 	buf     []byte
 	digests []digest
 	marks   []mark
-	done    chan struct{}
-	err     error
+
+	sent  chan struct{} // closed when published (fut set) or refused (err set)
+	fut   jetstream.PubAckFuture
+	claim atomic.Bool   // one waiter awaits the ack and settles the group
+	guard *time.Timer   // settles it when nobody waits
+	err   error         // set before done is closed
+	done  chan struct{} // closed when settled
 }
 
 func newGroup() *group {
-	g := &group{done: make(chan struct{})}
+	g := &group{sent: make(chan struct{}), done: make(chan struct{})}
 	g.buf = append(g.buf, batchHeader...)
 	return g
 }
 
 type committer struct {
-	mu      sync.Mutex
-	queue   []*group // collecting: the last one takes new records
-	storing bool     // one group is with the server
+	mu       sync.Mutex
+	queue    []*group // not sent yet; the last one takes new records
+	inFlight bool     // a group is with the server
 }
 
 // Commit records keys as processed by origin (the stream ID of the
 // message at hand, INGEST:42; "" for none) and returns at once; the
 // returned Wait says when the records are stored. The hub calls it when
-// its stage has rendered an interchange and awaits it with the outputs,
-// before it acks the interchange.
+// it publishes an interchange's outputs and awaits it with them, before it
+// acks the interchange.
+//
+// No goroutine of its own: a commit that finds no group with the server
+// sends its group at once; the first caller to wait for a group awaits its
+// ack, adds its records to the index and sends the next group, if any
+// records came meanwhile. (A goroutine in between cost a scheduling delay
+// per group, which a busy machine turned into a slower partition.)
 func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
 		return func(context.Context) error { return nil }
@@ -91,7 +103,6 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		d := digest(sha256.Sum256(k.bytes()))
 		if len(c.queue) == 0 || len(c.queue[len(c.queue)-1].buf) >= maxBatchBytes {
 			c.queue = append(c.queue, newGroup())
-			c.queue[len(c.queue)-1].first = time.Now()
 		}
 		g := c.queue[len(c.queue)-1]
 		if len(gs) == 0 || gs[len(gs)-1] != g {
@@ -108,14 +119,19 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		g.digests = append(g.digests, d)
 		g.marks = append(g.marks, m)
 	}
-	start := !c.storing
-	c.storing = true
+	send := c.next()
 	c.mu.Unlock()
-	if start {
-		go s.storeGroups()
+	if send != nil {
+		s.send(send)
 	}
 	return func(ctx context.Context) error {
 		for _, g := range gs {
+			select {
+			case <-g.sent:
+			case <-ctx.Done():
+				return fmt.Errorf("ledger commit: %w", ctx.Err())
+			}
+			s.settle(g)
 			select {
 			case <-g.done:
 				if g.err != nil {
@@ -129,45 +145,72 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	}
 }
 
-// storeGroups stores the queued groups one at a time until none is left.
-func (s *KVStore) storeGroups() {
-	c := &s.commit
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 {
-			c.storing = false
-			c.mu.Unlock()
-			return
-		}
-		g := c.queue[0]
-		if d := s.opts.CommitDelay - time.Since(g.first); d > 0 && len(g.buf) < maxBatchBytes {
-			c.mu.Unlock()
-			time.Sleep(d)
-			continue
-		}
-		c.queue = c.queue[1:]
-		c.mu.Unlock()
-		g.err = s.storeGroup(g)
-		close(g.done)
+// next takes the group to send when none is with the server; c.mu is held.
+func (c *committer) next() *group {
+	if c.inFlight || len(c.queue) == 0 {
+		return nil
 	}
+	g := c.queue[0]
+	c.queue = c.queue[1:]
+	c.inFlight = true
+	return g
 }
 
-func (s *KVStore) storeGroup(g *group) error {
-	ctx, cancel := s.ctx()
-	defer cancel()
+// send publishes g without waiting for its ack.
+func (s *KVStore) send(g *group) {
 	m := nats.NewMsg(s.pre + batchPrefix + nuid.Next())
 	m.Data = g.buf
-	if _, err := s.js.PublishMsg(ctx, m); err != nil {
-		return fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
+	fut, err := s.js.PublishMsgAsync(m)
+	if err != nil {
+		g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
+		close(g.sent)
+		s.settle(g)
+		return
 	}
-	s.ix.mu.Lock()
-	for i, d := range g.digests {
-		s.ix.put(d, g.marks[i])
+	g.fut = fut
+	g.guard = time.AfterFunc(s.opts.Timeout, func() { s.settle(g) })
+	close(g.sent)
+}
+
+// settle waits for g's ack (the first caller only; the others return at
+// once and wait for done), records g in the index, and sends the next
+// group.
+func (s *KVStore) settle(g *group) {
+	if !g.claim.CompareAndSwap(false, true) {
+		return
 	}
-	s.ix.mu.Unlock()
-	s.groups.Add(1)
-	s.recorded.Add(int64(len(g.digests)))
-	return nil
+	if g.guard != nil {
+		g.guard.Stop()
+	}
+	if g.err == nil {
+		t := time.NewTimer(s.opts.Timeout)
+		select {
+		case <-g.fut.Ok():
+		case err := <-g.fut.Err():
+			g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
+		case <-t.C:
+			g.err = fmt.Errorf("ledger commit of %d interchanges: no ack within %v", len(g.digests), s.opts.Timeout)
+		}
+		t.Stop()
+	}
+	if g.err == nil {
+		s.ix.mu.Lock()
+		for i, d := range g.digests {
+			s.ix.put(d, g.marks[i])
+		}
+		s.ix.mu.Unlock()
+		s.groups.Add(1)
+		s.recorded.Add(int64(len(g.digests)))
+	}
+	close(g.done)
+	c := &s.commit
+	c.mu.Lock()
+	c.inFlight = false
+	send := c.next()
+	c.mu.Unlock()
+	if send != nil {
+		s.send(send)
+	}
 }
 
 // readBatch calls put for each record of a batch entry's value.

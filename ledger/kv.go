@@ -28,9 +28,6 @@ type KVOptions struct {
 	Storage jetstream.StorageType
 	// Timeout bounds one call to the server (5 s).
 	Timeout time.Duration
-	// CommitDelay is how long a group of records waits for more after its
-	// first one (0: none; groups still form while one is being stored).
-	CommitDelay time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }

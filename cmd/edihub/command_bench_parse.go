@@ -225,11 +225,7 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 		defer nc.Close()
 		lj = j
 	}
-	lo := &ledger.KVOptions{}
-	if d, err := time.ParseDuration(os.Getenv("EDIHUB_BENCH_COMMIT_DELAY")); err == nil {
-		lo.CommitDelay = d
-	}
-	led, err := ledger.OpenKV(ctx, lj, lo)
+	led, err := ledger.OpenKV(ctx, lj, nil)
 	if err != nil {
 		return nil, err
 	}
