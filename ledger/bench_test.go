@@ -114,8 +114,15 @@ func BenchmarkRecord(b *testing.B) {
 	b.Run("kv/Record", func(b *testing.B) {
 		runWriters(b, func(i int64) error { return kv.Record(key(i)) })
 	})
+	perEntry := func(b *testing.B, n0, g0 int64) {
+		if n, g := kv.CommitStats(); g > g0 {
+			b.ReportMetric(float64(n-n0)/float64(g-g0), "interchanges/entry")
+		}
+	}
 	b.Run("kv/Commit", func(b *testing.B) {
+		n0, g0 := kv.CommitStats()
 		runWriters(b, func(i int64) error { return kv.Commit([]Key{key(i)}, "")(ctx) })
+		perEntry(b, n0, g0)
 	})
 	// the plain alternative: the output alone, no ledger
 	b.Run("pipeline/output", func(b *testing.B) {
@@ -140,6 +147,8 @@ func BenchmarkRecord(b *testing.B) {
 		})
 	})
 	b.Run("pipeline/output+kv-commit", func(b *testing.B) {
+		n0, g0 := kv.CommitStats()
+		defer func() { perEntry(b, n0, g0) }()
 		runWriters(b, func(i int64) error {
 			out, err := publishOutput(i)
 			if err != nil {

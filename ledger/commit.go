@@ -20,8 +20,8 @@ import (
 // more than its bytes (measured: a second message per interchange, to
 // another stream, doubles the CPU of a publish-and-await), and several
 // partitions record interchanges at once. So the records of every
-// interchange committed while the previous group is being stored go out
-// together as one batch entry, $KV.<bucket>.gc.<id>: no timer, no waiting
+// interchange committed while the server has groups in hand (at most
+// groupsInFlight) go out together as the next batch entry, $KV.<bucket>.gc.<id>: no timer, no waiting
 // when the store is idle, and groups grow with the load. A committer waits
 // for its group's ack (awaited with its interchange's outputs), then the
 // records are in this store's index, so its next lookup sees them.
@@ -67,10 +67,18 @@ func newGroup() *group {
 	return g
 }
 
+// groupsInFlight is how many groups may be with the server at once. With
+// one, a record that came just after a group was sent waited a whole round
+// trip behind it before its own went out (a partition's cycle grew by
+// ~0.5 ms); with two, the next group goes out at once while groups still
+// form under load (measured: 1.9 interchanges per entry instead of 2.6, the
+// same CPU per interchange, a shorter cycle).
+const groupsInFlight = 2
+
 type committer struct {
 	mu       sync.Mutex
 	queue    []*group // not sent yet; the last one takes new records
-	inFlight bool     // a group is with the server
+	inFlight int      // groups with the server
 }
 
 // Commit records keys as processed by origin (the stream ID of the
@@ -79,10 +87,10 @@ type committer struct {
 // it publishes an interchange's outputs and awaits it with them, before it
 // acks the interchange.
 //
-// No goroutine of its own: a commit that finds no group with the server
-// sends its group at once; the first caller to wait for a group awaits its
-// ack, adds its records to the index and sends the next group, if any
-// records came meanwhile. (A goroutine in between cost a scheduling delay
+// No goroutine of its own: a commit that finds fewer than groupsInFlight
+// groups with the server sends its group at once; the first caller to wait
+// for a group awaits its ack, adds its records to the index and sends the
+// next group, if records came meanwhile. (A goroutine in between cost a scheduling delay
 // per group, which a busy machine turned into a slower partition.)
 func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
@@ -145,14 +153,14 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	}
 }
 
-// next takes the group to send when none is with the server; c.mu is held.
+// next takes the group to send, if one may go; c.mu is held.
 func (c *committer) next() *group {
-	if c.inFlight || len(c.queue) == 0 {
+	if c.inFlight >= groupsInFlight || len(c.queue) == 0 {
 		return nil
 	}
 	g := c.queue[0]
 	c.queue = c.queue[1:]
-	c.inFlight = true
+	c.inFlight++
 	return g
 }
 
@@ -205,7 +213,7 @@ func (s *KVStore) settle(g *group) {
 	close(g.done)
 	c := &s.commit
 	c.mu.Lock()
-	c.inFlight = false
+	c.inFlight--
 	send := c.next()
 	c.mu.Unlock()
 	if send != nil {

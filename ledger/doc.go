@@ -15,8 +15,8 @@
 //
 //   - KVStore, a JetStream KV bucket (the default). Interchanges are
 //     recorded in groups (Commit): the records of every interchange
-//     committed while the previous group is being stored go out together
-//     as one batch entry, $KV.<bucket>.gc.<id>, whose value holds one line
+//     committed while the server has two groups in hand go out together
+//     as the next batch entry, $KV.<bucket>.gc.<id>, whose value holds one line
 //     per interchange (the SHA-256 of its length-prefixed key, the time,
 //     the message that recorded it). The hub commits when its stage has
 //     rendered an interchange and awaits the commit with the PARSED
