@@ -156,6 +156,16 @@ func (r *Reader) InputOffset() int64 { return r.BaseOffset + r.off }
 // any other error is a *ParseError (or an I/O error of the underlying reader)
 // and is returned again by every later call.
 func (r *Reader) Read() (*Segment, error) {
+	// The common case first, without the calls of next and read.
+	if r.scanning() {
+		if n, ok := r.scanSegment(r.win[r.winPos:]); ok {
+			r.winPos += n
+			r.num++
+			seg, err := r.stringsFromSpans()
+			seg.Number = r.num
+			return seg, err
+		}
+	}
 	r.wantStrings = true
 	if err := r.next(); err != nil {
 		return nil, err
