@@ -366,10 +366,14 @@ func (c *checker) closeMessage(s *Segment) error {
 	return c.messageDone(m)
 }
 
-// end checks that nothing is left open when the input ends at pe's position.
+// end checks that nothing is left open when the input ends at r's position.
 // The error names no segment (the missing trailer has none): Tag is the
 // trailer that is missing and the text names the last segment present.
-func (c *checker) end(pe *ParseError) error {
+func (c *checker) end(r *Reader) error {
+	if c.msg == nil && c.grp == nil && c.ic == nil && len(c.doc.Interchanges) > 0 {
+		return nil // the common case: no error to position
+	}
+	pe := r.endError()
 	x12 := c.doc.Standard == X12
 	after := "input ends"
 	if c.lastNum > 0 {

@@ -81,6 +81,9 @@ type Reader struct {
 	raw   []byte // the segment being read when it spans buffer refills
 	cur   []byte // the bytes of the segment being read, for error positions
 	arena []byte // string arena, see arena.go
+	// arenaHint is the input's size when known (a checker's Reader), for
+	// the first arena block.
+	arenaHint int
 
 	// The tokenized segment, valid until the next read: components are
 	// text[span] (text is the body itself unless it held release

@@ -62,7 +62,7 @@ func (c *checker) returnScratch() {
 		// made point into its arena, which the returned Document still uses.
 		rd.Reset(nil)
 		rd.arena, rd.out, rd.seg, rd.raw1 = nil, nil, Segment{}, RawSegment{}
-		rd.text, rd.cur, rd.keep = nil, nil, nil
+		rd.text, rd.cur, rd.keep, rd.arenaHint = nil, nil, nil, 0
 		clear(rd.comps[:cap(rd.comps)])
 		clear(rd.elems[:cap(rd.elems)])
 		if cap(rd.comps) > 4*maxScratchSegments || cap(rd.raw) > readerBufSize {
