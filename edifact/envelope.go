@@ -24,6 +24,8 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	segBuf    []Segment
+	segsHi    int          // the most of segBuf's array used (messageDone)
+	inputLen  int          // the input's size (Walk), for returnScratch
 	scratch   *walkScratch // Walk's pooled buffers (scratch.go)
 	refsTaken bool         // the pooled refs map is in use
 	// last is the number and tag of the last segment added, so that a
@@ -43,7 +45,9 @@ func (c *checker) messageDone(m *Message) error {
 		return nil
 	}
 	err := c.onMessage(m)
-	clear(m.Segments)
+	// Not cleared here: the next message overwrites, returnScratch clears
+	// up to segsHi.
+	c.segsHi = max(c.segsHi, len(m.Segments))
 	c.segBuf, m.Segments = m.Segments[:0], nil
 	c.keep.reset()
 	return err

@@ -47,6 +47,7 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 		c.borrowScratch()
 		defer c.returnScratch()
 		c.scratch.src.Reset(g.Body)
+		c.inputLen = len(g.Body)
 		return c.run(g, &c.scratch.src, &o)
 	}
 	return c.run(g, bytes.NewReader(g.Body), &o)
