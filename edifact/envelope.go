@@ -45,11 +45,18 @@ func (c *checker) messageDone(m *Message) error {
 		return nil
 	}
 	err := c.onMessage(m)
-	// Not cleared here: the next message overwrites, returnScratch clears
-	// up to segsHi.
-	c.segsHi = max(c.segsHi, len(m.Segments))
+	if c.scratch != nil && c.inputLen <= smallWalk {
+		// A small input's Walk: not cleared here, the next message
+		// overwrites and returnScratch clears up to segsHi.
+		c.segsHi = max(c.segsHi, len(m.Segments))
+		c.keep.reset()
+	} else {
+		// Cleared, so that memory stays bounded by the largest message
+		// (no string of an earlier message keeps its arena block alive).
+		clear(m.Segments)
+		c.keep.clearReset()
+	}
 	c.segBuf, m.Segments = m.Segments[:0], nil
-	c.keep.reset()
 	return err
 }
 

@@ -10,8 +10,10 @@ type keeper struct {
 	strs  []string
 	elems [][]string
 	// hi and ehi are the most of strs and elems used since the slab was
-	// made or cleared: reset only rewinds (the next message overwrites),
-	// release clears up to there. Clearing whole slabs after every message
+	// made or cleared: reset only rewinds (the next message overwrites;
+	// a small input's Walk), clearReset clears what was used (Check, large
+	// inputs: memory bounded by the largest message), release clears up to
+	// the high-water mark. Clearing whole slabs after every message
 	// and Walk was a tenth of the parse stage's time (pointer memory is
 	// cleared with write barriers while the GC runs).
 	hi, ehi int
@@ -50,6 +52,13 @@ func (k *keeper) elements(n int) [][]string {
 // What they hold stays until overwritten or release.
 func (k *keeper) reset() {
 	k.hi, k.ehi = max(k.hi, len(k.strs)), max(k.ehi, len(k.elems))
+	k.strs, k.elems = k.strs[:0], k.elems[:0]
+}
+
+// clearReset is reset with the used part of the slabs cleared first.
+func (k *keeper) clearReset() {
+	clear(k.strs)
+	clear(k.elems)
 	k.strs, k.elems = k.strs[:0], k.elems[:0]
 }
 

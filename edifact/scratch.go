@@ -22,6 +22,9 @@ type walkScratch struct {
 	rd   *Reader
 	src  bytes.Reader
 	refs map[string]int
+	// segsHi is how much of segs may still hold segments of an earlier
+	// small input (returnScratch leaves them uncleared).
+	segsHi int
 }
 
 // smallWalk is the input size up to which returnScratch leaves the pooled
@@ -37,7 +40,7 @@ var scratchPool = sync.Pool{New: func() any { return new(walkScratch) }}
 // borrowScratch gives a Walk checker its reusable buffers.
 func (c *checker) borrowScratch() {
 	s := scratchPool.Get().(*walkScratch)
-	c.segBuf, c.keep = s.segs, s.keep
+	c.segBuf, c.keep, c.segsHi = s.segs, s.keep, s.segsHi
 	c.scratch = s
 }
 
@@ -57,10 +60,12 @@ func (c *checker) returnScratch() {
 		}
 		hi = max(hi, len(c.msg.Segments))
 	}
+	s.segsHi = 0
 	if c.inputLen > smallWalk {
 		clear(segs[:min(hi, cap(segs))])
 		c.keep.release()
 	} else {
+		s.segsHi = min(hi, cap(segs)) // for the Walk that clears them
 		// A small input: what the slabs still point to (its strings, at
 		// most its size) may stay reachable until the next Walk overwrites
 		// it or the pool drops it. Clearing pointer memory costs write
@@ -69,7 +74,7 @@ func (c *checker) returnScratch() {
 		c.keep.reset()
 	}
 	if cap(segs) > maxScratchSegments {
-		segs = nil
+		segs, s.segsHi = nil, 0
 	}
 	s.src.Reset(nil)
 	if rd := s.rd; rd != nil {
