@@ -21,6 +21,11 @@ const (
 func (r *Reader) arenaFor(n int) []byte {
 	if cap(r.arena)-len(r.arena) < n {
 		next := min(arenaSize, max(arenaFirst, 2*cap(r.arena)))
+		if cap(r.arena) == 0 && r.arenaHint > 0 {
+			// The first block holds the whole input when it is small:
+			// the strings are never longer than the input.
+			next = min(arenaSize, max(arenaFirst, r.arenaHint))
+		}
 		r.arena = make([]byte, 0, max(next, n))
 	}
 	free := r.arena[len(r.arena):]

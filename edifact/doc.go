@@ -29,7 +29,10 @@
 // csv.Reader.ReuseRecord; the strings themselves are never overwritten.
 // ReadRaw runs the same checks but returns a RawSegment, a view of the
 // Reader's buffers: nothing is allocated per segment and a string is made
-// only for the values the caller asks for.
+// only for the values the caller asks for. Plain segments (no release
+// character, no repetition, whole in the read buffer) are scanned in one
+// pass there (fast.go); the others are cut at their terminator first and
+// then tokenized; both ways give the same segments and the same errors.
 //
 // Parse runs Guard, the Reader and the envelope checks: UNB/UNZ, UNG/UNE and
 // UNH/UNT counts and references, missing and extra trailers, a message cut

@@ -24,6 +24,8 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	segBuf    []Segment
+	segsHi    int          // the most of segBuf's array used (messageDone)
+	inputLen  int          // the input's size (Walk), for returnScratch
 	scratch   *walkScratch // Walk's pooled buffers (scratch.go)
 	refsTaken bool         // the pooled refs map is in use
 	// last is the number and tag of the last segment added, so that a
@@ -43,9 +45,18 @@ func (c *checker) messageDone(m *Message) error {
 		return nil
 	}
 	err := c.onMessage(m)
-	clear(m.Segments)
+	if c.scratch != nil && c.inputLen <= smallWalk {
+		// A small input's Walk: not cleared here, the next message
+		// overwrites and returnScratch clears up to segsHi.
+		c.segsHi = max(c.segsHi, len(m.Segments))
+		c.keep.reset()
+	} else {
+		// Cleared, so that memory stays bounded by the largest message
+		// (no string of an earlier message keeps its arena block alive).
+		clear(m.Segments)
+		c.keep.clearReset()
+	}
 	c.segBuf, m.Segments = m.Segments[:0], nil
-	c.keep.reset()
 	return err
 }
 
@@ -366,10 +377,14 @@ func (c *checker) closeMessage(s *Segment) error {
 	return c.messageDone(m)
 }
 
-// end checks that nothing is left open when the input ends at pe's position.
+// end checks that nothing is left open when the input ends at r's position.
 // The error names no segment (the missing trailer has none): Tag is the
 // trailer that is missing and the text names the last segment present.
-func (c *checker) end(pe *ParseError) error {
+func (c *checker) end(r *Reader) error {
+	if c.msg == nil && c.grp == nil && c.ic == nil && len(c.doc.Interchanges) > 0 {
+		return nil // the common case: no error to position
+	}
+	pe := r.endError()
 	x12 := c.doc.Standard == X12
 	after := "input ends"
 	if c.lastNum > 0 {

@@ -247,22 +247,31 @@ func (r *Reader) stringsFromSpans() (*Segment, error) {
 	case r.keep != nil:
 		all, elems = r.keep.strings(len(r.seps)), r.keep.elements(len(r.ends))
 	case r.ReuseSegment:
+		if cap(r.comps) < len(r.seps) {
+			r.comps = make([]string, 0, 2*len(r.seps))
+		}
+		if cap(r.elems) < len(r.ends) {
+			r.elems = make([][]string, 0, 2*len(r.ends))
+		}
 		all, elems = r.comps[:0], r.elems[:0]
 	default:
 		all, elems = make([]string, 0, len(r.seps)), make([][]string, 0, len(r.ends))
 	}
+	// Written by index into slices of the final length: no growth check
+	// per value.
+	seps, ends := r.seps, r.ends
+	all, elems = all[:len(seps)], elems[:len(ends)]
 	start := int32(0)
-	for _, e := range r.seps {
-		if e > start {
-			all = append(all, unsafe.String((*byte)(unsafe.Add(base, start)), e-start))
-		} else {
-			all = append(all, "")
+	for k, e := range seps {
+		all[k] = ""
+		if e > start { // never a pointer past the copy (checkptr)
+			all[k] = unsafe.String((*byte)(unsafe.Add(base, start)), e-start)
 		}
 		start = e + 1
 	}
 	prev := int32(0)
-	for _, e := range r.ends {
-		elems = append(elems, all[prev:e:e])
+	for k, e := range ends {
+		elems[k] = all[prev:e:e]
 		prev = e
 	}
 	if r.ReuseSegment && r.keep == nil {

@@ -47,6 +47,7 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 		c.borrowScratch()
 		defer c.returnScratch()
 		c.scratch.src.Reset(g.Body)
+		c.inputLen = len(g.Body)
 		return c.run(g, &c.scratch.src, &o)
 	}
 	return c.run(g, bytes.NewReader(g.Body), &o)
@@ -67,6 +68,7 @@ func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, err
 	r.BaseOffset = g.Offset
 	r.ReuseSegment = true
 	r.keep = &c.keep // the segments' slices go to the checker's slabs
+	r.arenaHint = n  // the strings of a small input fit one arena block
 	c.doc.Warnings = g.Warnings
 	for {
 		s, err := r.Read()
@@ -91,7 +93,7 @@ func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, err
 			c.ic.Separators = r.Separators()
 		}
 	}
-	if err := c.end(r.endError()); err != nil {
+	if err := c.end(r); err != nil {
 		return nil, err
 	}
 	return c.doc, nil

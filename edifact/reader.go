@@ -81,6 +81,9 @@ type Reader struct {
 	raw   []byte // the segment being read when it spans buffer refills
 	cur   []byte // the bytes of the segment being read, for error positions
 	arena []byte // string arena, see arena.go
+	// arenaHint is the input's size when known (a checker's Reader), for
+	// the first arena block.
+	arenaHint int
 
 	// The tokenized segment, valid until the next read: components are
 	// text[span] (text is the body itself unless it held release
@@ -156,6 +159,16 @@ func (r *Reader) InputOffset() int64 { return r.BaseOffset + r.off }
 // any other error is a *ParseError (or an I/O error of the underlying reader)
 // and is returned again by every later call.
 func (r *Reader) Read() (*Segment, error) {
+	// The common case first, without the calls of next and read.
+	if r.scanning() {
+		if n, ok := r.scanSegment(r.win[r.winPos:]); ok {
+			r.winPos += n
+			r.num++
+			seg, err := r.stringsFromSpans()
+			seg.Number = r.num
+			return seg, err
+		}
+	}
 	r.wantStrings = true
 	if err := r.next(); err != nil {
 		return nil, err

@@ -22,7 +22,14 @@ type walkScratch struct {
 	rd   *Reader
 	src  bytes.Reader
 	refs map[string]int
+	// segsHi is how much of segs may still hold segments of an earlier
+	// small input (returnScratch leaves them uncleared).
+	segsHi int
 }
+
+// smallWalk is the input size up to which returnScratch leaves the pooled
+// slabs uncleared.
+const smallWalk = 64 << 10
 
 // maxScratchSegments bounds what goes back to the pool: a rare huge
 // message must not keep its buffer alive for every later small one.
@@ -33,28 +40,41 @@ var scratchPool = sync.Pool{New: func() any { return new(walkScratch) }}
 // borrowScratch gives a Walk checker its reusable buffers.
 func (c *checker) borrowScratch() {
 	s := scratchPool.Get().(*walkScratch)
-	c.segBuf, c.keep = s.segs, s.keep
+	c.segBuf, c.keep, c.segsHi = s.segs, s.keep, s.segsHi
 	c.scratch = s
 }
 
 // returnScratch gives the buffers back once the Walk is over, cleared so
-// that no string of this input stays reachable through them.
+// that no string of this input stays reachable through them (unless the
+// input was small, see smallWalk).
 func (c *checker) returnScratch() {
 	s := c.scratch
 	if s == nil {
 		return
 	}
 	c.scratch = nil
-	segs := c.segBuf
-	if c.msg != nil && cap(c.msg.Segments) > cap(segs) { // the Walk stopped inside a message
-		segs = c.msg.Segments
+	segs, hi := c.segBuf, c.segsHi
+	if c.msg != nil { // the Walk stopped inside a message
+		if cap(c.msg.Segments) > cap(segs) {
+			segs = c.msg.Segments // grown: the old array is dropped
+		}
+		hi = max(hi, len(c.msg.Segments))
 	}
-	clear(segs[:cap(segs)])
-	c.keep.reset()
-	clear(c.keep.strs[:cap(c.keep.strs)])
-	clear(c.keep.elems[:cap(c.keep.elems)])
+	s.segsHi = 0
+	if c.inputLen > smallWalk {
+		clear(segs[:min(hi, cap(segs))])
+		c.keep.release()
+	} else {
+		s.segsHi = min(hi, cap(segs)) // for the Walk that clears them
+		// A small input: what the slabs still point to (its strings, at
+		// most its size) may stay reachable until the next Walk overwrites
+		// it or the pool drops it. Clearing pointer memory costs write
+		// barriers while the GC runs, and was a tenth of the hub's parse
+		// stage on 1 KB interchanges.
+		c.keep.reset()
+	}
 	if cap(segs) > maxScratchSegments {
-		segs = nil
+		segs, s.segsHi = nil, 0
 	}
 	s.src.Reset(nil)
 	if rd := s.rd; rd != nil {
@@ -62,7 +82,7 @@ func (c *checker) returnScratch() {
 		// made point into its arena, which the returned Document still uses.
 		rd.Reset(nil)
 		rd.arena, rd.out, rd.seg, rd.raw1 = nil, nil, Segment{}, RawSegment{}
-		rd.text, rd.cur, rd.keep = nil, nil, nil
+		rd.text, rd.cur, rd.keep, rd.arenaHint = nil, nil, nil, 0
 		clear(rd.comps[:cap(rd.comps)])
 		clear(rd.elems[:cap(rd.elems)])
 		if cap(rd.comps) > 4*maxScratchSegments || cap(rd.raw) > readerBufSize {

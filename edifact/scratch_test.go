@@ -9,8 +9,9 @@ import (
 )
 
 // TestWalkScratchReuse: Walks that share pooled buffers (one after
-// another, concurrently, and after a Walk that stopped inside a message)
-// hand every callback exactly the message Parse keeps.
+// another, concurrently, after a Walk that stopped inside a message, small
+// inputs and one above smallWalk) hand every callback exactly the message
+// Parse keeps.
 func TestWalkScratchReuse(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.edi"))
 	if err != nil || len(files) == 0 {
@@ -40,6 +41,24 @@ func TestWalkScratchReuse(t *testing.T) {
 		}
 		wants = append(wants, w)
 	}
+	// And one above smallWalk, whose buffers are cleared as it goes.
+	big := genINVOIC(1000)
+	if len(big) <= smallWalk {
+		t.Fatalf("generated input of %d bytes is not above smallWalk", len(big))
+	}
+	bigDoc, err := Parse(big, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := want{data: big}
+	for _, m := range bigDoc.Messages() {
+		j, err := MessageJSON(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.jsons = append(w.jsons, j)
+	}
+	wants = append(wants, w)
 	// An input whose Walk stops inside a message: its callback errs.
 	broken := bytes.Replace(wants[0].data, []byte("UNT"), []byte("XXX"), 1)
 

@@ -250,7 +250,7 @@ func (r *Reader) afterSegment(seg *Segment) {
 			r.sep.Repetition = r.repIfV4
 		}
 		r.setClasses()
-	case seg.Tag == r.endTag:
+	case len(seg.Tag) == len(r.endTag) && len(seg.Tag) > 0 && seg.Tag[0] == r.endTag[0] && seg.Tag == r.endTag:
 		r.inside = false
 	}
 }
