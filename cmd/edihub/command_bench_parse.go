@@ -132,12 +132,14 @@ type parseClassReport struct {
 }
 
 type parseBenchReport struct {
-	Stage      string              `json:"stage"`
-	Partitions int                 `json:"partitions"`
-	Partners   int                 `json:"partners"`
-	Rounds     int                 `json:"rounds"`
-	Target     float64             `json:"target_ratio"`
-	Classes    []*parseClassReport `json:"classes"`
+	Stage      string  `json:"stage"`
+	Partitions int     `json:"partitions"`
+	Partners   int     `json:"partners"`
+	Rounds     int     `json:"rounds"`
+	Target     float64 `json:"target_ratio"`
+	// GC is the Go collector's setting both sides ran under.
+	GC      string              `json:"gc"`
+	Classes []*parseClassReport `json:"classes"`
 }
 
 // parseSides are the drains of a round; "emit" (with --sides) is the hub
@@ -157,6 +159,11 @@ func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList,
 			return usageErr("--sides must hold plain, ledger and noledger")
 		}
 	}
+	// Both sides run in this process, under the collector settings serve
+	// uses by default.
+	var rt runtimeConfig
+	rt.setDefaults()
+	gc := rt.apply(e.getenv)
 	all := parseClasses(n)
 	var classes []parseClass
 	for _, name := range strings.Split(classList, ",") {
@@ -181,7 +188,8 @@ func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList,
 		profile = f
 	}
 	const target = 0.7
-	rep := parseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target}
+	rep := parseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target, GC: gc}
+	say("edihub bench --stage parse: Go collector %s (serve's default; GOGC in the environment overrides it for both sides)", gc)
 	for _, c := range classes {
 		cr, err := runParseClass(ctx, e, c, parts, rounds, &profile, stallDir, say)
 		if err != nil {

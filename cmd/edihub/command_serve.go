@@ -76,6 +76,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := cfg.complete(); err != nil {
 		return usageErr("%v", err)
 	}
+	log.Info().Str("component", "serve").Str("runtime", cfg.Runtime.apply(e.getenv)).Msg("garbage collector set")
 	return serve(ctx, cfg, log)
 }
 

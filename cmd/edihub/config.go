@@ -38,6 +38,8 @@ type fileConfig struct {
 	Partners partner.Config `yaml:"partners"`
 	// Counter selects the attempt store.
 	Counter counterConfig `yaml:"counter"`
+	// Runtime tunes the Go runtime (runtime.go).
+	Runtime runtimeConfig `yaml:"runtime"`
 	// Cluster is how this instance shares the work with others.
 	Cluster clusterConfig `yaml:"cluster"`
 
@@ -155,6 +157,10 @@ func (c *fileConfig) complete() error {
 		return err
 	}
 	if err := c.completePartners(); err != nil {
+		return err
+	}
+	c.Runtime.setDefaults()
+	if err := c.Runtime.validate(); err != nil {
 		return err
 	}
 	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {
