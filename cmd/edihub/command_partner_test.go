@@ -98,6 +98,11 @@ func TestSendSignKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server must have the subscription before send publishes from
+	// its own connection, or the message passes by (seen under load).
+	if err := env.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if out, errOut, code := runCmd(t, "send", "--server", env.URL, "--partner", "ACME", "--sign-key", keyFile, invoice); code != exitOK {
 		t.Fatalf("send: %d %q %q", code, out, errOut)
 	}
