@@ -263,9 +263,10 @@ func (r *Reader) stringsFromSpans() (*Segment, error) {
 	all, elems = all[:len(seps)], elems[:len(ends)]
 	start := int32(0)
 	for k, e := range seps {
-		all[k] = ""
-		if e > start { // never a pointer past the copy (checkptr)
+		if e > start {
 			all[k] = unsafe.String((*byte)(unsafe.Add(base, start)), e-start)
+		} else {
+			all[k] = "" // never a pointer past the copy (checkptr)
 		}
 		start = e + 1
 	}
