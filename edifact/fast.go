@@ -83,7 +83,50 @@ func (r *Reader) scanSegment(p []byte) (int, bool) {
 	if !r.scanBody(body) {
 		return 0, false
 	}
-	return r.scanned1(p, i)
+	// The checks and the state of the segment scanBody found; j and the
+	// rest are read back from r.seps and r.ends, so that scanBody's loop
+	// keeps its values in registers.
+	seps, ends := r.seps, r.ends
+	j := int(seps[len(seps)-1])
+	if m := r.MaxElementLen; m > 0 && j > m && !elementsFit(seps, ends, int32(m)) {
+		return 0, false
+	}
+	body = body[:j]
+	// The tag: no components, three letters or digits (two also in X12),
+	// not UNA (an error) nor an X12 BIN (binary data follows).
+	if ends[0] != 1 {
+		return 0, false
+	}
+	switch tag := body[:seps[0]]; len(tag) {
+	case 3:
+		if !tagChar[tag[0]] || !tagChar[tag[1]] || !tagChar[tag[2]] ||
+			(tag[0] == 'U' && tag[1] == 'N' && tag[2] == 'A' && r.std == EDIFACT) ||
+			(tag[0] == 'B' && tag[1] == 'I' && tag[2] == 'N' && r.std == X12) {
+			return 0, false
+		}
+	case 2:
+		if r.std != X12 || !tagChar[tag[0]] || !tagChar[tag[1]] {
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	// r.cur and r.raw are left alone: only the segment-by-segment path
+	// reads them, after mark() has reset them.
+	start := r.off + int64(i)
+	for k := 0; k < i; k++ { // the CR and LF before the segment
+		if p[k] == '\n' {
+			r.line++
+			r.lineStart = r.off + int64(k) + 1
+		}
+	}
+	r.segStart, r.segLine, r.segLineStart = start, r.line, r.lineStart
+	r.text, r.segAt, r.scanned = body, start, true
+	if r.bin != nil {
+		r.bin = nil
+	}
+	r.off = start + int64(j) + 1
+	return i + j + 1, true
 }
 
 // scanBody finds the separators and the terminator of the plain segment
@@ -133,49 +176,6 @@ func (r *Reader) scanBody(body []byte) bool {
 	ends[ne] = int32(ns + 1)
 	r.seps, r.ends = seps[:ns+1], ends[:ne+1]
 	return true
-}
-
-// scanned1 checks and takes the segment scanSegment found after i bytes
-// of CR and LF in p.
-func (r *Reader) scanned1(p []byte, i int) (int, bool) {
-	seps, ends := r.seps, r.ends
-	j := int(seps[len(seps)-1])
-	if m := r.MaxElementLen; m > 0 && j > m && !elementsFit(seps, ends, int32(m)) {
-		return 0, false
-	}
-	body := p[i : i+j]
-	// The tag: no components, three letters or digits (two also in X12),
-	// not UNA (an error) nor an X12 BIN (binary data follows).
-	if ends[0] != 1 {
-		return 0, false
-	}
-	switch tag := body[:seps[0]]; len(tag) {
-	case 3:
-		if !tagChar[tag[0]] || !tagChar[tag[1]] || !tagChar[tag[2]] ||
-			(tag[0] == 'U' && tag[1] == 'N' && tag[2] == 'A' && r.std == EDIFACT) ||
-			(tag[0] == 'B' && tag[1] == 'I' && tag[2] == 'N' && r.std == X12) {
-			return 0, false
-		}
-	case 2:
-		if r.std != X12 || !tagChar[tag[0]] || !tagChar[tag[1]] {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	// r.cur and r.raw are left alone: only the segment-by-segment path
-	// reads them, after mark() has reset them.
-	start := r.off + int64(i)
-	for k := 0; k < i; k++ { // the CR and LF before the segment
-		if p[k] == '\n' {
-			r.line++
-			r.lineStart = r.off + int64(k) + 1
-		}
-	}
-	r.segStart, r.segLine, r.segLineStart = start, r.line, r.lineStart
-	r.text, r.bin, r.segAt, r.scanned = body, nil, start, true
-	r.off = start + int64(j) + 1
-	return i + j + 1, true
 }
 
 // scanFirst is the room a Reader's scan starts with; it doubles when a
@@ -263,9 +263,10 @@ func (r *Reader) stringsFromSpans() (*Segment, error) {
 	all, elems = all[:len(seps)], elems[:len(ends)]
 	start := int32(0)
 	for k, e := range seps {
-		all[k] = ""
-		if e > start { // never a pointer past the copy (checkptr)
+		if e > start {
 			all[k] = unsafe.String((*byte)(unsafe.Add(base, start)), e-start)
+		} else {
+			all[k] = "" // never a pointer past the copy (checkptr)
 		}
 		start = e + 1
 	}
