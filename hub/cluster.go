@@ -166,17 +166,19 @@ func unfenced(job func(context.Context) error) func(context.Context, func(contex
 
 // notePin watches the pin of a partition: when the server moves it to
 // this instance (a new pin id), another instance may have worked the
-// partition's partners meanwhile, so what this one cached about them
-// (the ledger's keys) is forgotten before the message is processed.
+// partition's partners meanwhile, so the ledger is told before the
+// message is processed (it reads what was recorded since). Also the first
+// time: the ledger's index was read when this instance first asked it,
+// perhaps before another instance recorded this partition's interchanges.
 func (s *source) notePin(pinID, partner string) {
 	if s.partition < 0 || !s.h.cfg.Cluster.IsPinned() {
 		return
 	}
 	if pinID != "" && pinID != s.pinID {
 		if s.pinID != "" || len(s.partners) > 0 {
-			s.h.log.Info().Str("consumer", s.name).Msg("partition pinned to this instance again: forgetting cached ledger keys of its partners")
+			s.h.log.Info().Str("consumer", s.name).Msg("partition pinned to this instance again: the ledger reads what others recorded meanwhile")
 		}
-		if s.h.forgetPartners != nil && len(s.partners) > 0 {
+		if s.h.forgetPartners != nil {
 			ps := make([]string, 0, len(s.partners))
 			for p := range s.partners {
 				ps = append(ps, p)

@@ -92,9 +92,9 @@ func TestPinnedPartitionsMoveAndKeepOrder(t *testing.T) {
 	}
 }
 
-// When a partition's pin comes back to an instance, the partners it
-// processed there are forgotten (their ledger keys may be stale); the
-// first pin of a fresh source forgets nothing.
+// Each time a partition is pinned to an instance, the first time too, the
+// ledger is told (with the partners processed there before, if any): it
+// reads what other instances recorded meanwhile.
 func TestNotePinForgetsPartnersOnANewPin(t *testing.T) {
 	var forgotten [][]string
 	h := &Hub{cfg: pinnedConfig(), met: newMetrics(prometheus.NewRegistry()), forgetPartners: func(p []string) {
@@ -104,16 +104,19 @@ func TestNotePinForgetsPartnersOnANewPin(t *testing.T) {
 	h.cfg.setDefaults()
 	s := &source{h: h, name: "ingest-p0", partition: 0, partners: map[string]struct{}{}}
 	s.notePin("pin-1", "ACME")
+	if len(forgotten) != 1 || len(forgotten[0]) != 0 {
+		t.Fatalf("the first pin told the ledger %v, want one call without partners", forgotten)
+	}
 	s.notePin("pin-1", "GLOBEX")
-	if len(forgotten) != 0 {
-		t.Fatalf("forgot %v while the pin stayed", forgotten)
+	if len(forgotten) != 1 {
+		t.Fatalf("told the ledger %v while the pin stayed", forgotten)
 	}
 	s.notePin("pin-2", "ACME")
-	if len(forgotten) != 1 || fmt.Sprint(forgotten[0]) != "[ACME GLOBEX]" {
-		t.Fatalf("on a new pin forgot %v, want [[ACME GLOBEX]]", forgotten)
+	if len(forgotten) != 2 || fmt.Sprint(forgotten[1]) != "[ACME GLOBEX]" {
+		t.Fatalf("on a new pin told %v, want [ACME GLOBEX] second", forgotten)
 	}
 	s.notePin("pin-3", "")
-	if fmt.Sprint(forgotten[1]) != "[ACME]" {
-		t.Fatalf("second move forgot %v, want [ACME]", forgotten[1])
+	if fmt.Sprint(forgotten[2]) != "[ACME]" {
+		t.Fatalf("second move told %v, want [ACME]", forgotten[2])
 	}
 }

@@ -79,9 +79,10 @@ type Options struct {
 	// MAX_DELIVERIES backstop on one instance of a cluster at a time. Nil:
 	// they run here (one hub).
 	Singletons Singletons
-	// ForgetPartners is told the partners of a partition whose pin moved
-	// to this instance: what it cached about them (the ledger's keys) may
-	// be stale. Nil: nothing cached.
+	// ForgetPartners is called each time a partition is pinned to this
+	// instance (the first time too), with the partners processed there
+	// before: what was cached about them (the ledger's index) may be
+	// stale. Nil: nothing cached.
 	ForgetPartners func(partners []string)
 	// Owners, when set with hub.cluster.pinned, says which partitions
 	// this instance should work (lease.Membership): it pulls from those
