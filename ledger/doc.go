@@ -29,8 +29,8 @@
 //     does not follow the bucket, which would send each of its batches
 //     back to it). That holds while one process writes a partition's
 //     records: one hub, or several that own a partition one at a time. A
-//     hub that gets a partition back from another instance calls Forget,
-//     and its next lookup first reads what was stored since it last read
+//     hub calls Forget each time the server pins a partition to it, and
+//     its next lookup first reads what was stored since it last read
 //     the bucket. Hubs on one cluster that name the same bucket share the
 //     ledger. The subject carries no JetStream domain prefix.
 //

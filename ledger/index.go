@@ -22,8 +22,8 @@ import (
 // It does not follow the bucket: that would send every batch it writes
 // back to it. While one process writes a partition's records (one hub, or
 // several that own a partition one at a time), that is all it needs. A hub
-// that gets a partition back from another instance calls Forget: the next
-// lookup first reads what was stored since the index last read the bucket.
+// calls Forget each time the server pins a partition to it: the next lookup
+// first reads what was stored since the index last read the bucket.
 
 // digest is the SHA-256 of a length-prefixed key encoding (key.go): one
 // per interchange, whichever entry recorded it.

@@ -225,9 +225,9 @@ func (s *KVStore) lookup(k Key) (mark, bool, error) {
 }
 
 // Forget makes the next lookup first read what the bucket stored since
-// the index last read it: a hub calls it when the server pins a partition
-// to it again, since meanwhile another instance may have recorded the
-// partition's interchanges. (The partners are not needed: the index holds
+// the index last read it: a hub calls it each time the server pins a
+// partition to it, since another instance may have recorded the
+// partition's interchanges after this store read the bucket. (The partners are not needed: the index holds
 // every partner.)
 func (s *KVStore) Forget(partners ...string) {
 	s.reread.Store(true)
