@@ -304,6 +304,14 @@ func (s *KVStore) legacyFlag(ctx context.Context) (time.Time, uint64, error) {
 // Seen ignores an entry past its time before the server drops it).
 func (s *KVStore) Purge() (int, error) { return 0, nil }
 
+// Indexed returns how many interchanges the index holds in memory (0
+// before the bucket was read), without asking the server.
+func (s *KVStore) Indexed() int {
+	s.ix.mu.Lock()
+	defer s.ix.mu.Unlock()
+	return len(s.ix.marks)
+}
+
 // Len returns how many interchanges the index holds (expired ones until
 // its next sweep), once it was read; before, the messages in the bucket.
 // It is for a gauge, like the bbolt Len that counts expired entries until

@@ -137,6 +137,9 @@ func TestKVCommitGroups(t *testing.T) {
 		t.Fatalf("%d interchanges in %d batch entries: want them grouped", n, groups)
 	}
 	t.Logf("%d interchanges in %d batch entries", n, groups)
+	if got := s.Indexed(); got != writers*each {
+		t.Fatalf("the index holds %d interchanges, want %d", got, writers*each)
+	}
 	other := openKV(t, js, nil)
 	for w := range writers {
 		for i := range each {

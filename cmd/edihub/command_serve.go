@@ -454,8 +454,9 @@ func actorName(def string) string {
 	return def
 }
 
-// registerLedgerMetrics shows how the ledger's group commit groups: the
-// interchanges recorded and the batch entries they went into.
+// registerLedgerMetrics shows how the ledger's group commit groups (the
+// interchanges recorded and the batch entries they went into) and what
+// its index holds.
 func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
 	reg.MustRegister(
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_recorded_interchanges_total",
@@ -464,6 +465,9 @@ func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_batch_entries_total",
 			Help: "Batch entries the ledger wrote (one per group of interchanges committed together)."},
 			func() float64 { _, g := ls.CommitStats(); return float64(g) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edihub_ledger_index_interchanges",
+			Help: "Interchanges the ledger's index holds in memory (~150 bytes each; expired ones until its next sweep)."},
+			func() float64 { return float64(ls.Indexed()) }),
 	)
 }
 
