@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -39,11 +40,11 @@ type index struct {
 	ttl time.Duration
 	now func() time.Time
 
-	mu      sync.Mutex
+	mu      sync.RWMutex // lookups read while commits add
 	marks   map[digest]mark
-	applied uint64    // stream sequence of the last message read
-	loaded  bool      // the bucket was read to its end once
-	legacy  time.Time // meta.legacy-until, as last read
+	applied uint64      // stream sequence of the last message read
+	loaded  atomic.Bool // the bucket was read to its end once
+	legacy  time.Time   // meta.legacy-until, as last read
 	swept   time.Time
 }
 
@@ -73,9 +74,9 @@ func (ix *index) put(d digest, m mark) {
 
 // get returns the live mark of d.
 func (ix *index) get(d digest) (mark, bool) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.mu.RLock()
 	m, ok := ix.marks[d]
+	ix.mu.RUnlock()
 	if ok && ix.now().UnixNano()-m.at >= int64(ix.ttl) {
 		return mark{}, false
 	}
@@ -83,8 +84,8 @@ func (ix *index) get(d digest) (mark, bool) {
 }
 
 func (ix *index) legacyUntil() time.Time {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	return ix.legacy
 }
 
@@ -160,8 +161,6 @@ func (ix *index) catchUp(ctx context.Context, j jetstream.JetStream, stream, pre
 	if err != nil {
 		return fmt.Errorf("read the bucket: %w", err)
 	}
-	ix.mu.Lock()
-	ix.loaded = true
-	ix.mu.Unlock()
+	ix.loaded.Store(true)
 	return nil
 }

@@ -237,18 +237,12 @@ func (s *KVStore) Forget(partners ...string) {
 // after Forget. A failed read is tried again by the next lookup; the
 // reading gives up after the store's Timeout without an answer.
 func (s *KVStore) read() error {
-	s.ix.mu.Lock()
-	loaded := s.ix.loaded
-	s.ix.mu.Unlock()
-	if loaded && !s.reread.Load() {
+	if s.ix.loaded.Load() && !s.reread.Load() {
 		return nil
 	}
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
-	s.ix.mu.Lock()
-	loaded = s.ix.loaded
-	s.ix.mu.Unlock()
-	if loaded && !s.reread.Load() {
+	if s.ix.loaded.Load() && !s.reread.Load() {
 		return nil // another lookup read it meanwhile
 	}
 	again := s.reread.Swap(false)
@@ -307,8 +301,8 @@ func (s *KVStore) Purge() (int, error) { return 0, nil }
 // Indexed returns how many interchanges the index holds in memory (0
 // before the bucket was read), without asking the server.
 func (s *KVStore) Indexed() int {
-	s.ix.mu.Lock()
-	defer s.ix.mu.Unlock()
+	s.ix.mu.RLock()
+	defer s.ix.mu.RUnlock()
 	return len(s.ix.marks)
 }
 
@@ -317,11 +311,8 @@ func (s *KVStore) Indexed() int {
 // It is for a gauge, like the bbolt Len that counts expired entries until
 // Purge.
 func (s *KVStore) Len() (int, error) {
-	s.ix.mu.Lock()
-	loaded, n := s.ix.loaded, len(s.ix.marks)
-	s.ix.mu.Unlock()
-	if loaded {
-		return n, nil
+	if s.ix.loaded.Load() {
+		return s.Indexed(), nil
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
