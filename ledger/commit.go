@@ -166,6 +166,9 @@ func (c *committer) next() *group {
 
 // send publishes g without waiting for its ack.
 func (s *KVStore) send(g *group) {
+	// The guard waits for sent, whose close orders everything set here
+	// before whatever settles g.
+	g.guard = time.AfterFunc(s.opts.Timeout, func() { <-g.sent; s.settle(g) })
 	m := nats.NewMsg(s.pre + batchPrefix + nuid.Next())
 	m.Data = g.buf
 	fut, err := s.js.PublishMsgAsync(m)
@@ -176,7 +179,6 @@ func (s *KVStore) send(g *group) {
 		return
 	}
 	g.fut = fut
-	g.guard = time.AfterFunc(s.opts.Timeout, func() { s.settle(g) })
 	close(g.sent)
 }
 

@@ -129,3 +129,24 @@ func TestKVIndexSkipsUnreadableEntries(t *testing.T) {
 }
 
 func digestOf(k Key) digest { return digest(sha256.Sum256(k.bytes())) }
+
+// A group nobody waits for (a worker that gave up before its commit) is
+// still settled, by its guard after the store's Timeout: the groups behind
+// it go out, and its records count.
+func TestKVCommitNobodyWaitsFor(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, &KVOptions{Timeout: 300 * time.Millisecond})
+	var keys []Key
+	for i := range 4 {
+		keys = append(keys, Key{Partner: "ACME", ControlRef: fmt.Sprint("unwaited", i)})
+		_ = s.Commit(keys[i:i+1], fmt.Sprintf("INGEST:%d", i)) // never waited for
+	}
+	last := Key{Partner: "ACME", ControlRef: "waited"}
+	if err := s.Commit([]Key{last}, "INGEST:9")(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range append(keys, last) {
+		mustSeen(t, s, k, true)
+	}
+}
