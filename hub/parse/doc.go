@@ -1,8 +1,10 @@
 // Package parse is the hub's built-in parse stage: the guard, the
 // EDIFACT walk and envelope checks, one JSON view per message on
 // edi.parsed.<partner>.<type>, the interchange ledger's duplicate check
-// (with the ledger records queued among the outputs) and the partner
-// agreements it enforces (Admit, Message, CheckInterchange, Finish).
+// (answered from the ledger's index in memory) and its records (committed
+// when the worker publishes the outputs: hub.Message.CommitOnSuccess),
+// and the partner agreements it enforces (Admit, Message,
+// CheckInterchange, Finish).
 //
 // It owns Stage and StageWith (the hub.Stage cmd/edihub, the forensic
 // analyzer and the test kit build), the Ledger and Agreements interfaces
