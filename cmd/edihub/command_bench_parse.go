@@ -211,11 +211,11 @@ func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int,
 	defer b.close()
 	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	b.stallDir = stallDir
-	// serve opens the ledger on the hub's own connection; with
-	// EDIHUB_BENCH_LEDGER_CONN=separate the lookups get a connection of
-	// their own (an experiment: they wait behind the outputs otherwise).
+	// serve opens the ledger on a connection of its own, and so does the
+	// bench; EDIHUB_BENCH_LEDGER_CONN=shared puts it on the hub's (the
+	// experiment that showed its batch entries wait behind the outputs).
 	lj := b.js
-	if os.Getenv("EDIHUB_BENCH_LEDGER_CONN") == "separate" {
+	if os.Getenv("EDIHUB_BENCH_LEDGER_CONN") != "shared" {
 		nc, j, err := ejs.Connect(b.url, "edihub-bench-ledger")
 		if err != nil {
 			return nil, err
