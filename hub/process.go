@@ -244,9 +244,9 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 // the audit trail.
 const duplicateAuditEvery = time.Minute
 
-// succeed publishes the outputs pipelined (the ledger's commit runs
-// meanwhile and is awaited with them), each with a dedupe id derived from the interchange's
-// identity, waits for every ack together, then acks the interchange.
+// succeed publishes the outputs pipelined, each with a dedupe id derived
+// from the interchange's identity (the ledger's commit runs meanwhile),
+// waits for every ack and the commit together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()

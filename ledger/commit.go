@@ -90,8 +90,9 @@ type committer struct {
 // No goroutine of its own: a commit that finds fewer than groupsInFlight
 // groups with the server sends its group at once; the first caller to wait
 // for a group awaits its ack, adds its records to the index and sends the
-// next group, if records came meanwhile. (A goroutine in between cost a scheduling delay
-// per group, which a busy machine turned into a slower partition.)
+// next group, if records came meanwhile. (A goroutine in between cost a
+// scheduling delay per group, which a busy machine turned into a slower
+// partition.)
 func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
 		return func(context.Context) error { return nil }
@@ -101,14 +102,26 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if strings.ContainsAny(origin, " \n\r") {
 		origin = ""
 	}
+	// The lines are made before the lock: the partitions commit at once.
 	at := s.opts.Now()
-	stamp := at.UTC().Format(time.RFC3339Nano)
+	tail := " " + at.UTC().Format(time.RFC3339Nano)
+	if origin != "" {
+		tail += " " + origin
+	}
+	lineLen := 1 + 2*len(digest{}) + len(tail)
+	lines := make([]byte, 0, len(keys)*lineLen)
+	ds := make([]digest, len(keys))
+	for i, k := range keys {
+		ds[i] = sha256.Sum256(k.bytes())
+		lines = append(lines, '\n')
+		lines = hex.AppendEncode(lines, ds[i][:])
+		lines = append(lines, tail...)
+	}
 	m := mark{at: at.UnixNano(), origin: origin}
 	c := &s.commit
 	c.mu.Lock()
 	var gs []*group // the groups this commit's records went to
-	for _, k := range keys {
-		d := digest(sha256.Sum256(k.bytes()))
+	for i, d := range ds {
 		if len(c.queue) == 0 || len(c.queue[len(c.queue)-1].buf) >= maxBatchBytes {
 			c.queue = append(c.queue, newGroup())
 		}
@@ -116,14 +129,7 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		if len(gs) == 0 || gs[len(gs)-1] != g {
 			gs = append(gs, g)
 		}
-		g.buf = append(g.buf, '\n')
-		g.buf = hex.AppendEncode(g.buf, d[:])
-		g.buf = append(g.buf, ' ')
-		g.buf = append(g.buf, stamp...)
-		if origin != "" {
-			g.buf = append(g.buf, ' ')
-			g.buf = append(g.buf, origin...)
-		}
+		g.buf = append(g.buf, lines[i*lineLen:(i+1)*lineLen]...)
 		g.digests = append(g.digests, d)
 		g.marks = append(g.marks, m)
 	}
