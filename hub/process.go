@@ -11,8 +11,6 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -96,39 +94,36 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
-	if s.stray {
-		err := fmt.Errorf("published to the literal subject %q: it names no partner, so no partition reads it", escape.Header(msg.Subject()))
-		h.deadLetter(d, failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err)), wire.CauseUnknown, 1, false, counter.Record{})
-		return true
-	}
-	if s.partition < 0 {
-		if err := h.bindRetry(d); err != nil {
-			h.log.Warn().Err(err).Str("stage", s.stage).Msg("a due retry does not match its original; dead-lettered")
-			h.deadLetter(d, failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err)), wire.CauseUnknown, 1, false, counter.Record{})
-			return true
-		}
-	}
 	// The happy path reads the store (cheap, no write) because a record
 	// may exist from before a consumer was re-created.
-	rec, err := h.store.Get(d.key)
-	if err != nil {
-		h.met.counterErrors.Inc()
-		h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
-	}
-	rec = h.withUnstored(s.slot, d.key, rec)
-	v := checkAttempts(md.NumDelivered, rec, h.cfg.Attempts.Threshold)
-	if v.poison {
-		if v.stage == "" {
-			v.stage = h.stages[0].Name
+	f := facts{delivered: md.NumDelivered, stray: s.stray, retryCount: d.retryCount}
+	if s.stray {
+		err := fmt.Errorf("published to the literal subject %q: it names no partner, so no partition reads it", escape.Header(msg.Subject()))
+		f.o = failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err))
+	} else if s.partition < 0 {
+		if err := h.bindRetry(d); err != nil {
+			h.log.Warn().Err(err).Str("stage", s.stage).Msg("a due retry does not match its original; dead-lettered")
+			f.o, f.unbound = failedOutcome(s.stage, PermanentError(wire.CauseUnknown, err)), true
 		}
-		h.quarantine(d, v, rec)
+	}
+	if !f.stray && !f.unbound {
+		rec, err := h.store.Get(d.key)
+		if err != nil {
+			h.met.counterErrors.Inc()
+			h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
+		}
+		f.rec, f.listed = h.withUnstored(s.slot, d.key, rec), h.suspects[s.slot] == md.Sequence.Stream
+	}
+	dec := h.settle(d, f, nil)
+	if dec.do != actRun {
 		return true
 	}
 
 	// A suspect (an earlier attempt ended with no outcome) runs alone, and
 	// says so durably first, so that a death now is attributed to it.
-	solo := v.unexplained > 0 || h.suspects[s.slot] == md.Sequence.Stream
-	v.solo, d.solo = solo, solo
+	v := dec.v
+	solo := v.solo
+	d.solo = solo
 	inProgress := func() { _ = msg.InProgress() }
 	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
 	// Leave only when the outcome is recorded: a neighbour that kills the
@@ -143,11 +138,11 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 			h.met.counterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not mark a solo run; a death now will not be attributed")
 		} else {
-			rec = marked
+			f.rec = marked
 			h.met.counterWrites.Inc()
 		}
 		h.log.Info().Str("partner", d.partner).Int("partition", d.partition).Uint64("seq", d.origSeq).
-			Uint64("delivery", md.NumDelivered).Int("deaths", rec.Deaths()-1).Int("explained", rec.Count).
+			Uint64("delivery", md.NumDelivered).Int("deaths", f.rec.Deaths()-1).Int("explained", f.rec.Count).
 			Msg("suspect runs alone: an earlier attempt may have ended with the process dying")
 	}
 	h.inflight.Start(s.slot, md.Sequence.Stream)
@@ -158,11 +153,14 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
 		Header: msg.Headers(), Data: msg.Data(),
 	}
+	f.ran, f.before = true, v
 	start := time.Now()
 	o, abandoned := h.exec.run(w, m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
 		h.met.abandoned.Set(float64(h.abandoned.Load()))
-		h.fail(d, to, v, rec)
+		g := f
+		g.o = to
+		h.settle(d, g, nil)
 		replace()
 	})
 	if abandoned {
@@ -177,231 +175,17 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	if m.MessageID != "" {
 		d.messageID = m.MessageID
 	}
-	if o.ok {
-		if !solo {
-			// A healthy message whose handler is done has nothing in the
-			// store that a neighbour's death could be charged to (no solo
-			// mark), and publishing its outputs is the hub's code, which
-			// kills no process: a suspect need not wait for it. It would
-			// wait for a publish whose ack died with a stream leader for
-			// the whole publish timeout. A suspect keeps the gate until its
-			// outcome is recorded (see the deferred leave).
-			leave()
-		}
-		h.succeed(d, m, rec, v.attempts+1)
-		return true
+	if o.ok && !solo {
+		// A healthy message whose handler is done has nothing in the
+		// store that a neighbour's death could be charged to (no solo
+		// mark), and publishing its outputs is the hub's code, which
+		// kills no process: a suspect need not wait for it. It would
+		// wait for a publish whose ack died with a stream leader for
+		// the whole publish timeout. A suspect keeps the gate until its
+		// outcome is recorded (see the deferred leave).
+		leave()
 	}
-	if dup, ok := isDuplicate(o.failure.Err); ok {
-		h.skipDuplicate(d, dup, rec)
-		return true
-	}
-	if u, ok := isUnavailable(o.failure.Err); ok {
-		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
-			Msg("a service the stage needs did not answer; the message waits and is tried again")
-		h.recordPublishFailure(d, u)
-		_ = d.msg.NakWithDelay(time.Second)
-		return true
-	}
-	h.fail(d, o, v, rec)
+	f.o = o
+	h.settle(d, f, m)
 	return true
-}
-
-// skipDuplicate acks an interchange the ledger has seen, without outputs,
-// and says so in a metric and the audit trail.
-func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record) {
-	// A duplicate changes nothing, so it is counted (the metric) and
-	// sampled into the audit trail: the first per partner, then one per
-	// duplicateAuditEvery with how many went unrecorded since. A partner
-	// resending 20 000 files must not bury the operators' actions. The
-	// sampled event is written before the ack (deduplicated by id), so a
-	// crash between the two writes it once.
-	if n, ok := h.dupSampler.Sample(d.partner, time.Now()); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		ids := []string{wire.MsgRef{Stream: d.origStream, Seq: d.origSeq}.String()}
-		details := map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)}
-		if n > 0 {
-			details["unrecorded_since_last"] = strconv.Itoa(n)
-		}
-		if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
-			Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()), Details: details,
-		}, wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-duplicate")); err != nil {
-			h.log.Error().Err(err).Msg("audit event for a duplicate not written")
-		}
-		cancel()
-	}
-	if err := d.msg.Ack(); err != nil {
-		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
-	}
-	h.emit(d, Event{Kind: EventDuplicateSkipped, Error: escape.Line(fmt.Sprint(dup.Keys))})
-	h.met.duplicatesSkipped.Inc()
-	h.processed.Add(1)
-	h.forget(d)
-	h.log.Info().Str("partner", escape.Line(d.partner)).Uint64("seq", d.origSeq).Str("interchange", escape.Line(fmt.Sprint(dup.Keys))).
-		Msg("duplicate interchange acked without processing (a forced replay overrides)")
-}
-
-// duplicateAuditEvery is how often a partner's duplicates are sampled into
-// the audit trail.
-const duplicateAuditEvery = time.Minute
-
-// succeed publishes the outputs pipelined, each with a dedupe id derived
-// from the interchange's identity (the ledger's commit runs meanwhile),
-// waits for every ack and the commit together, then acks the interchange.
-func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
-	defer cancel()
-	waits := make([]func(context.Context) error, 0, len(m.commits))
-	for _, start := range m.commits {
-		waits = append(waits, start())
-	}
-	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
-	for _, wait := range waits {
-		if err != nil {
-			break
-		}
-		err = wait(ctx)
-	}
-	if err != nil {
-		// Not the message's fault: leave it for redelivery, which
-		// republishes; the dedupe ids drop what was already stored.
-		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("storing the outputs (or the ledger's commit) failed; will redeliver")
-		h.recordPublishFailure(d, err)
-		_ = d.msg.NakWithDelay(time.Second)
-		return
-	}
-	if dups > 0 {
-		h.met.duplicates.Add(float64(dups))
-	}
-	if err := d.msg.Ack(); err != nil {
-		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
-	}
-	h.met.okMessages.Inc()
-	h.met.okAttempts.Observe(float64(attempts))
-	h.processed.Add(1)
-	h.forget(d) // costs nothing when the message has no record
-}
-
-// recordPublishFailure records a failed publish of the outputs as a
-// transient failure: the redelivery then has an explained attempt and is
-// no suspect. Without it, every partition whose publish failed during a
-// stream leader election came back as a suspect, and each suspect waited
-// for the instance's handlers in flight — among them a publish whose ack
-// was lost with the old leader, held for its whole timeout: the cluster
-// test saw every partition stand still for 30 s. Transient failures never
-// make a message poison.
-func (h *Hub) recordPublishFailure(d *delivery, err error) {
-	f := counter.Failure{
-		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
-		Fingerprint: "publish-outputs", Message: escape.Header("not the message's fault: " + err.Error()),
-		Delivery: d.meta.NumDelivered, Solo: d.solo,
-	}
-	if _, rerr := h.store.RecordFailure(d.key, f); rerr != nil {
-		h.met.counterErrors.Inc()
-		h.unstoredMu.Lock()
-		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
-		h.unstoredMu.Unlock()
-		return
-	}
-	h.met.counterWrites.Inc()
-}
-
-// unstoredFailure is an explained outcome the store did not take.
-type unstoredFailure struct {
-	key counter.Key
-	f   counter.Failure
-}
-
-// withUnstored adds to rec the explained outcome this process could not
-// store for the same message in the same slot, and tries to store it now.
-func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
-	h.unstoredMu.Lock()
-	u, ok := h.unstored[slot]
-	delete(h.unstored, slot)
-	h.unstoredMu.Unlock()
-	if !ok || u.key != k {
-		return rec
-	}
-	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
-		h.met.counterWrites.Inc()
-		return recorded
-	}
-	return rec.With(u.f)
-}
-
-func (h *Hub) forget(d *delivery) {
-	if err := h.store.Delete(d.key); err != nil {
-		h.met.counterErrors.Inc()
-		h.log.Warn().Err(err).Str("key", d.key.String()).Msg("could not delete attempt record; the TTL purge will")
-	}
-}
-
-// fail records the failure and decides where the message goes next.
-func (h *Hub) fail(d *delivery, o outcome, v verdict, rec counter.Record) {
-	attempts := v.attempts + 1
-	h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
-		Int("attempt", attempts).Str("kind", string(o.kind)).Str("class", string(o.failure.Class)).
-		Str("error", escape.Header(o.msg)).Msg("attempt failed")
-	h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: attempts, Class: string(o.failure.Class),
-		Cause: o.failure.Cause, Error: escape.Header(o.msg)})
-
-	// A message that leaves its source now (dead letter, tiered retry)
-	// needs no attempt record: its fate is decided and its hops carry
-	// their history in headers. That saves two fsyncs per such failure.
-	switch {
-	case o.failure.Class == Permanent:
-		h.deadLetter(d, o, o.failure.Cause, attempts, false, rec)
-		return
-	case o.failure.Class == Transient && h.cfg.Retry.modeOf(o.stage) == ModeTiered:
-		if d.retryCount < len(h.cfg.Retry.Tiers) {
-			h.scheduleRetry(d, o, d.retryCount, rec)
-		} else {
-			h.deadLetter(d, o, o.failure.Cause, attempts, true, rec)
-		}
-		return
-	}
-
-	// The message stays and is tried again: the attempt must count.
-	f := counter.Failure{
-		Stage: o.stage, Kind: o.kind, Class: string(o.failure.Class), Cause: o.failure.Cause,
-		Fingerprint: o.fingerprint, Message: escape.Header(o.msg), Delivery: d.meta.NumDelivered,
-		Solo: v.solo,
-	}
-	recorded, err := h.store.RecordFailure(d.key, f)
-	if err != nil {
-		h.met.counterErrors.Inc()
-		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
-		recorded = rec.With(f)
-		h.unstoredMu.Lock()
-		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
-		h.unstoredMu.Unlock()
-	} else {
-		h.met.counterWrites.Inc()
-	}
-	switch {
-	case o.kind != counter.KindError || o.failure.Class == Unclassified && recorded.SameFingerprint():
-		// Panics, timeouts and an unclassified error that keeps repeating
-		// are the poison path: retried in place until checkAttempts, the
-		// one place that decides poison, says so.
-		if after := checkAttempts(d.meta.NumDelivered+1, recorded, h.cfg.Attempts.Threshold); after.poison {
-			after.stage = o.stage
-			h.quarantine(d, after, recorded)
-			return
-		}
-		h.retryInPlace(d, o, attempts)
-	case attempts >= h.cfg.Retry.MaxAttempts: // strict transient, or unclassified with varying errors
-		h.deadLetter(d, o, o.failure.Cause, attempts, true, recorded)
-	default:
-		h.retryInPlace(d, o, attempts)
-	}
-}
-
-// retryInPlace naks with exponential backoff: the partition waits, order
-// is kept.
-func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
-	delay := backoff(attempts, h.cfg.Attempts.BackoffBase, h.cfg.Attempts.BackoffMax)
-	if err := d.msg.NakWithDelay(delay); err != nil {
-		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
-	}
-	h.met.retries.WithLabelValues(o.stage, "in-place").Inc()
-	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
 }

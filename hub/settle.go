@@ -1,0 +1,206 @@
+package hub
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/audit"
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
+)
+
+// settle decides where a delivery goes (decide) and takes it there: the
+// one place where the failure policy has effects. A failure that keeps the
+// message in its source is counted first and decided again on the record
+// that counts it. m is the attempt's message when the stages succeeded.
+func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
+	p := h.policy()
+	dec := decide(f, p)
+	if dec.do == actCount {
+		f.rec, f.counted = h.count(d, f.o.failureRecord(d.meta.NumDelivered, f.before.solo), f.rec), true
+		dec = decide(f, p)
+	}
+	o := f.o
+	if f.ran && dec.do >= actCount {
+		h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
+			Int("attempt", f.before.attempts+1).Str("kind", string(o.kind)).Str("class", string(o.failure.Class)).
+			Str("error", escape.Header(o.msg)).Msg("attempt failed")
+		h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: f.before.attempts + 1, Class: string(o.failure.Class),
+			Cause: o.failure.Cause, Error: escape.Header(o.msg)})
+	}
+	switch dec.do {
+	case actAck:
+		h.succeed(d, m, f.rec, dec.attempts)
+	case actSkip:
+		dup, _ := isDuplicate(o.failure.Err)
+		h.skipDuplicate(d, dup, f.rec)
+	case actWait:
+		u, _ := isUnavailable(o.failure.Err)
+		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
+			Msg("a service the stage needs did not answer; the message waits and is tried again")
+		h.recordPublishFailure(d, u)
+		_ = d.msg.NakWithDelay(time.Second)
+	case actQuarantine:
+		h.quarantine(d, dec.v, f.rec)
+	case actDeadLetter:
+		h.deadLetter(d, o, dec.cause, dec.attempts, dec.exhausted, f.rec)
+	case actRetryTier:
+		h.scheduleRetry(d, o, d.retryCount, f.rec)
+	case actRetryInPlace:
+		h.retryInPlace(d, o, dec.attempts)
+	}
+	return dec
+}
+
+// skipDuplicate acks an interchange the ledger has seen, without outputs,
+// and says so in a metric and the audit trail.
+func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record) {
+	// A duplicate changes nothing, so it is counted (the metric) and
+	// sampled into the audit trail: the first per partner, then one per
+	// duplicateAuditEvery with how many went unrecorded since. A partner
+	// resending 20 000 files must not bury the operators' actions. The
+	// sampled event is written before the ack (deduplicated by id), so a
+	// crash between the two writes it once.
+	if n, ok := h.dupSampler.Sample(d.partner, time.Now()); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ids := []string{wire.MsgRef{Stream: d.origStream, Seq: d.origSeq}.String()}
+		details := map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)}
+		if n > 0 {
+			details["unrecorded_since_last"] = strconv.Itoa(n)
+		}
+		if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
+			Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()), Details: details,
+		}, wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, "audit-duplicate")); err != nil {
+			h.log.Error().Err(err).Msg("audit event for a duplicate not written")
+		}
+		cancel()
+	}
+	if err := d.msg.Ack(); err != nil {
+		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
+	}
+	h.emit(d, Event{Kind: EventDuplicateSkipped, Error: escape.Line(fmt.Sprint(dup.Keys))})
+	h.met.duplicatesSkipped.Inc()
+	h.processed.Add(1)
+	h.forget(d)
+	h.log.Info().Str("partner", escape.Line(d.partner)).Uint64("seq", d.origSeq).Str("interchange", escape.Line(fmt.Sprint(dup.Keys))).
+		Msg("duplicate interchange acked without processing (a forced replay overrides)")
+}
+
+// duplicateAuditEvery is how often a partner's duplicates are sampled into
+// the audit trail.
+const duplicateAuditEvery = time.Minute
+
+// succeed publishes the outputs pipelined, each with a dedupe id derived
+// from the interchange's identity (the ledger's commit runs meanwhile),
+// waits for every ack and the commit together, then acks the interchange.
+func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
+	defer cancel()
+	waits := make([]func(context.Context) error, 0, len(m.commits))
+	for _, start := range m.commits {
+		waits = append(waits, start())
+	}
+	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
+	for _, wait := range waits {
+		if err != nil {
+			break
+		}
+		err = wait(ctx)
+	}
+	if err != nil {
+		// Not the message's fault: leave it for redelivery, which
+		// republishes; the dedupe ids drop what was already stored.
+		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("storing the outputs (or the ledger's commit) failed; will redeliver")
+		h.recordPublishFailure(d, err)
+		_ = d.msg.NakWithDelay(time.Second)
+		return
+	}
+	if dups > 0 {
+		h.met.duplicates.Add(float64(dups))
+	}
+	if err := d.msg.Ack(); err != nil {
+		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
+	}
+	h.met.okMessages.Inc()
+	h.met.okAttempts.Observe(float64(attempts))
+	h.processed.Add(1)
+	h.forget(d) // costs nothing when the message has no record
+}
+
+// recordPublishFailure records a failed publish of the outputs as a
+// transient failure: the redelivery then has an explained attempt and is
+// no suspect. Without it, every partition whose publish failed during a
+// stream leader election came back as a suspect, and each suspect waited
+// for the instance's handlers in flight — among them a publish whose ack
+// was lost with the old leader, held for its whole timeout: the cluster
+// test saw every partition stand still for 30 s. Transient failures never
+// make a message poison.
+func (h *Hub) recordPublishFailure(d *delivery, err error) {
+	h.count(d, counter.Failure{
+		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
+		Fingerprint: "publish-outputs", Message: escape.Header("not the message's fault: " + err.Error()),
+		Delivery: d.meta.NumDelivered, Solo: d.solo,
+	}, counter.Record{})
+}
+
+// count stores a failed attempt and returns the record that counts it. A
+// store that refuses (its bucket had no leader either) leaves the record
+// in memory, counted when the same message comes back (withUnstored).
+func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.Record {
+	recorded, err := h.store.RecordFailure(d.key, f)
+	if err != nil {
+		h.met.counterErrors.Inc()
+		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
+		h.unstoredMu.Lock()
+		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
+		h.unstoredMu.Unlock()
+		return rec.With(f)
+	}
+	h.met.counterWrites.Inc()
+	return recorded
+}
+
+// unstoredFailure is an explained outcome the store did not take.
+type unstoredFailure struct {
+	key counter.Key
+	f   counter.Failure
+}
+
+// withUnstored adds to rec the explained outcome this process could not
+// store for the same message in the same slot, and tries to store it now.
+func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
+	h.unstoredMu.Lock()
+	u, ok := h.unstored[slot]
+	delete(h.unstored, slot)
+	h.unstoredMu.Unlock()
+	if !ok || u.key != k {
+		return rec
+	}
+	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
+		h.met.counterWrites.Inc()
+		return recorded
+	}
+	return rec.With(u.f)
+}
+
+func (h *Hub) forget(d *delivery) {
+	if err := h.store.Delete(d.key); err != nil {
+		h.met.counterErrors.Inc()
+		h.log.Warn().Err(err).Str("key", d.key.String()).Msg("could not delete attempt record; the TTL purge will")
+	}
+}
+
+// retryInPlace naks with exponential backoff: the partition waits, order
+// is kept.
+func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
+	delay := backoff(attempts, h.cfg.Attempts.BackoffBase, h.cfg.Attempts.BackoffMax)
+	if err := d.msg.NakWithDelay(delay); err != nil {
+		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
+	}
+	h.met.retries.WithLabelValues(o.stage, "in-place").Inc()
+	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
+}
