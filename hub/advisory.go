@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -52,14 +51,17 @@ func (h *Hub) watchAdvisories(ctx context.Context) error {
 	}
 }
 
+// quarantineFromAdvisory copies a max-delivered message into POISON like
+// every other copy: producer headers cleaned, signed, stored with retries
+// while the system refuses it (until ctx ends).
 func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisory) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	s, err := h.js.Stream(ctx, a.Stream)
+	s, err := h.js.Stream(rctx, a.Stream)
 	if err != nil {
 		return err
 	}
-	raw, err := s.GetMsg(ctx, a.StreamSeq)
+	raw, err := s.GetMsg(rctx, a.StreamSeq)
 	if errors.Is(err, js.ErrMsgNotFound) {
 		h.log.Warn().Str("stream", a.Stream).Uint64("seq", a.StreamSeq).Msg("max-delivered message is already gone from its stream")
 		return nil
@@ -67,30 +69,25 @@ func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisor
 	if err != nil {
 		return err
 	}
-	hdr := ejs.CopyHeaders(raw.Header)
-	hdr.Set(wire.HdrOriginalTopic, raw.Subject)
-	hdr.Set(wire.HdrOriginalStream, a.Stream)
-	hdr.Set(wire.HdrOriginalSeq, strconv.FormatUint(a.StreamSeq, 10))
-	m := &nats.Msg{Subject: wire.PoisonSubject(backstopStage), Header: hdr, Data: raw.Data}
-	msg := "consumer " + a.Consumer + " gave up after " + strconv.FormatUint(a.Deliveries, 10) + " deliveries (MaxDeliver)"
-	setPoison(m, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
 	// The partner comes from the stored subject (INGEST's), never from a
 	// header, and the consumer is a label, not a partner.
-	q := poisonCopy{msg: m, stream: a.Stream, seq: a.StreamSeq, origStream: a.Stream, origSeq: a.StreamSeq,
-		partition: -1, stage: backstopStage, cause: "max-deliveries", attempts: int(a.Deliveries), message: msg,
-		labels: map[string]string{"stream": a.Stream, "consumer": a.Consumer}}
+	c := &hubCopy{kind: "poison", subject: wire.PoisonSubject(backstopStage), header: raw.Header, data: raw.Data, producers: true,
+		stream: a.Stream, seq: a.StreamSeq, origStream: a.Stream, origSeq: a.StreamSeq, origTopic: raw.Subject, partition: -1, set: nats.Header{}}
 	if p, partner, ok := wire.ParseIngestSubject(raw.Subject); ok {
-		q.partner, q.partition = partner, p
-		hdr.Set(wire.HdrPartnerID, partner)
-		hdr.Set(wire.HdrPartition, strconv.Itoa(p))
+		c.partner, c.partition = partner, p
 	}
-	if _, err := ejs.Publish(ctx, h.js, m, wire.MsgID(a.Stream, a.StreamSeq, "poison")); err != nil {
-		return err
+	msg := "consumer " + a.Consumer + " gave up after " + strconv.FormatUint(a.Deliveries, 10) + " deliveries (MaxDeliver)"
+	setPoison(c.set, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
+	q := poisonCopy{hubCopy: c, stage: backstopStage, cause: "max-deliveries", attempts: int(a.Deliveries), message: msg,
+		labels: map[string]string{"stream": a.Stream, "consumer": a.Consumer}}
+	if !h.copy(ctx, c) {
+		return ctx.Err()
 	}
-	// Nothing to ack: the server has already given up on the original.
-	h.auditQuarantine(ctx, q)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	h.auditQuarantine(actx, q)
 	h.met.maxDeliveries.Inc()
-	h.quarantined(ctx, q)
+	h.quarantined(actx, q)
 	return nil
 }
 

@@ -20,127 +20,174 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// copyMsg is a byte-for-byte copy of the delivery's payload for subject,
-// with the producer's headers (minus the server's Nats-* ones) and the
-// x-* headers that say where it came from.
-func (h *Hub) copyMsg(d *delivery, subject string, rec counter.Record) *nats.Msg {
+// hubCopy is one copy the hub stores of a message: a delivery's poison,
+// dead-letter or retry copy, or the backstop's of a message a consumer
+// gave up on. Every copy is built, stored and acked by copy.
+type hubCopy struct {
+	kind    string // poison, dlq, retry: the dedupe id's suffix and the metric label
+	subject string
+	header  nats.Header // the original's headers
+	data    []byte
+	// producers: header is a producer's (cleaned before it travels), not
+	// the hub's own from the hop before.
+	producers  bool
+	stream     string // where the copied message is stored
+	seq        uint64
+	origStream string // the interchange's identity across hops
+	origSeq    uint64
+	origTopic  string
+	partner    string // from a stored subject, never a header; "" when unknown
+	partition  int
+	messageID  string
+	retryCount int
+	firstAt    time.Time
+	set        nats.Header // the kind's own headers, over the ones above
+	opts       []js.PublishOpt
+	d          *delivery // acked once the copy is stored; nil: nothing to ack
+	beforeAck  func()    // what must exist before the original is gone (an audit event)
+	stored     *nats.Msg // the copy as stored
+}
+
+// copyOf is a copy of the delivery's payload for subject.
+func (h *Hub) copyOf(d *delivery, kind, subject string, rec counter.Record) *hubCopy {
+	if d.messageID == "" { // the stage failed before it read the envelope
+		d.messageID = peekControlRef(d.msg.Data())
+	}
+	topic := d.origTopic
+	if topic == "" && d.partner != "" {
+		topic = wire.IngestSubject(d.partner)
+	}
 	// A retry's headers are the hub's own copy from the hop before (once
 	// bindRetry matched it to its original); an INGEST message's, or an
-	// unmatched retry's, are a producer's, and are cleaned.
-	out := ejs.CopyHeaders(d.msg.Headers())
-	if d.src.partition >= 0 || d.partner == "" {
-		out = producerHeaders(d.msg.Headers())
+	// unmatched retry's, are a producer's.
+	return &hubCopy{kind: kind, subject: subject, header: d.msg.Headers(), data: d.msg.Data(),
+		producers: d.src.partition >= 0 || d.partner == "", stream: d.meta.Stream, seq: d.meta.Sequence.Stream,
+		origStream: d.origStream, origSeq: d.origSeq, origTopic: topic, partner: d.partner, partition: d.partition,
+		messageID: d.messageID, retryCount: d.retryCount, firstAt: rec.FirstAt, set: nats.Header{}, d: d}
+}
+
+// build is the copy: the payload byte for byte, the producer's headers
+// (cleaned, never the server's Nats-* ones), the x-* headers that say
+// where it came from, the kind's own, and x-hub-mac.
+func (h *Hub) build(c *hubCopy) *nats.Msg {
+	out := ejs.CopyHeaders(c.header)
+	if c.producers {
+		out = producerHeaders(c.header)
 	}
 	set := func(k, v string) {
 		if v != "" {
 			out.Set(k, v)
 		}
 	}
-	topic := d.origTopic
-	if topic == "" && d.partner != "" {
-		topic = wire.IngestSubject(d.partner)
+	set(wire.HdrOriginalTopic, c.origTopic)
+	set(wire.HdrOriginalStream, c.origStream)
+	set(wire.HdrOriginalSeq, strconv.FormatUint(c.origSeq, 10))
+	set(wire.HdrPartnerID, c.partner)
+	if c.partition >= 0 {
+		set(wire.HdrPartition, strconv.Itoa(c.partition))
 	}
-	set(wire.HdrOriginalTopic, topic)
-	set(wire.HdrOriginalStream, d.origStream)
-	set(wire.HdrOriginalSeq, strconv.FormatUint(d.origSeq, 10))
-	set(wire.HdrPartnerID, d.partner)
-	set(wire.HdrPartition, strconv.Itoa(d.partition))
-	set(wire.HdrMessageID, d.messageID)
+	set(wire.HdrMessageID, c.messageID)
 	if out.Get(wire.HdrCorrelationID) == "" {
-		out.Set(wire.HdrCorrelationID, d.origStream+"-"+strconv.FormatUint(d.origSeq, 10))
+		out.Set(wire.HdrCorrelationID, c.origStream+"-"+strconv.FormatUint(c.origSeq, 10))
 	}
-	if out.Get(wire.HdrFirstFailedAt) == "" && !rec.FirstAt.IsZero() {
-		out.Set(wire.HdrFirstFailedAt, rec.FirstAt.UTC().Format(time.RFC3339Nano))
+	if out.Get(wire.HdrFirstFailedAt) == "" && !c.firstAt.IsZero() {
+		out.Set(wire.HdrFirstFailedAt, c.firstAt.UTC().Format(time.RFC3339Nano))
 	}
-	set(wire.HdrRetryCount, strconv.Itoa(d.retryCount))
+	set(wire.HdrRetryCount, strconv.Itoa(c.retryCount))
 	if h.cfg.Drill && out.Get(wire.HdrDrill) != "" {
 		out.Set(wire.HdrDrillMode, "on")
 	} else {
 		out.Del(wire.HdrDrillMode) // never trust one a partner sent
 	}
-	audit.SignCopy(h.keys, out, d.msg.Data()) // x-hub-mac: the sandbox trusts x-drill-mode only with it
-	return &nats.Msg{Subject: subject, Header: out, Data: d.msg.Data()}
+	for k, vs := range c.set {
+		out[k] = vs
+	}
+	audit.SignCopy(h.keys, out, c.data) // x-hub-mac: the sandbox trusts x-drill-mode only with it
+	return &nats.Msg{Subject: c.subject, Header: out, Data: c.data}
 }
 
-func setFailure(m *nats.Msg, o outcome) {
-	m.Header.Set(wire.HdrErrorClass, string(o.failure.Class))
-	m.Header.Set(wire.HdrErrorCause, o.failure.Cause)
-	m.Header.Set(wire.HdrErrorMsg, escape.Header(o.msg))
-	m.Header.Set(wire.HdrFingerprint, o.fingerprint)
-	m.Header.Set(wire.HdrStage, o.stage)
+func setFailure(h nats.Header, o outcome) {
+	h.Set(wire.HdrErrorClass, string(o.failure.Class))
+	h.Set(wire.HdrErrorCause, o.failure.Cause)
+	h.Set(wire.HdrErrorMsg, escape.Header(o.msg))
+	h.Set(wire.HdrFingerprint, o.fingerprint)
+	h.Set(wire.HdrStage, o.stage)
 	var fh FailureHeaderer
 	if errors.As(o.failure, &fh) {
 		for k, v := range fh.FailureHeaders() {
 			if wire.RefusalHeader(k) && v != "" {
-				m.Header.Set(k, escape.Header(v))
+				h.Set(k, escape.Header(v))
 			}
 		}
 	}
 }
 
-// publishThenAck is the one way a message leaves its source for another
-// stream: publish with a dedupe id, wait for the server's ack, and only
-// then ack the original. A crash between the two redelivers the original,
-// whose re-publish the server drops as a duplicate. beforeAck (may be nil)
-// runs between the two: what it writes (the audit event of a quarantine)
-// exists before the original is gone.
-func (h *Hub) publishThenAck(d *delivery, m *nats.Msg, kind string, beforeAck func(), opts ...js.PublishOpt) bool {
-	ctx := h.runCtx
-	// The copy, the audit event and the ack may take longer than AckWait
-	// on a busy server: the original stays in progress meanwhile, or the
-	// server would hand it out again behind our back.
-	stop := ejs.KeepAlive(d.msg, h.exec.heartbeat)
-	defer stop()
-	id := wire.MsgID(d.meta.Stream, d.meta.Sequence.Stream, kind)
-	ack, err := h.storeCopy(ctx, d, m, id, kind, opts...)
+// copy is the one way a message leaves its source for another stream:
+// build the copy, store it with a dedupe id (storeCopy), and only then ack
+// the original. A crash between the two redelivers the original, whose
+// re-publish the server drops as a duplicate. beforeAck runs between the
+// two: what it writes (the audit event of a quarantine) exists before the
+// original is gone. It returns false only when the hub stops first.
+func (h *Hub) copy(ctx context.Context, c *hubCopy) bool {
+	c.stored = h.build(c)
+	id := wire.MsgID(c.stream, c.seq, c.kind)
+	if c.d != nil {
+		// The copy, the audit event and the ack may take longer than
+		// AckWait on a busy server: the original stays in progress
+		// meanwhile, or the server would hand it out again behind our back.
+		stop := ejs.KeepAlive(c.d.msg, h.exec.heartbeat)
+		defer stop()
+	}
+	ack, err := h.storeCopy(ctx, c, id)
 	if err != nil {
-		// Only when the hub stops: the message stays in its source.
-		_ = d.msg.NakWithDelay(5 * time.Second)
+		if c.d != nil { // only when the hub stops: the message stays in its source
+			_ = c.d.msg.NakWithDelay(5 * time.Second)
+		}
 		return false
 	}
 	if ack.Duplicate {
 		h.met.duplicates.Inc()
 	}
-	if kind == "poison" && h.hooks.afterQuarantinePublish != nil {
-		h.hooks.afterQuarantinePublish(d.meta.Sequence.Stream)
+	if c.d != nil && c.kind == "poison" && h.hooks.afterQuarantinePublish != nil {
+		h.hooks.afterQuarantinePublish(c.seq)
 	}
-	if beforeAck != nil {
-		beforeAck()
+	if c.beforeAck != nil {
+		c.beforeAck()
+	}
+	if c.d == nil { // the backstop's: the server has already given up on the original
+		return true
 	}
 	// A plain ack: should it be lost, the redelivered original is copied
 	// again under the same id, which the server drops (the duplicate window
 	// is far longer than AckWait), and acked again.
-	if err := d.msg.Ack(); err != nil {
+	if err := c.d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Str("id", id).Msg("ack after copy failed; a redelivery will be deduplicated")
 	}
-	h.forget(d)
+	h.forget(c.d)
 	return true
 }
 
 // quarantine moves a poison message to edi.poison.<stage>, audits it and
 // alerts. The partition moves on.
 func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
-	if d.messageID == "" {
-		d.messageID = peekControlRef(d.msg.Data())
-	}
-	m := h.copyMsg(d, wire.PoisonSubject(v.stage), rec)
-	setPoison(m, v.cause, v.class, v.message, v.stage, v.attempts)
+	c := h.copyOf(d, "poison", wire.PoisonSubject(v.stage), rec)
+	setPoison(c.set, v.cause, v.class, v.message, v.stage, v.attempts)
 	if v.deaths > 0 {
-		m.Header.Set(wire.HdrProcessDeaths, strconv.Itoa(v.deaths))
+		c.set.Set(wire.HdrProcessDeaths, strconv.Itoa(v.deaths))
 	}
 	if last, ok := rec.Last(); ok {
-		m.Header.Set(wire.HdrFingerprint, last.Fingerprint)
-		m.Header.Set(wire.HdrErrorCause, last.Cause)
+		c.set.Set(wire.HdrFingerprint, last.Fingerprint)
+		c.set.Set(wire.HdrErrorCause, last.Cause)
 	}
-	q := poisonCopy{msg: m, stream: d.meta.Stream, seq: d.meta.Sequence.Stream, origStream: d.origStream, origSeq: d.origSeq,
-		partner: d.partner, partition: d.partition, stage: v.stage, cause: v.cause, attempts: v.attempts, message: v.message}
+	q := poisonCopy{hubCopy: c, stage: v.stage, cause: v.cause, attempts: v.attempts, message: v.message}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if !h.publishThenAck(d, m, "poison", func() { h.auditQuarantine(ctx, q) }) {
+	c.beforeAck = func() { h.auditQuarantine(ctx, q) }
+	if !h.copy(h.runCtx, c) {
 		return
 	}
 	h.emit(d, Event{Kind: EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
-		Error: escape.Header(v.message), Subject: m.Subject})
+		Error: escape.Header(v.message), Subject: c.subject})
 	h.met.messages.WithLabelValues(v.stage, "poison").Inc()
 	h.met.attempts.WithLabelValues("poison").Observe(float64(v.attempts))
 	h.processed.Add(1)
@@ -151,26 +198,19 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 // pipeline's own quarantine and the MAX_DELIVERIES backstop share the
 // audit event, the metric, the log line and the alert.
 type poisonCopy struct {
-	msg          *nats.Msg
-	stream       string // where the copied message is stored
-	seq          uint64
-	origStream   string // the interchange's identity across hops
-	origSeq      uint64
-	partner      string // from the stored subject; "" when unknown
-	partition    int
-	stage, cause string
-	attempts     int
-	message      string
-	labels       map[string]string // extra alert labels
+	*hubCopy
+	stage, cause, message string
+	attempts              int
+	labels                map[string]string // extra alert labels
 }
 
-func setPoison(m *nats.Msg, cause, class, message, stage string, attempts int) {
-	m.Header.Set(wire.HdrPoisonCause, cause)
-	m.Header.Set(wire.HdrAttempts, strconv.Itoa(attempts))
-	m.Header.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	m.Header.Set(wire.HdrErrorClass, cmp.Or(class, "crash"))
-	m.Header.Set(wire.HdrErrorMsg, escape.Header(message))
-	m.Header.Set(wire.HdrStage, stage)
+func setPoison(h nats.Header, cause, class, message, stage string, attempts int) {
+	h.Set(wire.HdrPoisonCause, cause)
+	h.Set(wire.HdrAttempts, strconv.Itoa(attempts))
+	h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+	h.Set(wire.HdrErrorClass, cmp.Or(class, "crash"))
+	h.Set(wire.HdrErrorMsg, escape.Header(message))
+	h.Set(wire.HdrStage, stage)
 }
 
 // auditQuarantine appends the quarantine event (deduplicated by the copied
@@ -178,7 +218,7 @@ func setPoison(m *nats.Msg, cause, class, message, stage string, attempts int) {
 func (h *Hub) auditQuarantine(ctx context.Context, q poisonCopy) {
 	_, err := h.audit.Append(ctx, audit.Event{
 		Actor: h.actor, Action: "quarantine", IDs: []string{wire.DefaultPoisonStream + ":" + wire.MsgRef{Stream: q.origStream, Seq: q.origSeq}.String()},
-		Reason: q.cause, PayloadBefore: audit.PayloadHash(q.msg.Data),
+		Reason: q.cause, PayloadBefore: audit.PayloadHash(q.data),
 		Details: map[string]string{"stage": q.stage, "partner": q.partner, "partition": strconv.Itoa(q.partition),
 			"attempts": strconv.Itoa(q.attempts), "error": escape.Header(q.message)},
 	}, wire.MsgID(q.stream, q.seq, "audit-quarantine"))
@@ -208,29 +248,24 @@ func (h *Hub) quarantined(ctx context.Context, q poisonCopy) {
 // deadLetter moves a catalogued failure to edi.<stage>.dlq.<cause>, with a
 // per-message TTL from the cause's retention.
 func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exhausted bool, rec counter.Record) {
-	if d.messageID == "" { // the stage failed before it read the envelope
-		d.messageID = peekControlRef(d.msg.Data())
-	}
-	m := h.copyMsg(d, wire.DLQSubject(o.stage, cause), rec)
-	setFailure(m, o)
-	m.Header.Set(wire.HdrErrorCause, cause)
-	m.Header.Set(wire.HdrAttempts, strconv.Itoa(attempts))
-	m.Header.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	if m.Header.Get(wire.HdrFirstFailedAt) == "" { // failed for the first time just now
-		m.Header.Set(wire.HdrFirstFailedAt, m.Header.Get(wire.HdrDetectedAt))
-	}
+	now := time.Now()
+	c := h.copyOf(d, "dlq", wire.DLQSubject(o.stage, cause), rec)
+	c.firstAt = cmp.Or(c.firstAt, now) // failed for the first time just now
+	setFailure(c.set, o)
+	c.set.Set(wire.HdrErrorCause, cause)
+	c.set.Set(wire.HdrAttempts, strconv.Itoa(attempts))
+	c.set.Set(wire.HdrDetectedAt, now.UTC().Format(time.RFC3339Nano))
 	if exhausted {
-		m.Header.Set(wire.HdrErrorClass, "exhausted")
+		c.set.Set(wire.HdrErrorClass, "exhausted")
 	}
-	var opts []js.PublishOpt
 	if ttl := h.cfg.DLQ.Retention[cause]; ttl > 0 {
-		opts = append(opts, js.WithMsgTTL(ttl))
+		c.opts = append(c.opts, js.WithMsgTTL(ttl))
 	}
-	if !h.publishThenAck(d, m, "dlq", nil, opts...) {
+	if !h.copy(h.runCtx, c) {
 		return
 	}
-	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: m.Header.Get(wire.HdrErrorClass),
-		Cause: cause, Error: escape.Header(o.msg), Subject: m.Subject})
+	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: c.stored.Header.Get(wire.HdrErrorClass),
+		Cause: cause, Error: escape.Header(o.msg), Subject: c.subject})
 	h.met.deadLetters.WithLabelValues(o.stage, cause).Inc()
 	h.deadLettered.Add(1)
 	h.met.messages.WithLabelValues(o.stage, "dead-letter").Inc()
@@ -246,15 +281,13 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record) {
 	delay := h.cfg.Retry.Tiers[tier]
 	id := d.origStream + "-" + strconv.FormatUint(d.origSeq, 10) + "-" + strconv.Itoa(tier+1)
-	m := h.copyMsg(d, wire.RetryScheduleSubject(o.stage, delay, id), rec)
-	setFailure(m, o)
-	m.Header.Set(wire.HdrRetryCount, strconv.Itoa(tier+1))
-	m.Header.Set(wire.HdrRetryTier, wire.TierName(delay))
-	if m.Header.Get(wire.HdrFirstFailedAt) == "" {
-		m.Header.Set(wire.HdrFirstFailedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	}
-	opts := []js.PublishOpt{js.WithScheduleAt(dueAt(time.Now(), delay)), js.WithScheduleTarget(wire.RetryDueSubject(o.stage, delay))}
-	if !h.publishThenAck(d, m, "retry", nil, opts...) {
+	c := h.copyOf(d, "retry", wire.RetryScheduleSubject(o.stage, delay, id), rec)
+	c.firstAt = cmp.Or(c.firstAt, time.Now())
+	c.retryCount = tier + 1
+	setFailure(c.set, o)
+	c.set.Set(wire.HdrRetryTier, wire.TierName(delay))
+	c.opts = []js.PublishOpt{js.WithScheduleAt(dueAt(time.Now(), delay)), js.WithScheduleTarget(wire.RetryDueSubject(o.stage, delay))}
+	if !h.copy(h.runCtx, c) {
 		return
 	}
 	h.emit(d, Event{Kind: EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),

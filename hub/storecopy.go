@@ -21,7 +21,8 @@ const (
 	copyTryTime   = 30 * time.Second
 )
 
-// storeCopy stores a copy (poison, dead letter, retry) and returns its ack.
+// storeCopy stores a copy (poison, dead letter, retry, the backstop's) and
+// returns its ack.
 // A copy the server refuses for what it carries (a header it cannot take,
 // headers over its limit) is stored once more with the hub's own headers
 // only. A store that fails for the environment (disk or stream full, no
@@ -30,13 +31,14 @@ const (
 // never redelivered for it, so a failing store is not taken for a process
 // death. It gives up only when the hub stops (ctx), and then returns the
 // error.
-func (h *Hub) storeCopy(ctx context.Context, d *delivery, m *nats.Msg, id, kind string, opts ...js.PublishOpt) (*js.PubAck, error) {
+func (h *Hub) storeCopy(ctx context.Context, c *hubCopy, id string) (*js.PubAck, error) {
+	m, kind := c.stored, c.kind
 	wait := copyRetryBase
 	for try := 1; ; try++ {
 		// A try is not cut short by shutdown: a message being drained still
 		// gets its copy; only the waits between tries end.
 		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), copyTryTime)
-		ack, err := ejs.Publish(tctx, h.js, m, id, opts...)
+		ack, err := ejs.Publish(tctx, h.js, m, id, c.opts...)
 		cancel()
 		if err == nil {
 			if try > 1 {
@@ -55,9 +57,9 @@ func (h *Hub) storeCopy(ctx context.Context, d *delivery, m *nats.Msg, id, kind 
 		}
 		h.log.Error().Err(err).Str("kind", kind).Int("try", try).Dur("next_in", wait).
 			Msg("could not store the copy; the message stays in its source and the partition waits")
-		h.alerter.Fire(ctx, alert.Alert{Name: "CopyStoreFailing", Severity: "critical", Partner: d.partner,
+		h.alerter.Fire(ctx, alert.Alert{Name: "CopyStoreFailing", Severity: "critical", Partner: c.partner,
 			Summary: "a " + kind + " copy cannot be stored (" + escape.Header(err.Error()) + "); the partition waits and retries",
-			Labels:  map[string]string{"kind": kind, "stream": d.meta.Stream}})
+			Labels:  map[string]string{"kind": kind, "stream": c.stream}})
 		select {
 		case <-ctx.Done():
 			return nil, err
