@@ -18,25 +18,23 @@ import (
 // others back while it runs. If the process dies then, the death is its
 // own. The cost is paid only after a crash; the happy path takes a shared
 // lock (a few nanoseconds) and writes nothing.
+//
+// The lock is sync.RWMutex, whose Lock is writer-preferring: once a
+// suspect waits, new healthy messages wait behind it, so that on many busy
+// partitions the handlers in flight drain and the suspect gets its turn.
 type gate struct{ mu sync.RWMutex }
 
 // enter waits for the gate, sending progress while it waits so that the
 // server does not redeliver the waiting message, and returns the function
 // that leaves it (safe to call more than once, from any goroutine).
 func (g *gate) enter(solo bool, heartbeat time.Duration, inProgress func()) (leave func()) {
-	try, unlock := g.mu.TryRLock, g.mu.RUnlock
+	try, lock, unlock := g.mu.TryRLock, g.mu.RLock, g.mu.RUnlock
 	if solo {
-		try, unlock = g.mu.TryLock, g.mu.Unlock
+		try, lock, unlock = g.mu.TryLock, g.mu.Lock, g.mu.Unlock
 	}
-	if !try() {
-		// RWMutex has no timed lock: poll it, with the one heartbeat loop
-		// sending progress meanwhile.
+	if !try() { // the happy path starts no heartbeat
 		stop := ejs.KeepAlive(ejs.ProgressFunc(inProgress), heartbeat)
-		poll := time.NewTicker(2 * time.Millisecond)
-		for !try() {
-			<-poll.C
-		}
-		poll.Stop()
+		lock()
 		stop()
 	}
 	var once sync.Once

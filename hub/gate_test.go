@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,17 +39,62 @@ func TestGateSuspectRunsAlone(t *testing.T) {
 	leaveSuspect := <-suspectLeft
 
 	var healthyIn atomic.Bool
+	var waiting atomic.Int32
 	done := make(chan struct{})
 	go func() {
-		leave := g.enter(false, time.Hour, func() {})
+		leave := g.enter(false, 5*time.Millisecond, func() { waiting.Add(1) })
 		healthyIn.Store(true)
 		leave()
 		close(done)
 	}()
-	time.Sleep(50 * time.Millisecond) // give a wrong gate the chance to let it in
+	// Progress comes only from a message that could not enter.
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return waiting.Load() >= 2 }, "the healthy message neither waits nor says so")
 	if healthyIn.Load() {
 		t.Fatal("a healthy message entered while the suspect ran alone")
 	}
 	leaveSuspect()
 	<-done
+}
+
+// Under sustained load on many partitions (there is nearly always a
+// healthy message in flight) a suspect still gets the gate: once it waits,
+// new healthy messages wait behind it, so the ones in flight drain.
+func TestGateSuspectIsNotStarvedUnderLoad(t *testing.T) {
+	var g gate
+	var inside atomic.Int32
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 64 { // partitions
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				leave := g.enter(false, time.Hour, func() {})
+				inside.Add(1)
+				time.Sleep(time.Millisecond) // the handler's work
+				inside.Add(-1)
+				leave()
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	jetstreamtest.Eventually(t, 5*time.Second, func() bool { return inside.Load() > 1 }, "no load")
+	for i := range 20 {
+		start := time.Now()
+		entered := make(chan func())
+		go func() { entered <- g.enter(true, time.Hour, func() {}) }()
+		select {
+		case leave := <-entered:
+			if n := inside.Load(); n != 0 {
+				t.Fatalf("suspect %d runs with %d healthy messages in flight", i, n)
+			}
+			leave()
+		case <-time.After(10 * time.Second):
+			t.Fatalf("suspect %d did not get the gate in 10s under load", i)
+		}
+		t.Logf("suspect %d waited %v", i, time.Since(start))
+	}
 }
