@@ -280,23 +280,25 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}()
 	}
+	// A failed start stops what it started before it returns.
+	failed := func(err error) error { cancel(); wg.Wait(); return err }
 	for p := 0; p < h.cfg.Partitions; p++ {
 		src, err := h.partitionSource(ctx, p)
 		if err != nil {
-			return err
+			return failed(err)
 		}
 		start(src.name, src.run)
 	}
 	for i, st := range h.stages {
 		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions+i)
 		if err != nil {
-			return err
+			return failed(err)
 		}
 		start(src.name, src.run)
 	}
-	stray, serr := h.straySource(ctx)
-	if serr != nil {
-		return serr
+	stray, err := h.straySource(ctx)
+	if err != nil {
+		return failed(err)
 	}
 	start(stray.name, stray.run)
 	start("advisories", h.singleton(wire.LeaseAdvisories, unfenced(h.watchAdvisories)))
@@ -307,7 +309,6 @@ func (h *Hub) Run(ctx context.Context) error {
 	h.ready.Store(true)
 	h.log.Info().Int("partitions", h.cfg.Partitions).Strs("stages", h.stageNames()).Msg("hub running")
 
-	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
