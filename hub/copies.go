@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
-	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/audit"
@@ -51,7 +49,7 @@ type hubCopy struct {
 // copyOf is a copy of the delivery's payload for subject.
 func (h *Hub) copyOf(d *delivery, kind, subject string, rec counter.Record) *hubCopy {
 	if d.messageID == "" { // the stage failed before it read the envelope
-		d.messageID = peekControlRef(d.msg.Data())
+		d.messageID = h.controlRef(d.msg.Data())
 	}
 	topic := d.origTopic
 	if topic == "" && d.partner != "" {
@@ -296,23 +294,14 @@ func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record
 	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
 }
 
-// peekControlRef reads only the interchange header of a payload to name
-// the interchange on a quarantine copy. It reads at most two segments of
-// bounded size, so a hostile payload cannot make it expensive.
-func peekControlRef(data []byte) string {
-	r := edifact.NewReader(bytes.NewReader(data))
-	r.MaxSegmentLen = 4096
-	r.MaxElementLen = 512
-	for i := 0; i < 2; i++ {
-		seg, err := r.Read()
-		if err != nil {
-			return ""
-		}
-		switch seg.Tag {
-		case "UNB":
-			return seg.Value(5, 1)
-		case "ISA":
-			return seg.Value(13, 1)
+// controlRef names the interchange in a payload by the first stage that
+// can (Stage.ControlRef); "" when none can.
+func (h *Hub) controlRef(data []byte) string {
+	for _, st := range h.stages {
+		if st.ControlRef != nil {
+			if ref := st.ControlRef(data); ref != "" {
+				return ref
+			}
 		}
 	}
 	return ""

@@ -65,6 +65,11 @@ type Handler func(ctx context.Context, m *Message) error
 type Stage struct {
 	Name   string
 	Handle Handler
+	// ControlRef, when set, names the interchange in a payload (its control
+	// reference) for a copy made before or without the stage reading it: a
+	// quarantine, a failure before the envelope. It must be cheap and
+	// bounded on hostile input. Nil: the stage names none.
+	ControlRef func(payload []byte) string
 }
 
 // Middleware wraps a handler (the drill uses it).

@@ -266,3 +266,16 @@ func withSolo(r counter.Record, runs int) counter.Record {
 	r.SoloRuns += runs
 	return r
 }
+
+// A quarantine copy names its interchange by the stage's ControlRef when
+// the stage never read it (it panicked first).
+func TestQuarantineCopyNamesTheInterchangeByTheStage(t *testing.T) {
+	stage := echoStage("parse", func(*Message) error { panic("boom") })
+	stage.ControlRef = func(p []byte) string { return "REF-" + string(p) }
+	env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", fastConfig(), []Stage{stage}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "9", nil)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "POISON") == 1 })
+	if got := jetstreamtest.StreamMsgs(t, env.js, "POISON")[0].Header.Get(wire.HdrMessageID); got != "REF-9" {
+		t.Fatalf("x-message-id %q, want REF-9", got)
+	}
+}

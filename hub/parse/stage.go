@@ -34,7 +34,7 @@ func Stage(cfg hub.EDIFACTConfig, led Ledger) hub.Stage {
 func StageWith(cfg hub.EDIFACTConfig, led Ledger, ags Agreements) hub.Stage {
 	p := &parser{cfg: cfg, led: led, ags: ags}
 	if ags == nil {
-		return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
+		return hub.Stage{Name: "parse", ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
 			_, keys, err := p.parse(ctx, m)
 			if err == nil {
 				commitOnSuccess(led, m, keys)
@@ -42,7 +42,7 @@ func StageWith(cfg hub.EDIFACTConfig, led Ledger, ags Agreements) hub.Stage {
 			return err
 		}}
 	}
-	return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
+	return hub.Stage{Name: "parse", ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
 		doc, keys, err := p.parse(ctx, m)
 		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
