@@ -80,7 +80,7 @@ func TestTieredRetryHealsAtTier2(t *testing.T) {
 		t.Fatalf("the partition did not move on: %q", m.Data)
 	}
 	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "PARSED") == 2 })
-	time.Sleep(500 * time.Millisecond) // a duplicate would show up now
+	jetstreamtest.Settle(t, env.js, 10*time.Second, "INGEST", "RETRY", "PARSED") // a duplicate would be stored by now
 	var flaky int
 	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "PARSED") {
 		if string(m.Data) == "flaky" {
