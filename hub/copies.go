@@ -22,28 +22,24 @@ import (
 // dead-letter or retry copy, or the backstop's of a message a consumer
 // gave up on. Every copy is built, stored and acked by copy.
 type hubCopy struct {
-	kind    string // poison, dlq, retry: the dedupe id's suffix and the metric label
-	subject string
-	header  nats.Header // the original's headers
-	data    []byte
-	// producers: header is a producer's (cleaned before it travels), not
-	// the hub's own from the hop before.
-	producers  bool
-	stream     string // where the copied message is stored
-	seq        uint64
-	origStream string // the interchange's identity across hops
-	origSeq    uint64
-	origTopic  string
-	partner    string // from a stored subject, never a header; "" when unknown
-	partition  int
-	messageID  string
-	retryCount int
-	firstAt    time.Time
-	set        nats.Header // the kind's own headers, over the ones above
-	opts       []js.PublishOpt
-	d          *delivery // acked once the copy is stored; nil: nothing to ack
-	beforeAck  func()    // what must exist before the original is gone (an audit event)
-	stored     *nats.Msg // the copy as stored
+	kind, subject string // kind: poison, dlq, retry (the dedupe id's suffix, the metric label)
+	header        nats.Header
+	data          []byte
+	producers     bool   // header is a producer's (cleaned), not the hub's own from the hop before
+	stream        string // where the copied message is stored
+	seq           uint64
+	// The interchange's identity across hops; partner from a stored
+	// subject, never a header ("" when unknown).
+	origStream, origTopic, partner, messageID string
+	origSeq                                   uint64
+	partition, retryCount                     int
+	firstAt                                   time.Time
+
+	set       nats.Header // the kind's own headers, over the ones above
+	opts      []js.PublishOpt
+	d         *delivery // acked once the copy is stored; nil: nothing to ack
+	beforeAck func()    // what must exist before the original is gone
+	stored    *nats.Msg
 }
 
 // copyOf is a copy of the delivery's payload for subject.

@@ -40,18 +40,12 @@ type facts struct {
 
 // policy is the part of the configuration decide reads.
 type policy struct {
-	threshold   int // failed or unexplained attempts that make a message poison
-	maxAttempts int // strict in-place attempts before a transient failure is dead-lettered
-	tiers       int
-	tiered      func(stage string) bool
-	firstStage  string
+	Attempts   AttemptConfig
+	Retry      RetryConfig
+	firstStage string
 }
 
-func (h *Hub) policy() policy {
-	r := h.cfg.Retry
-	return policy{threshold: h.cfg.Attempts.Threshold, maxAttempts: r.MaxAttempts, tiers: len(r.Tiers),
-		tiered: func(st string) bool { return r.modeOf(st) == ModeTiered }, firstStage: h.stages[0].Name}
-}
+func (h *Hub) policy() policy { return policy{h.cfg.Attempts, h.cfg.Retry, h.stages[0].Name} }
 
 // decision is decide's answer. v says why a message is poison (and whether
 // it runs alone); cause, attempts and exhausted head a dead letter.
@@ -73,7 +67,7 @@ func decide(f facts, p policy) decision {
 	case f.stray || f.unbound:
 		return decision{do: actDeadLetter, cause: wire.CauseUnknown, attempts: 1}
 	case !f.ran:
-		v := checkAttempts(f.delivered, f.rec, p.threshold)
+		v := checkAttempts(f.delivered, f.rec, p.Attempts.Threshold)
 		if v.poison {
 			if v.stage == "" {
 				v.stage = p.firstStage
@@ -97,29 +91,26 @@ func decide(f facts, p policy) decision {
 	// history in headers: no attempt record (two fsyncs saved).
 	switch {
 	case o.failure.Class == Permanent:
-		d.do = actDeadLetter
-		return d
-	case o.failure.Class == Transient && p.tiered(o.stage):
-		d.do, d.exhausted = actRetryTier, f.retryCount >= p.tiers
-		if d.exhausted {
-			d.do = actDeadLetter
-		}
-		return d
+		return d.to(actDeadLetter, false)
+	case o.failure.Class == Transient && p.Retry.modeOf(o.stage) == ModeTiered:
+		return d.to(actRetryTier, f.retryCount >= len(p.Retry.Tiers))
 	case !f.counted:
-		d.do = actCount
-		return d
-	}
-	if onPoisonPath(f.rec) {
-		// Retried in place until the attempt check says poison.
-		if v := checkAttempts(f.delivered+1, f.rec, p.threshold); v.poison {
+		return d.to(actCount, false)
+	case onPoisonPath(f.rec): // retried in place until the attempt check says poison
+		if v := checkAttempts(f.delivered+1, f.rec, p.Attempts.Threshold); v.poison {
 			v.stage = o.stage
 			return decision{do: actQuarantine, v: v}
 		}
-		d.do = actRetryInPlace
-		return d
+		return d.to(actRetryInPlace, false)
 	}
-	d.do, d.exhausted = actRetryInPlace, d.attempts >= p.maxAttempts // strict transient, or varying unclassified
-	if d.exhausted {
+	return d.to(actRetryInPlace, d.attempts >= p.Retry.MaxAttempts) // strict transient, or varying unclassified
+}
+
+// to is d going to do, or to the DLQ of its cause when its retries are
+// exhausted.
+func (d decision) to(do action, exhausted bool) decision {
+	d.do, d.exhausted = do, exhausted
+	if exhausted {
 		d.do = actDeadLetter
 	}
 	return d

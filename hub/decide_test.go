@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/wire"
@@ -13,8 +14,8 @@ import (
 // failure that keeps the message in its source is counted and decided
 // again; path lists each answer.
 func TestDecide(t *testing.T) {
-	p := policy{threshold: 3, maxAttempts: 4, tiers: 2, firstStage: "parse",
-		tiered: func(st string) bool { return st == "tiered" }}
+	p := policy{Attempts: AttemptConfig{Threshold: 3}, firstStage: "parse", Retry: RetryConfig{Mode: ModeStrict, MaxAttempts: 4,
+		Tiers: []time.Duration{time.Second, time.Minute}, StageModes: map[string]string{"tiered": ModeTiered}}}
 	errX := errors.New("x")
 	fail := func(stage string, err error) outcome { return failedOutcome(stage, err) }
 	ran := func(o outcome, attempts int, rec counter.Record) facts {
