@@ -94,8 +94,6 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
-	// The happy path reads the store (cheap, no write) because a record
-	// may exist from before a consumer was re-created.
 	f := facts{delivered: md.NumDelivered, stray: s.stray, retryCount: d.retryCount}
 	if s.stray {
 		err := fmt.Errorf("published to the literal subject %q: it names no partner, so no partition reads it", escape.Header(msg.Subject()))
@@ -107,6 +105,8 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		}
 	}
 	if !f.stray && !f.unbound {
+		// The happy path reads the store (cheap, no write) because a record
+		// may exist from before a consumer was re-created.
 		rec, err := h.store.Get(d.key)
 		if err != nil {
 			h.met.counterErrors.Inc()
