@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"io"
 	"os"
 	"slices"
@@ -151,9 +152,7 @@ func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList,
 	}
 	// Both sides run in this process, under the collector settings serve
 	// uses by default.
-	var rt runtimeConfig
-	rt.setDefaults()
-	gc := rt.apply(e.getenv)
+	gc := app.RuntimeConfig{GCPercent: app.DefaultGCPercent}.Apply(e.getenv)
 	all := parseClasses(n)
 	var classes []parseClass
 	for _, name := range strings.Split(classList, ",") {

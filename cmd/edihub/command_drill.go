@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"regexp"
 	"slices"
 	"strconv"
@@ -66,7 +67,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*config)
+	cfg, err := app.LoadConfig(*config)
 	if err != nil {
 		return usageErr("%v", err)
 	}
