@@ -45,6 +45,8 @@ var allowedDeps = map[string][]string{
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
 	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
@@ -53,7 +55,7 @@ var allowedDeps = map[string][]string{
 }
 
 // testKits may be imported by tests only.
-var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "internal/testcert"}
+var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "app/apptest", "internal/testcert"}
 
 type listedPackage struct {
 	ImportPath string

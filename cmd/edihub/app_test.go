@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/app/apptest"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
@@ -20,56 +21,18 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// startApp runs the application in-process as serve runs it: embedded
-// NATS on a free port, HTTP on a free port, data in a temp folder, signed
-// with testAuditKey, without the sandbox worker (tests start forensics
-// themselves). mod changes the configuration, env the host's side (nil:
-// defaults). It stops when the test ends.
+// startApp runs the application in-process (apptest.Run), its audit
+// events and copies signed with testAuditKey.
 func startApp(t *testing.T, mod func(*app.Config), env *app.Env) *app.App {
 	t.Helper()
-	cfg := app.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.NATS.Listen = "127.0.0.1:-1"
-	cfg.HTTP.Listen = "127.0.0.1:0"
-	off := false
-	cfg.Sandbox.Enabled = &off
-	if mod != nil {
-		mod(&cfg)
-	}
 	var e app.Env
 	if env != nil {
 		e = *env
 	}
-	if e.Logger == nil {
-		log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-		e.Logger = &log
-	}
 	if e.Getenv == nil {
 		e.Getenv = func(k string) string { return map[string]string{audit.KeyEnv: testAuditKey}[k] }
 	}
-	e.OnFatal = func(reason string) { t.Errorf("the hub asked for a restart: %s", reason) }
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	a, err := app.New(ctx, &cfg, &e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(rctx) }()
-	t.Cleanup(func() {
-		stop()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("app stopped with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("app did not stop within 30s")
-		}
-	})
-	jetstreamtest.Eventually(t, 10*time.Second, a.Hub().Ready, "app not ready")
-	return a
+	return apptest.Run(t, mod, &e)
 }
 
 // The application in-process, as serve runs it: an interchange published
