@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -66,9 +65,9 @@ func await(futures ...jetstream.PubAckFuture) error {
 	return nil
 }
 
-// BenchmarkRecord compares the stores side by side with 8 writers; the
-// pipeline cases add one PARSED output per interchange, stored before the
-// ledger is recorded (bbolt) or published with it and awaited once (KV).
+// BenchmarkRecord measures the KV ledger with 8 writers; the pipeline
+// cases add one PARSED output per interchange, published with the ledger's
+// entry and awaited once, beside the output alone (the plain alternative).
 //
 //	go test -run '^$' -bench 'Record/(kv|pipeline)/(Commit|output$|output\+)' -benchtime 20000x ./ledger/
 func BenchmarkRecord(b *testing.B) {
@@ -78,11 +77,6 @@ func BenchmarkRecord(b *testing.B) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "PARSED", Subjects: []string{"parsed.>"}}); err != nil {
 		b.Fatal(err)
 	}
-	bolt, err := Open(filepath.Join(b.TempDir(), "ledger.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer bolt.Close()
 	kv, err := OpenKV(ctx, js, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -96,21 +90,6 @@ func BenchmarkRecord(b *testing.B) {
 		return js.PublishMsgAsync(&nats.Msg{Subject: fmt.Sprint("parsed.p", i%writers), Data: output})
 	}
 
-	b.Run("bolt/Record", func(b *testing.B) {
-		runWriters(b, func(i int64) error { return bolt.Record(key(i)) })
-	})
-	// bbolt's batch defaults (1000 writes or 10 ms) make each round of 8
-	// wait 10 ms; the counter store sizes them to its writers. Measured
-	// too, to tell the batch delay from the fsync.
-	tuned, err := Open(filepath.Join(b.TempDir(), "tuned.db"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tuned.Close()
-	tuned.db.MaxBatchSize, tuned.db.MaxBatchDelay = writers, 2*time.Millisecond
-	b.Run("bolt/Record-batch8", func(b *testing.B) {
-		runWriters(b, func(i int64) error { return tuned.Record(key(i)) })
-	})
 	b.Run("kv/Record", func(b *testing.B) {
 		runWriters(b, func(i int64) error { return kv.Record(key(i)) })
 	})
@@ -132,18 +111,6 @@ func BenchmarkRecord(b *testing.B) {
 				return err
 			}
 			return await(f)
-		})
-	})
-	b.Run("pipeline/output-then-bolt", func(b *testing.B) {
-		runWriters(b, func(i int64) error {
-			f, err := publishOutput(i)
-			if err != nil {
-				return err
-			}
-			if err := await(f); err != nil {
-				return err
-			}
-			return bolt.Record(key(i))
 		})
 	})
 	b.Run("pipeline/output+kv-commit", func(b *testing.B) {

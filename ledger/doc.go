@@ -38,8 +38,8 @@
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a
 //     migrated bbolt ledger becomes; the index reads them too.
 //
-//   - Store, the bbolt file of earlier versions, kept for single binaries
-//     and as the source of the migration. Purge removes expired entries.
+//   - the bbolt file of earlier versions (ledger.db) is only read, by the
+//     migration.
 //
 // Migration: MigrateBolt(path, kv) copies every unexpired entry of an old
 // ledger.db into the bucket with its original time and its remaining TTL,
@@ -55,8 +55,7 @@
 // in the future, a lookup that misses the partner's key also tries the
 // partner-less one, so an interchange recorded before the upgrade is still
 // a duplicate for whichever partner sends it again. The index reads the
-// flag like any entry, so a migration by another hub is noticed. The
-// bbolt Store does the same fallback in its file.
+// flag like any entry, so a migration by another hub is noticed.
 //
 // Each record names the message that recorded it (Commit, Duplicate):
 // the same message delivered again after a partial failure is not its own
@@ -64,5 +63,5 @@
 //
 // The package imports nothing of this module (nats.go's jetstream only; its
 // tests use jetstream/jetstreamtest). hub.LedgerKey is ledger.Key, and
-// *KVStore is the hub's Ledger; serve runs MigrateBolt once at start.
+// *KVStore is the hub's Ledger; app.New runs MigrateBolt once at start.
 package ledger

@@ -92,8 +92,8 @@ func partnerPrefix(partner string) string {
 	return kvPrefix + hex.EncodeToString(sum[:8]) + "."
 }
 
-// Ledger is what both stores do; the hub's parse stage needs Seen and
-// Record, the serve command the rest.
+// Ledger is what the store does; the hub's parse stage needs Seen and
+// Record, the application the rest.
 type Ledger interface {
 	// Seen reports whether k was recorded within the TTL.
 	Seen(k Key) (bool, error)
@@ -110,7 +110,4 @@ type Ledger interface {
 	Close() error
 }
 
-var (
-	_ Ledger = (*Store)(nil)
-	_ Ledger = (*KVStore)(nil)
-)
+var _ Ledger = (*KVStore)(nil)

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,18 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	bolt "go.etcd.io/bbolt"
 )
+
+// The bbolt ledger of before (ledger.db, read only by MigrateBolt): one
+// bucket of keys (Key.bytes, or Key.legacyBytes for entries written
+// before keys had a partner) to the time recorded, big-endian UnixNano.
+var bucket = []byte("interchanges")
+
+func decodeTime(v []byte) (time.Time, error) {
+	if len(v) != 8 {
+		return time.Time{}, errors.New("ledger entry is not a timestamp")
+	}
+	return time.Unix(0, int64(binary.BigEndian.Uint64(v))), nil
+}
 
 // migrateWindow is how many publishes the migration keeps in flight.
 const migrateWindow = 1000

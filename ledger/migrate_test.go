@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
@@ -17,29 +15,14 @@ func TestMigrateBolt(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ledger.db")
 	now := time.Now()
-	c := &clock{t: now.Add(-90 * time.Minute)}
-	old, err := Open(path, &Options{TTL: time.Hour, Now: c.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	expired := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "EXPIRED"}
-	if err := old.Record(expired); err != nil { // 90 min ago: past the hour
-		t.Fatal(err)
-	}
-	c.Add(60 * time.Minute)
 	keyed := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "KEYED"}
-	if err := old.Record(keyed); err != nil { // 30 min ago
-		t.Fatal(err)
-	}
 	legacy := Key{Sender: "S", Recipient: "R", ControlRef: "LEGACY"} // written before partners
-	if err := old.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucket).Put(legacy.legacyBytes(), encodeTime(now.Add(-10*time.Minute)))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := old.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeBoltLedger(t, path, map[string]time.Time{
+		string(expired.bytes()):      now.Add(-90 * time.Minute), // past the hour
+		string(keyed.bytes()):        now.Add(-30 * time.Minute),
+		string(legacy.legacyBytes()): now.Add(-10 * time.Minute),
+	})
 
 	srv := jetstreamtest.StartServer(t, nil)
 	_, js := jetstreamtest.Connect(t, srv.URL)
@@ -91,15 +74,8 @@ func TestMigrateBolt(t *testing.T) {
 func TestMigrateKeepsNewerBucketEntry(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.db")
 	now := time.Now()
-	old, err := Open(path, &Options{TTL: time.Hour, Now: func() time.Time { return now.Add(-20 * time.Minute) }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	k := Key{Partner: "p", Sender: "S", Recipient: "R", ControlRef: "BOTH"}
-	if err := old.Record(k); err != nil {
-		t.Fatal(err)
-	}
-	old.Close()
+	writeBoltLedger(t, path, map[string]time.Time{string(k.bytes()): now.Add(-20 * time.Minute)})
 	srv := jetstreamtest.StartServer(t, nil)
 	_, js := jetstreamtest.Connect(t, srv.URL)
 	kv := openKV(t, js, &KVOptions{TTL: time.Hour})

@@ -14,9 +14,9 @@ const module = "github.com/edihub/edihub"
 // allowedDeps says which packages of this module each package may depend
 // on, directly or through others. Imports point one way:
 //
-//	cmd → hub/api → hub/ops ─┐
-//	      hub/forensics ─────┼→ hub/parse → hub → hub/leakprobe → hub/alert
-//	      bridge ────────────┘                  └→ hub/audit → leaves
+//	cmd → app → hub/api → hub/ops ─┐
+//	            hub/forensics ─────┼→ hub/parse → hub → hub/leakprobe → hub/alert
+//	            bridge ────────────┘                  └→ hub/audit → leaves
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
 //
@@ -43,15 +43,19 @@ var allowedDeps = map[string][]string{
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
-	"cmd/edihub":                     nil, // the binary wires everything
-	"test":                           nil,
-	"jetstream/jetstreamtest":        {"jetstream", "wire"},
-	"internal/testcert":              {},
-	"hub/hubtest":                    {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
+	"cmd/edihub":              nil, // the binary: flags, output and app
+	"test":                    nil,
+	"jetstream/jetstreamtest": {"jetstream", "wire"},
+	"internal/testcert":       {},
+	"hub/hubtest":             {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.
-var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "internal/testcert"}
+var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "app/apptest", "internal/testcert"}
 
 type listedPackage struct {
 	ImportPath string

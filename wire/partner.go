@@ -77,9 +77,6 @@ func OutboundSubject(partner, typ string) string {
 	return outboundPrefix + partner + "." + SubjectToken(typ)
 }
 
-// OutboundFilter selects one partner's acknowledgements.
-func OutboundFilter(partner string) string { return outboundPrefix + partner + ".>" }
-
 // AckMsgID is the Nats-Msg-Id of acknowledgement i of INGEST message
 // origin (STREAM:SEQ): a redelivered interchange acknowledges once.
 func AckMsgID(origin string, i int) string {

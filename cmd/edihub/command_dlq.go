@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"io"
 	"os/user"
 	"sort"
@@ -16,13 +17,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
-	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
-	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -104,7 +102,7 @@ func (f *opsFlags) connect(e *env, client string) (*session, error) {
 // connectAs: appends says whether the session will append audit events
 // (warn when there is no key) or only read and verify them.
 func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, error) {
-	cfg, err := loadConfig(f.config)
+	cfg, err := app.LoadConfig(f.config)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -121,21 +119,10 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 	if actor == "" {
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
-	o := ops.OpsOptions{
-		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Actor: actor,
-		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(), Replicas: cfg.NATS.Replicas,
-	}
-	if !cfg.Ledger.Disabled {
-		bctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if led, err := ledger.BindKV(bctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL}); err == nil {
-			o.Grants = led // forced replays record their grant here
-		}
-		cancel()
-	}
-	o.Replayed = notePoisonReplays(j, cfg.Sandbox, actor, func(err error) {
-		fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error())))
+	ops, err := app.OpenOps(context.Background(), j, cfg, &app.OpsOptions{
+		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Now: opsClock.now, Sleep: opsClock.sleep,
+		Warn: func(err error) { fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error()))) },
 	})
-	ops, err := ops.NewOps(o)
 	if err != nil {
 		nc.Close()
 		return nil, failedErr("%v", err)
@@ -144,25 +131,6 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 }
 
 func (s *session) close() { s.nc.Close() }
-
-// notePoisonReplays is the ops.OpsOptions.Replayed hook that notes a
-// replayed quarantined message on its forensic ticket, so that poison ls
-// says "replayed as INGEST:n" rather than "copy gone". The API's ops (in
-// serve) take the same hook.
-func notePoisonReplays(j js.JetStream, sc forensics.Config, actor string, warn func(error)) func(context.Context, string, ops.ReplayItem) {
-	return func(ctx context.Context, kind string, it ops.ReplayItem) {
-		if kind != wire.KindPoison {
-			return
-		}
-		st, err := forensics.OpenStore(ctx, j, sc, false)
-		if err == nil {
-			err = st.NoteReplayed(ctx, it.ID, it.NewID, actor)
-		}
-		if err != nil {
-			warn(fmt.Errorf("%s replayed, but its forensic ticket does not say so: %w", it.ID, err))
-		}
-	}
-}
 
 // osUserName is the login name when $USER is unset (containers, cron).
 func osUserName() string {

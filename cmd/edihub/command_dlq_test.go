@@ -15,23 +15,20 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/app"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
-	"github.com/edihub/edihub/hub/parse"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
 
-// dlqHub is a real embedded server, a real hub with the parse stage and a
-// real KV ledger (wired as serve wires it), and a validate stage that
-// fails with a business error while failValidate is set.
+// dlqHub is the application run in-process (app.New, as serve runs it):
+// a real embedded server, the parse stage with a real KV ledger, and a
+// validate stage after it that fails with a business error while
+// failValidate is set.
 type dlqHub struct {
 	url          string
 	js           js.JetStream
@@ -41,20 +38,6 @@ type dlqHub struct {
 
 func startDLQHub(t *testing.T) *dlqHub {
 	t.Helper()
-	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
-	nc, j, err := ejs.Connect(srv.ClientURL(), "dlq-test-hub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	store, err := counter.Open(filepath.Join(dir, "counter.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	led, err := ledger.OpenKV(context.Background(), j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fail := &atomic.Bool{}
 	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
 		if fail.Load() {
@@ -62,20 +45,13 @@ func startDLQHub(t *testing.T) *dlqHub {
 		}
 		return nil
 	}}
-	cfg := hub.Config{Partitions: 2}
-	cfg.Attempts.AckWait = time.Second
-	cfg.DuplicateWindow = time.Minute
-	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led), validate},
-		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = h.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done; nc.Close(); store.Close(); led.Close() })
-	jetstreamtest.Eventually(t, 10*time.Second, h.Ready)
-	return &dlqHub{url: srv.ClientURL(), js: j, failValidate: fail, ledger: led}
+	a := startApp(t, func(c *app.Config) {
+		c.Hub.Partitions = 2
+		c.Hub.Attempts.AckWait = time.Second
+		c.Hub.DuplicateWindow = time.Minute
+	}, &app.Env{Stages: []hub.Stage{validate}})
+	_, j := jetstreamtest.Connect(t, a.NATSURL())
+	return &dlqHub{url: a.NATSURL(), js: j, failValidate: fail, ledger: a.Ledger()}
 }
 
 func (d *dlqHub) publish(t *testing.T, partner, data string) {

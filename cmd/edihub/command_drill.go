@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"regexp"
 	"slices"
 	"strconv"
@@ -66,7 +67,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := loadConfig(*config)
+	cfg, err := app.LoadConfig(*config)
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -214,7 +215,7 @@ func orNot(s, def string) string {
 // drill the hub (and its embedded server) may be down between restarts.
 // The dedupe id makes a retried publish land once.
 func publishInterchange(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
-	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Header: h, Data: sampleInterchange(ref, 2)}
+	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Header: h, Data: app.SampleInterchange(ref, 2)}
 	var lastErr error
 	for ctx.Err() == nil {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"io"
 	"os"
 	"strings"
@@ -55,12 +56,12 @@ func runPartner(ctx context.Context, e *env, args []string) error {
 }
 
 // loadPartners reads the config and its profiles, as serve does.
-func loadPartners(path string) (fileConfig, *partner.Registry, error) {
-	cfg, err := loadConfig(path)
+func loadPartners(path string) (*app.Config, *partner.Registry, error) {
+	cfg, err := app.LoadConfig(path)
 	if err != nil {
 		return cfg, nil, usageErr("%v", err)
 	}
-	if err := cfg.complete(); err != nil {
+	if err := cfg.Complete(); err != nil {
 		return cfg, nil, usageErr("%v", err)
 	}
 	r, err := partner.New(cfg.Partners, nil)

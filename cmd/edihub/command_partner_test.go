@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
@@ -93,17 +93,18 @@ func TestSendSignKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := hubtest.Run(t, nil)
-	sub, err := env.NC.SubscribeSync(wire.IngestWildcard)
+	a := startApp(t, nil, nil)
+	nc, _ := jetstreamtest.Connect(t, a.NATSURL())
+	sub, err := nc.SubscribeSync(wire.IngestWildcard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The server must have the subscription before send publishes from
 	// its own connection, or the message passes by (seen under load).
-	if err := env.NC.Flush(); err != nil {
+	if err := nc.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if out, errOut, code := runCmd(t, "send", "--server", env.URL, "--partner", "ACME", "--sign-key", keyFile, invoice); code != exitOK {
+	if out, errOut, code := runCmd(t, "send", "--server", a.NATSURL(), "--partner", "ACME", "--sign-key", keyFile, invoice); code != exitOK {
 		t.Fatalf("send: %d %q %q", code, out, errOut)
 	}
 	m, err := sub.NextMsg(5 * time.Second)
@@ -115,7 +116,7 @@ func TestSendSignKey(t *testing.T) {
 	if m.Header.Get(wire.HdrSignature) != h.Get(wire.HdrSignature) || m.Header.Get(wire.HdrSignatureKey) != "k1" {
 		t.Fatalf("the published message is not signed: %v", m.Header)
 	}
-	if _, errOut, code := runCmd(t, "send", "--server", env.URL, "--partner", "ACME", "--sign-key", "/nonexistent/k", invoice); code != exitUsage || !strings.Contains(errOut, "keygen") {
+	if _, errOut, code := runCmd(t, "send", "--server", a.NATSURL(), "--partner", "ACME", "--sign-key", "/nonexistent/k", invoice); code != exitUsage || !strings.Contains(errOut, "keygen") {
 		t.Fatalf("a missing key file: %d %q", code, errOut)
 	}
 }

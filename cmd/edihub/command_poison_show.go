@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"io"
 	"sort"
 	"strings"
@@ -115,7 +116,7 @@ func block(w io.Writer, title, text string, max int) {
 
 func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) error {
 	f, err := forensics.New(forensics.Options{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Hub.EDIFACT,
-		Logger: quietLogger(p.e), Actor: actorName("edihub-poison"), Keyring: p.keys})
+		Logger: quietLogger(p.e), Actor: app.ActorName("edihub-poison"), Keyring: p.keys})
 	if err != nil {
 		return usageErr("%v", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/app"
 	"io"
 	"net"
 	"net/http"
@@ -110,7 +111,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 		defer srv.Close()
 	}
 	f, err := forensics.New(forensics.Options{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Hub.EDIFACT,
-		Logger: log, Registry: reg, Actor: actorName("edihub-sandbox"), Keyring: keys})
+		Logger: log, Registry: reg, Actor: app.ActorName("edihub-sandbox"), Keyring: keys})
 	if err != nil {
 		return usageErr("%v", err)
 	}

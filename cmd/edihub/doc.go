@@ -4,5 +4,7 @@
 //	edihub send FILE...     publish interchanges
 //	edihub edifact check    check interchanges offline
 //
-// See README.md for the full list.
+// See README.md for the full list. The application itself is package app:
+// serve turns its flags into an app.Config and runs app.New and Run; the
+// other commands are clients of a running hub.
 package main

@@ -3,20 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	js "github.com/nats-io/nats.go/jetstream"
-
-	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/app"
 )
 
 func runServeCmd(t *testing.T, args ...string) (int, string) {
@@ -35,7 +29,7 @@ func runServeCmd(t *testing.T, args ...string) (int, string) {
 // once, names the folder and the holder's pid, and opens nothing there.
 func TestSecondServeRefusesTheDataFolder(t *testing.T) {
 	dir := t.TempDir()
-	lock, err := lockDataDir(dir) // what the first serve holds
+	lock, err := app.LockDataDir(dir) // what the first serve holds
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,11 +42,11 @@ func TestSecondServeRefusesTheDataFolder(t *testing.T) {
 		t.Fatalf("took %v to refuse", d)
 	}
 	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 || entries[0].Name() != lockFileName {
+	if len(entries) != 1 || entries[0].Name() != app.LockFile {
 		t.Fatalf("the refused serve touched the folder: %v", entries)
 	}
 	lock.Close()
-	lock, err = lockDataDir(dir)
+	lock, err = app.LockDataDir(dir)
 	if err != nil {
 		t.Fatalf("lock not released: %v", err)
 	}
@@ -85,82 +79,4 @@ func TestServeSaysBusyPortsAtOnce(t *testing.T) {
 			t.Fatalf("%s busy: the JetStream store was created", c.what)
 		}
 	}
-}
-
-func TestHTTPServerHasTimeouts(t *testing.T) {
-	s := newHTTPServer(http.NotFoundHandler())
-	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.WriteTimeout <= 0 || s.IdleTimeout <= 0 {
-		t.Fatalf("timeouts: header %v read %v write %v idle %v", s.ReadHeaderTimeout, s.ReadTimeout, s.WriteTimeout, s.IdleTimeout)
-	}
-	// A client that sends half a request and stalls is cut off.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.ReadHeaderTimeout = 100 * time.Millisecond
-	go s.Serve(ln)
-	defer s.Close()
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	conn.Write([]byte("GET /metrics HTTP/1.1\r\nHost: x\r\n"))
-	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := io.ReadAll(conn); err != nil {
-		t.Fatalf("a stalled client kept its connection: %v", err)
-	}
-}
-
-// /readyz reports not ready while JetStream refuses writes (here: the
-// server's store limit is used up) and ready again, without a restart,
-// once space is freed.
-func TestReadyzFollowsJetStreamWrites(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		JetStreamMaxStore: 256 << 10, NoLog: true, NoSigs: true}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
-	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
-	wc := newJSWriteCheck(j, 1)
-	wc.every = 0
-	h := readyzHandler(nc, func() bool { return true }, wc)
-	status := func() (int, string) {
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
-		return rec.Code, rec.Body.String()
-	}
-	if code, body := status(); code != http.StatusOK {
-		t.Fatalf("fresh server: %d %s", code, body)
-	}
-
-	ctx := context.Background()
-	fill, err := j.CreateStream(ctx, js.StreamConfig{Name: "FILL", Subjects: []string{"fill"}, Storage: js.FileStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	chunk := bytes.Repeat([]byte("x"), 8<<10)
-	for i := 0; ; i++ {
-		if _, err := j.Publish(ctx, "fill", chunk); err != nil {
-			break
-		}
-		if i > 1000 {
-			t.Fatal("the store limit never refused a write")
-		}
-	}
-	jetstreamtest.Eventually(t, 10*time.Second, func() bool { code, _ := status(); return code == http.StatusServiceUnavailable })
-	if _, body := status(); !strings.Contains(body, "JetStream refuses writes") {
-		t.Fatalf("not-ready reason: %s", body)
-	}
-
-	if err := fill.Purge(ctx); err != nil {
-		t.Fatal(err)
-	}
-	jetstreamtest.Eventually(t, 10*time.Second, func() bool { code, _ := status(); return code == http.StatusOK })
 }

@@ -20,10 +20,10 @@ const (
 
 func apiServer(t *testing.T, e *opsEnv) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(New(e.ops, []Token{
+	srv := httptest.NewServer(NewWithOptions(Options{Ops: e.ops, Tokens: []Token{
 		{Name: "console-ro", Token: readTok, Role: RoleRead},
 		{Name: "bob", Token: opTok, Role: RoleOperator},
-	}, zerolog.Nop()))
+	}, Logger: zerolog.Nop()}))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -82,8 +82,26 @@ func (a *api) routes() []route {
 	}
 }
 
-// NewWithOptions returns the JSON API under /api/v1/ (see New). Besides
-// bearer tokens it accepts a console session: POST /api/v1/session with a
+// NewWithOptions returns the JSON API of Ops under /api/v1/ for a web console and
+// scripts. Every request needs Authorization: Bearer <token>; read tokens
+// may look (show is audited under the token's name), operator tokens may
+// also act. Writes are audited exactly as the CLI's are, with the token's
+// name as the actor.
+//
+//	GET  /api/v1/dlq                      summary (view=messages|groups with filter params: kind, stage, cause, partner, error_class, fingerprint, since)
+//	GET  /api/v1/dlq/{id}                 headers, payload (base64), segments; audited
+//	POST /api/v1/dlq/{id}/replay          {"to","force","reason","dry_run","allow_poison"}
+//	POST /api/v1/dlq/{id}/park            {"reason"}
+//	POST /api/v1/dlq/{id}/drop            {"reason"} (required)
+//	POST /api/v1/dlq/{id}/edit            {"payload": base64, "reason"}
+//	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison"}
+//	GET  /api/v1/audit                    events (since=2h, limit=N, actor, action, message=ID, human=true)
+//	GET  /api/v1/audit/verify             chain check (anchor=HASH)
+//
+// and the console's endpoints (session, overview, bulk park/drop, poison
+// tickets): openapi.json, served at /api/v1/openapi.json, lists them all.
+//
+// Besides bearer tokens it accepts a console session: POST /api/v1/session with a
 // token sets an HttpOnly, SameSite=Strict cookie; requests with the cookie
 // act with that token's name and role, and every request that is not a
 // GET must carry the session's CSRF token in X-CSRF-Token.

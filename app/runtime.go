@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/edihub/edihub/hub/forensics"
 )
 
-// runtimeConfig tunes the Go runtime of serve, and of bench, which
+// RuntimeConfig tunes the Go runtime of serve, and of bench, which
 // measures serve's pipeline. The hub's live heap is small (tens of MB, plus
 // ~150 bytes per interchange the ledger remembers) and every message
 // allocates its outputs, so with Go's default target the collector runs
 // very often; a higher target trades memory for CPU.
-type runtimeConfig struct {
+type RuntimeConfig struct {
 	// GCPercent is the collector's target (GOGC): the heap may grow by
 	// this percentage of the live heap before a collection. The
 	// environment's GOGC wins.
@@ -25,16 +25,16 @@ type runtimeConfig struct {
 	MemoryLimit forensics.ByteSize `yaml:"memory_limit"`
 }
 
-// defaultGCPercent is serve's collector target (see BENCHMARKS.md).
-const defaultGCPercent = 400
+// DefaultGCPercent is serve's collector target (see BENCHMARKS.md).
+const DefaultGCPercent = 400
 
-func (c *runtimeConfig) setDefaults() {
+func (c *RuntimeConfig) setDefaults() {
 	if c.GCPercent == 0 {
-		c.GCPercent = defaultGCPercent
+		c.GCPercent = DefaultGCPercent
 	}
 }
 
-func (c runtimeConfig) validate() error {
+func (c RuntimeConfig) validate() error {
 	if c.GCPercent < 0 {
 		return fmt.Errorf("runtime.gc_percent %d: want a positive percentage", c.GCPercent)
 	}
@@ -44,9 +44,9 @@ func (c runtimeConfig) validate() error {
 	return nil
 }
 
-// apply sets the collector's target and memory limit unless the
+// Apply sets the collector's target and memory limit unless the
 // environment set them, and says what it did.
-func (c runtimeConfig) apply(getenv func(string) string) string {
+func (c RuntimeConfig) Apply(getenv func(string) string) string {
 	var said []string
 	if v := getenv("GOGC"); v != "" {
 		said = append(said, "GOGC="+v+" from the environment")

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// counterConfig selects the attempt store (the counter section).
-type counterConfig struct {
+// CounterConfig selects the attempt store (the counter section).
+type CounterConfig struct {
 	// Store is bbolt (a file in the data folder: one hub) or kv (a
 	// replicated JetStream KV bucket shared by the instances of a
 	// cluster). Default: bbolt, kv with cluster.shared.
@@ -29,9 +29,9 @@ type counterConfig struct {
 	Bucket string `yaml:"bucket"`
 }
 
-// clusterConfig is how this instance shares the work with others (the
+// ClusterConfig is how this instance shares the work with others (the
 // cluster section).
-type clusterConfig struct {
+type ClusterConfig struct {
 	// Shared turns on what several instances on one NATS cluster need:
 	// partitions owned one instance at a time (hub.cluster.pinned),
 	// singletons under leases, shared alert limits, the KV attempt store.
@@ -46,14 +46,51 @@ type clusterConfig struct {
 	AlertBucket string `yaml:"alert_bucket"`
 }
 
-func (c clusterConfig) isShared() bool { return c.Shared != nil && *c.Shared }
+// IsShared reports cluster.shared (after SetDefaults).
+func (c ClusterConfig) IsShared() bool { return c.Shared != nil && *c.Shared }
 
-// completeCluster resolves the defaults that depend on nats.replicas and
-// refuses combinations that cannot work.
-func (c *fileConfig) completeCluster() error {
+// setClusterDefaults resolves the defaults that depend on nats.replicas.
+func (c *Config) setClusterDefaults() {
 	if c.NATS.Replicas == 0 {
 		c.NATS.Replicas = 1
 	}
+	if c.NATS.ServerName == "" && !c.NATS.Cluster.Enabled() {
+		c.NATS.ServerName = "edihub"
+	}
+	if c.Cluster.Shared == nil {
+		shared := c.NATS.Replicas > 1
+		c.Cluster.Shared = &shared
+	}
+	if c.Ledger.Replicas == 0 {
+		c.Ledger.Replicas = c.NATS.Replicas
+	}
+	c.Hub.Cluster.Replicas = c.NATS.Replicas
+	if c.Hub.Cluster.Pinned == nil {
+		pinned := c.Cluster.IsShared()
+		c.Hub.Cluster.Pinned = &pinned
+	}
+	if c.Counter.Store == "" {
+		c.Counter.Store = "bbolt"
+		if c.Cluster.IsShared() {
+			c.Counter.Store = "kv"
+		}
+	}
+	if c.Counter.Bucket == "" {
+		c.Counter.Bucket = wire.DefaultAttemptBucket
+	}
+	if c.Cluster.LeaseBucket == "" {
+		c.Cluster.LeaseBucket = wire.DefaultLeaseBucket
+	}
+	if c.Cluster.LeaseTTL == 0 {
+		c.Cluster.LeaseTTL = 10 * time.Second
+	}
+	if c.Cluster.AlertBucket == "" {
+		c.Cluster.AlertBucket = wire.DefaultAlertLimitBucket
+	}
+}
+
+// validateCluster refuses the cluster combinations that cannot work.
+func (c *Config) validateCluster() error {
 	if c.NATS.Replicas < 1 || c.NATS.Replicas > 5 {
 		return fmt.Errorf("nats.replicas %d: must be 1 to 5 (3 on a three-node cluster)", c.NATS.Replicas)
 	}
@@ -66,58 +103,25 @@ func (c *fileConfig) completeCluster() error {
 	if c.NATS.Cluster.Enabled() && (c.NATS.ServerName == "" || c.NATS.ServerName == "edihub") {
 		return fmt.Errorf("nats.server_name: every node of a cluster needs its own name (e.g. edihub-1)")
 	}
-	if c.NATS.ServerName == "" {
-		c.NATS.ServerName = "edihub"
-	}
-	if c.Cluster.Shared == nil {
-		shared := c.NATS.Replicas > 1
-		c.Cluster.Shared = &shared
-	}
 	// A stage waits on the ledger and the stores; during a leader election
 	// (several seconds) those calls hang, and a deadline shorter than
 	// that makes healthy messages time out threshold times in a row: the
 	// cluster test quarantined one that way with a 2 s deadline.
-	if c.Cluster.isShared() && c.Hub.Attempts.Deadline != 0 && c.Hub.Attempts.Deadline < minClusterDeadline {
+	if c.Cluster.IsShared() && c.Hub.Attempts.Deadline != 0 && c.Hub.Attempts.Deadline < minClusterDeadline {
 		return fmt.Errorf("hub.attempts.deadline %v: on a cluster it must outlast a JetStream leader election (at least %v), or a fail-over makes healthy messages time out until they are quarantined",
 			c.Hub.Attempts.Deadline, minClusterDeadline)
 	}
-	if c.Ledger.Replicas == 0 {
-		c.Ledger.Replicas = c.NATS.Replicas
-	}
-	c.Hub.Cluster.Replicas = c.NATS.Replicas
-	if c.Hub.Cluster.Pinned == nil {
-		pinned := c.Cluster.isShared()
-		c.Hub.Cluster.Pinned = &pinned
-	}
-	if c.Counter.Store == "" {
-		c.Counter.Store = "bbolt"
-		if c.Cluster.isShared() {
-			c.Counter.Store = "kv"
-		}
-	}
 	switch c.Counter.Store {
 	case "bbolt":
-		if c.Cluster.isShared() {
+		if c.Cluster.IsShared() {
 			return fmt.Errorf("counter.store bbolt with cluster.shared: each instance would count only its own attempts, and a message that kills instances one after the other would never be quarantined; use counter.store kv")
 		}
 	case "kv":
 	default:
 		return fmt.Errorf("counter.store %q: bbolt (one hub) or kv (a cluster)", c.Counter.Store)
 	}
-	if c.Counter.Bucket == "" {
-		c.Counter.Bucket = wire.DefaultAttemptBucket
-	}
-	if c.Cluster.LeaseBucket == "" {
-		c.Cluster.LeaseBucket = wire.DefaultLeaseBucket
-	}
-	if c.Cluster.LeaseTTL == 0 {
-		c.Cluster.LeaseTTL = 10 * time.Second
-	}
 	if c.Cluster.LeaseTTL < time.Second {
 		return fmt.Errorf("cluster.lease_ttl %v: must be at least 1s", c.Cluster.LeaseTTL)
-	}
-	if c.Cluster.AlertBucket == "" {
-		c.Cluster.AlertBucket = wire.DefaultAlertLimitBucket
 	}
 	return nil
 }
@@ -132,7 +136,7 @@ type attemptStore interface {
 }
 
 // openAttemptStore opens the attempt store counter.store names.
-func openAttemptStore(ctx context.Context, j js.JetStream, cfg fileConfig) (attemptStore, error) {
+func openAttemptStore(ctx context.Context, j js.JetStream, cfg *Config) (attemptStore, error) {
 	if cfg.Counter.Store == "kv" {
 		return counter.OpenKV(ctx, j, &counter.KVOptions{Bucket: cfg.Counter.Bucket, Replicas: cfg.NATS.Replicas, TTL: cfg.Hub.Attempts.CounterTTL})
 	}
@@ -186,9 +190,9 @@ func (p sharedParts) hubOwners() hub.PartitionOwners {
 }
 
 // openShared opens the lease and alert-limit buckets when cluster.shared.
-func openShared(ctx context.Context, j js.JetStream, cfg fileConfig, log zerolog.Logger) (sharedParts, error) {
+func openShared(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Logger) (sharedParts, error) {
 	var p sharedParts
-	if !cfg.Cluster.isShared() {
+	if !cfg.Cluster.IsShared() {
 		return p, nil
 	}
 	host, _ := os.Hostname()

@@ -1,8 +1,8 @@
-package main
+package app
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +13,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
@@ -121,7 +120,8 @@ type parseClassReport struct {
 	CounterWrites float64                     `json:"edihub_counter_writes_total"`
 }
 
-type parseBenchReport struct {
+// ParseBenchReport is what the parse bench measured (`edihub bench --stage parse --json`).
+type ParseBenchReport struct {
 	Stage      string  `json:"stage"`
 	Partitions int     `json:"partitions"`
 	Partners   int     `json:"partners"`
@@ -137,59 +137,50 @@ type parseBenchReport struct {
 // hub's own cost around a stage that publishes.
 var parseSides = []string{"plain", "ledger", "noledger"}
 
-func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList, sides, cpuProfile, stallDir string, asJSON bool) error {
+func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, error) {
+	n, parts, rounds, classList, sides := o.Messages, o.Partitions, o.Rounds, o.Classes, o.Sides
 	if sides != "" {
 		parseSides = strings.Split(sides, ",")
 		for _, s := range parseSides {
 			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit"}, s) {
-				return usageErr("--sides: %q is not one of plain, ledger, noledger, emit", s)
+				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit", s))
 			}
 		}
 		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") || !slices.Contains(parseSides, "noledger") {
-			return usageErr("--sides must hold plain, ledger and noledger")
+			return nil, configErr(errors.New("--sides must hold plain, ledger and noledger"))
 		}
 	}
 	// Both sides run in this process, under the collector settings serve
 	// uses by default.
-	var rt runtimeConfig
-	rt.setDefaults()
-	gc := rt.apply(e.getenv)
+	gc := RuntimeConfig{GCPercent: DefaultGCPercent}.Apply(o.Getenv)
 	all := parseClasses(n)
 	var classes []parseClass
 	for _, name := range strings.Split(classList, ",") {
 		c, ok := all[strings.TrimSpace(name)]
 		if !ok {
-			return usageErr("--classes: %q is not one of 1k, 100k, 5m", name)
+			return nil, configErr(fmt.Errorf("--classes: %q is not one of 1k, 100k, 5m", name))
 		}
 		classes = append(classes, c)
 	}
-	say := func(format string, a ...any) {
-		if !asJSON {
-			fmt.Fprintf(e.stdout, format+"\n", a...)
-		}
-	}
+	say := o.say
 	var profile io.Writer
-	if cpuProfile != "" {
-		f, err := os.Create(cpuProfile)
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
 		if err != nil {
-			return usageErr("--cpuprofile: %v", err)
+			return nil, configErr(fmt.Errorf("--cpuprofile: %w", err))
 		}
 		defer f.Close()
 		profile = f
 	}
 	const target = 0.7
-	rep := parseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target, GC: gc}
+	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target, GC: gc}
 	say("edihub bench --stage parse: Go collector %s (serve's default; GOGC in the environment overrides it for both sides)", gc)
 	for _, c := range classes {
-		cr, err := runParseClass(ctx, e, c, parts, rounds, &profile, stallDir, say)
+		cr, err := runParseClass(ctx, o, c, parts, rounds, &profile, say)
 		if err != nil {
-			return failedErr("%s: %v", c.Name, err)
+			return nil, fmt.Errorf("%s: %w", c.Name, err)
 		}
 		rep.Classes = append(rep.Classes, cr)
-	}
-	if asJSON {
-		out, _ := json.MarshalIndent(rep, "", "  ")
-		fmt.Fprintln(e.stdout, string(escape.JSONBytes(out)))
 	}
 	var missed []string
 	for _, cr := range rep.Classes {
@@ -198,24 +189,24 @@ func runParseBench(ctx context.Context, e *env, n, parts, rounds int, classList,
 		}
 	}
 	if len(missed) > 0 { // a benchmark that missed its target says so in its exit code
-		return failedErr("target missed for %s", strings.Join(missed, ", "))
+		return rep, fmt.Errorf("%w for %s", ErrTargetMissed, strings.Join(missed, ", "))
 	}
-	return nil
+	return rep, nil
 }
 
-func runParseClass(ctx context.Context, e *env, c parseClass, parts, rounds int, profile *io.Writer, stallDir string, say func(string, ...any)) (*parseClassReport, error) {
+func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, rounds int, profile *io.Writer, say func(string, ...any)) (*parseClassReport, error) {
 	b, err := newBench(parts)
 	if err != nil {
 		return nil, err
 	}
 	defer b.close()
-	b.log = zerolog.New(e.stderr).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
-	b.stallDir = stallDir
+	b.log = zerolog.New(o.Log).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
+	b.stallDir = o.StallDir
 	// serve opens the ledger on a connection of its own, and so does the
 	// bench; EDIHUB_BENCH_LEDGER_CONN=shared puts it on the hub's (the
 	// experiment that showed its batch entries wait behind the outputs).
 	lj := b.js
-	if os.Getenv("EDIHUB_BENCH_LEDGER_CONN") != "shared" {
+	if o.Getenv("EDIHUB_BENCH_LEDGER_CONN") != "shared" {
 		nc, j, err := ejs.Connect(b.url, "edihub-bench-ledger")
 		if err != nil {
 			return nil, err

@@ -1,8 +1,7 @@
-package main
+package app
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,20 +13,10 @@ import (
 	"github.com/edihub/edihub/partner"
 )
 
-// completePartners fills the partners: section's defaults and checks the
-// profiles written in it (a partners.dir is read when serve starts).
-func (c *fileConfig) completePartners() error {
-	c.Partners.SetDefaults()
-	if err := c.Partners.Validate(); err != nil {
-		return fmt.Errorf("partners: %s", oneLine(err.Error()))
-	}
-	return nil
-}
-
 // startPartners loads the partner profiles, provisions the OUTBOUND stream
 // of acknowledgements and reloads the profiles on SIGHUP until ctx ends (a
 // bad file keeps the profiles in force; see partner.Registry.Reload).
-func startPartners(ctx context.Context, cfg fileConfig, j js.JetStream, log zerolog.Logger, reg prometheus.Registerer) (*partner.Registry, error) {
+func startPartners(ctx context.Context, cfg *Config, j js.JetStream, log zerolog.Logger, reg prometheus.Registerer) (*partner.Registry, error) {
 	r, err := partner.New(cfg.Partners, &partner.Options{JS: j, Logger: log, Registry: reg, Replicas: cfg.NATS.Replicas})
 	if err != nil {
 		return nil, err

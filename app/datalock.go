@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -12,20 +12,20 @@ import (
 	"syscall"
 )
 
-// lockFileName is the exclusive lock a serve holds on its data folder.
-const lockFileName = "edihub.lock"
+// LockFile is the exclusive lock a serve holds on its data folder.
+const LockFile = "edihub.lock"
 
 // dataLock is an flock(2) on <data>/edihub.lock with the holder's pid in
 // it. The kernel drops it when the process dies, however it dies, so a
 // crash never leaves a stale lock; the file itself stays.
 type dataLock struct{ f *os.File }
 
-// errDataInUse says another process holds the data folder.
-type errDataInUse struct {
+// DataInUseError says another process holds the data folder.
+type DataInUseError struct {
 	dir, pid string
 }
 
-func (e *errDataInUse) Error() string {
+func (e *DataInUseError) Error() string {
 	who := "another process"
 	if e.pid != "" {
 		who = "pid " + e.pid
@@ -33,10 +33,10 @@ func (e *errDataInUse) Error() string {
 	return fmt.Sprintf("data folder %s in use by %s (another 'edihub serve'?); stop it or use another --data", e.dir, who)
 }
 
-// lockDataDir takes the data folder for this process or says, at once,
+// LockDataDir takes the data folder for this process or says, at once,
 // who has it. It creates nothing but the folder and the lock file.
-func lockDataDir(dir string) (*dataLock, error) {
-	f, err := os.OpenFile(filepath.Join(dir, lockFileName), os.O_RDWR|os.O_CREATE, 0o640)
+func LockDataDir(dir string) (io.Closer, error) {
+	f, err := os.OpenFile(filepath.Join(dir, LockFile), os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func lockDataDir(dir string) (*dataLock, error) {
 			if _, err := strconv.Atoi(pid); err != nil {
 				pid = "" // being written, or not ours
 			}
-			return nil, &errDataInUse{dir: dir, pid: pid}
+			return nil, &DataInUseError{dir: dir, pid: pid}
 		}
 		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
 	}

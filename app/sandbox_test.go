@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 func TestStartSandboxChildDisabledAndStops(t *testing.T) {
 	off := false
-	wait, err := startSandboxChild(context.Background(), forensics.Config{Enabled: &off}, "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
+	wait, err := startSandboxChild(context.Background(), forensics.Config{Enabled: &off}, "", "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestStartSandboxChildDisabledAndStops(t *testing.T) {
 	// wait returns promptly after.
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	wait, err = startSandboxChild(ctx, forensics.Config{}, "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
+	wait, err = startSandboxChild(ctx, forensics.Config{}, "", "nats://127.0.0.1:1", ejs.ClientAuth{}, "", t.TempDir(), zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}

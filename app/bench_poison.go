@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func (b *bench) poisonLatency(ctx context.Context) (float64, int, error) {
 
 // runMix compares the healthy throughput of tiered mode with 1% transient
 // and 0.5% permanent failures against an all-healthy run, in one process.
-func (b *bench) runMix(ctx context.Context, n int, rep *benchReport) error {
+func (b *bench) runMix(ctx context.Context, n int, rep *BenchReport) error {
 	if err := b.purge(ctx); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -15,14 +15,14 @@ func TestRuntimeConfigApply(t *testing.T) {
 	limit := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetGCPercent(before); debug.SetMemoryLimit(limit) })
 
-	c := runtimeConfig{MemoryLimit: 3 << 30}
+	c := RuntimeConfig{MemoryLimit: 3 << 30}
 	c.setDefaults()
 	if err := c.validate(); err != nil {
 		t.Fatal(err)
 	}
-	said := c.apply(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != defaultGCPercent {
-		t.Errorf("gc percent %d, want %d", got, defaultGCPercent)
+	said := c.Apply(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != DefaultGCPercent {
+		t.Errorf("gc percent %d, want %d", got, DefaultGCPercent)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 3<<30 {
 		t.Errorf("memory limit %d, want 3 GiB", got)
@@ -34,7 +34,7 @@ func TestRuntimeConfigApply(t *testing.T) {
 	debug.SetMemoryLimit(limit)
 	debug.SetGCPercent(77)
 	env := map[string]string{"GOGC": "150", "GOMEMLIMIT": "1GiB"}
-	said = c.apply(func(k string) string { return env[k] })
+	said = c.Apply(func(k string) string { return env[k] })
 	if got := debug.SetGCPercent(100); got != 77 {
 		t.Errorf("the file overrode GOGC from the environment: %d", got)
 	}
@@ -44,7 +44,7 @@ func TestRuntimeConfigApply(t *testing.T) {
 	if !strings.Contains(said, "GOGC=150 from the environment") {
 		t.Errorf("said %q", said)
 	}
-	if err := (runtimeConfig{GCPercent: -5}).validate(); err == nil {
+	if err := (RuntimeConfig{GCPercent: -5}).validate(); err == nil {
 		t.Error("a negative gc_percent was accepted")
 	}
 	if _, err := loadConfigText(t, "runtime:\n  memory_limit: much\n"); err == nil {
@@ -53,11 +53,11 @@ func TestRuntimeConfigApply(t *testing.T) {
 }
 
 // loadConfigText loads a config file holding text.
-func loadConfigText(t *testing.T, text string) (fileConfig, error) {
+func loadConfigText(t *testing.T, text string) (*Config, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "edihub.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return loadConfig(path)
+	return LoadConfig(path)
 }

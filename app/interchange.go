@@ -1,13 +1,13 @@
-package main
+package app
 
 import (
 	"fmt"
 	"time"
 )
 
-// sampleInterchange is a small valid INVOIC interchange with a unique
+// SampleInterchange is a small valid INVOIC interchange with a unique
 // control reference, for drills and benchmarks (our own text, no corpus).
-func sampleInterchange(ref string, lines int) []byte {
+func SampleInterchange(ref string, lines int) []byte {
 	now := time.Now().UTC()
 	b := fmt.Appendf(nil, "UNA:+.? 'UNB+UNOC:3+EDIHUB:ZZZ+PARTNER:ZZZ+%s:%s+%s'", now.Format("060102"), now.Format("1504"), ref)
 	b = fmt.Appendf(b, "UNH+1+INVOIC:D:96A:UN'BGM+380+%s+9'DTM+137:%s:102'", ref, now.Format("20060102"))

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -13,40 +14,46 @@ import (
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
+	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/partner"
 )
 
-// fileConfig is the YAML file `serve --config` reads; configs/edihub.yaml
-// documents every field with its default. Flags override the file.
-type fileConfig struct {
+// Config is the application's configuration: the YAML file `serve
+// --config` reads (configs/edihub.yaml documents every field with its
+// default). New fills in its defaults and refuses what cannot work, so an
+// embedder gets the refusals the CLI gives.
+type Config struct {
 	DataDir string     `yaml:"data_dir"`
-	NATS    natsConfig `yaml:"nats"`
-	HTTP    httpConfig `yaml:"http"`
-	Log     logConfig  `yaml:"log"`
+	NATS    NATSConfig `yaml:"nats"`
+	HTTP    HTTPConfig `yaml:"http"`
+	Log     LogConfig  `yaml:"log"`
 	Hub     hub.Config `yaml:"hub"`
 	// Bridge routes Kafka topics in and out; serve runs it when any route
 	// is configured.
 	Bridge bridge.Config `yaml:"bridge"`
 	// Sandbox is the forensic worker serve starts as a child process.
-	Sandbox sandboxSection `yaml:"sandbox"`
+	Sandbox forensics.Config `yaml:"sandbox"`
 	// Ledger remembers processed interchanges (idempotent replay).
-	Ledger ledgerConfig `yaml:"ledger"`
+	Ledger LedgerConfig `yaml:"ledger"`
 	// API is the JSON API on the HTTP port (no tokens, no API).
 	API api.Config `yaml:"api"`
-	// Partners are the partner profiles (partners.go).
+	// Partners are the partner profiles.
 	Partners partner.Config `yaml:"partners"`
 	// Counter selects the attempt store.
-	Counter counterConfig `yaml:"counter"`
-	// Runtime tunes the Go runtime (runtime.go).
-	Runtime runtimeConfig `yaml:"runtime"`
+	Counter CounterConfig `yaml:"counter"`
+	// Runtime tunes the Go runtime (RuntimeConfig.Apply; New does not).
+	Runtime RuntimeConfig `yaml:"runtime"`
 	// Cluster is how this instance shares the work with others.
-	Cluster clusterConfig `yaml:"cluster"`
+	Cluster ClusterConfig `yaml:"cluster"`
 
-	path string // the file this came from, for the sandbox child
+	// Path is the file this came from (LoadConfig), handed to the
+	// sandbox worker.
+	Path string `yaml:"-"`
 }
 
-type ledgerConfig struct {
+// LedgerConfig is the ledger section.
+type LedgerConfig struct {
 	// TTL is how long a processed interchange is remembered.
 	TTL time.Duration `yaml:"ttl"`
 	// Bucket is the JetStream KV bucket; hubs that share it share the ledger.
@@ -57,7 +64,8 @@ type ledgerConfig struct {
 	Disabled bool `yaml:"disabled"`
 }
 
-type natsConfig struct {
+// NATSConfig is the nats section.
+type NATSConfig struct {
 	// Listen is where the embedded server accepts NATS clients.
 	Listen string `yaml:"listen"`
 	// URL, when set, uses an external NATS server or cluster instead of
@@ -74,10 +82,10 @@ type natsConfig struct {
 	User         string  `yaml:"user"`
 	PasswordEnv  string  `yaml:"password_env"`
 	PasswordFile string  `yaml:"password_file"`
-	TLS          natsTLS `yaml:"tls"`
+	TLS          NATSTLS `yaml:"tls"`
 	// Auth turns authentication of the embedded server on: users with the
 	// permissions of their role. serve connects as the (first) hub user.
-	Auth natsAuth `yaml:"auth"`
+	Auth NATSAuth `yaml:"auth"`
 	// Replicas of every stream and bucket the hub provisions: 1 on one
 	// server, 3 on a three-node cluster (refused on a single server).
 	Replicas int `yaml:"replicas"`
@@ -88,20 +96,24 @@ type natsConfig struct {
 	Cluster ejs.ClusterOptions `yaml:"cluster"`
 }
 
-type httpConfig struct {
+// HTTPConfig is the http section: /metrics, /healthz, /readyz, the API.
+type HTTPConfig struct {
 	Listen string `yaml:"listen"`
 }
 
-type logConfig struct {
+// LogConfig is the log section (the CLI builds the logger from it).
+type LogConfig struct {
 	Level  string `yaml:"level"`  // trace, debug, info, warn, error
 	Format string `yaml:"format"` // auto (pretty on a terminal), json, pretty
 }
 
-func defaultFileConfig() fileConfig {
-	c := fileConfig{DataDir: "data"}
+// DefaultConfig is the configuration with no file: what New uses for a
+// nil *Config.
+func DefaultConfig() Config {
+	c := Config{DataDir: "data"}
 	c.NATS.Listen = "127.0.0.1:4222"
 	c.NATS.MaxPayload = 32 << 20
-	c.NATS.PasswordEnv = envNATSPassword
+	c.NATS.PasswordEnv = EnvNATSPassword
 	c.HTTP.Listen = "127.0.0.1:8080"
 	c.Log.Level = "info"
 	c.Log.Format = "auto"
@@ -110,35 +122,48 @@ func defaultFileConfig() fileConfig {
 	return c
 }
 
-// loadConfig reads path over the defaults. Unknown keys are errors: a
-// misspelt setting must not be silently ignored.
-func loadConfig(path string) (fileConfig, error) {
-	c := defaultFileConfig()
+// LoadConfig reads path over the defaults ("": the defaults). Unknown
+// keys are errors: a misspelt setting must not be silently ignored.
+func LoadConfig(path string) (*Config, error) {
+	c := DefaultConfig()
 	if path == "" {
-		return c, nil
+		return &c, nil
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return c, fmt.Errorf("read config: %w", err)
+		return nil, fmt.Errorf("read config: %w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return c, fmt.Errorf("config %s: %w", path, err)
+		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
-	c.path = path
-	return c, nil
+	c.Path = path
+	return &c, nil
 }
 
-// complete fills in every default and checks every section, as serve runs.
-func (c *fileConfig) complete() error {
+// SetDefaults fills in every default, including those that follow
+// nats.replicas (cluster.shared, the attempt store, the ledger's replicas).
+// It only fills unset fields, so it may run twice.
+func (c *Config) SetDefaults() {
+	c.setClusterDefaults()
+	c.Hub.SetDefaults()
+	c.Sandbox.UseStreams(c.Hub.Streams)
+	c.Sandbox.SetDefaults()
+	c.API.SetDefaults()
+	c.Partners.SetDefaults()
+	c.Runtime.setDefaults()
+}
+
+// Validate refuses every combination that cannot work (after SetDefaults):
+// the refusals `edihub serve` gives before it opens anything.
+func (c *Config) Validate() error {
 	if err := c.NATS.validateAuth(); err != nil {
 		return err
 	}
-	if err := c.completeCluster(); err != nil {
+	if err := c.validateCluster(); err != nil {
 		return err
 	}
-	c.Hub.SetDefaults()
 	if err := c.Hub.Validate(); err != nil {
 		return err
 	}
@@ -147,19 +172,15 @@ func (c *fileConfig) complete() error {
 			return fmt.Errorf("bridge: %s", oneLine(err.Error()))
 		}
 	}
-	c.Sandbox.UseStreams(c.Hub.Streams)
-	c.Sandbox.SetDefaults()
 	if err := c.Sandbox.Validate(); err != nil {
 		return err
 	}
-	c.API.SetDefaults()
 	if err := c.API.Validate(); err != nil {
 		return err
 	}
-	if err := c.completePartners(); err != nil {
-		return err
+	if err := c.Partners.Validate(); err != nil {
+		return fmt.Errorf("partners: %s", oneLine(err.Error()))
 	}
-	c.Runtime.setDefaults()
 	if err := c.Runtime.validate(); err != nil {
 		return err
 	}
@@ -168,3 +189,12 @@ func (c *fileConfig) complete() error {
 	}
 	return nil
 }
+
+// Complete is SetDefaults then Validate.
+func (c *Config) Complete() error {
+	c.SetDefaults()
+	return c.Validate()
+}
+
+// oneLine folds an error or text onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"os"
@@ -12,15 +12,15 @@ import (
 // configs/edihub.yaml documents every field with its default: loading it
 // must give exactly what serve runs with when given no config.
 func TestExampleConfigIsTheDefaults(t *testing.T) {
-	got, err := loadConfig(filepath.Join("..", "..", "configs", "edihub.yaml"))
+	got, err := LoadConfig(filepath.Join("..", "configs", "edihub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := defaultFileConfig()
-	if err := got.complete(); err != nil {
+	want := DefaultConfig()
+	if err := got.Complete(); err != nil {
 		t.Fatal(err)
 	}
-	if err := want.complete(); err != nil {
+	if err := want.Complete(); err != nil {
 		t.Fatal(err)
 	}
 	g, _ := yaml.Marshal(got)
@@ -35,7 +35,7 @@ func TestConfigRejectsUnknownKeys(t *testing.T) {
 	if err := os.WriteFile(p, []byte("hub:\n  partitons: 4\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := loadConfig(p)
+	_, err := LoadConfig(p)
 	if err == nil || !strings.Contains(err.Error(), "partitons") {
 		t.Fatalf("a misspelt key was accepted: %v", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// startSandboxChild runs `edihub sandbox --server URL [--config FILE]` as
+// startSandboxChild runs `<exe> sandbox --server URL [--config FILE]` as
 // a supervised child of serve: a separate process with its own NATS
 // connection (a bulkhead — the analysis children it forks are its own, and
 // whatever they do cannot touch the hub's memory). If it dies it is
@@ -25,15 +25,16 @@ import (
 // Credentials reach it as file paths and the user name on its command
 // line and secrets (a password, a URL with one) in its environment only
 // (childNATS): /proc/<pid>/cmdline is readable by every local user.
-func startSandboxChild(ctx context.Context, cfg forensics.Config, natsURL string, auth ejs.ClientAuth, configPath, dataDir string, log zerolog.Logger) (wait func(), err error) {
+func startSandboxChild(ctx context.Context, cfg forensics.Config, exe, natsURL string, auth ejs.ClientAuth, configPath, dataDir string, log zerolog.Logger) (wait func(), err error) {
 	log = log.With().Str("component", "sandbox").Logger()
 	if !cfg.IsEnabled() {
 		log.Info().Msg("forensic sandbox worker disabled (sandbox.enabled: false)")
 		return func() {}, nil
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox worker: find own executable: %w", err)
+	if exe == "" {
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox worker: find own executable: %w", err)
+		}
 	}
 	natsArgs, natsEnv := childNATS(natsURL, auth)
 	args := append([]string{"sandbox"}, natsArgs...)

@@ -1,0 +1,53 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/ledger"
+)
+
+// registerLedgerMetrics shows how the ledger's group commit groups (the
+// interchanges recorded and the batch entries they went into) and what
+// its index holds.
+func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
+	reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_recorded_interchanges_total",
+			Help: "Interchanges recorded in the ledger by this process."},
+			func() float64 { n, _ := ls.CommitStats(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_batch_entries_total",
+			Help: "Batch entries the ledger wrote (one per group of interchanges committed together)."},
+			func() float64 { _, g := ls.CommitStats(); return float64(g) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edihub_ledger_index_interchanges",
+			Help: "Interchanges the ledger's index holds in memory (~150 bytes each; expired ones until its next sweep)."},
+			func() float64 { return float64(ls.Indexed()) }),
+	)
+}
+
+// openLedger opens the interchange ledger on its KV bucket (entries expire
+// by their own TTL: nothing to purge) and, once, moves the entries of a
+// ledger.db from before into it. Nil when disabled.
+func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Logger) (*ledger.KVStore, error) {
+	if cfg.Ledger.Disabled {
+		return nil, nil
+	}
+	log = log.With().Str("component", "ledger").Logger()
+	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas})
+	if err != nil {
+		return nil, err
+	}
+	old := filepath.Join(cfg.DataDir, "ledger.db")
+	n, err := ledger.MigrateBolt(old, ls)
+	if err != nil {
+		return nil, fmt.Errorf("move %s into the ledger bucket (nothing was lost; the file stays and the move runs again at the next start): %w", old, err)
+	}
+	if n > 0 {
+		log.Info().Int("interchanges", n).Str("from", old).Str("bucket", ls.Bucket()).Msg("ledger moved into its KV bucket; the file was renamed to ledger.db.migrated")
+	}
+	return ls, nil
+}
