@@ -176,7 +176,7 @@ func locate(data []byte, failure error) target {
 	segNo, offset := 0, int64(-1)
 	switch {
 	case errors.As(failure, &rej):
-		t.code, t.ich, t.msg = rej.Code, rej.Interchange, rej.Message
+		t.code, t.ich, t.msg, t.group = rej.Code, rej.Interchange, rej.Message, rej.Group
 		if t.msg != nil {
 			t.group = t.msg.Group
 		}

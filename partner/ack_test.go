@@ -23,6 +23,10 @@ type ackCase struct {
 	syntax4 bool
 	types   []string // acknowledgement types expected, in order
 	code    int      // 0085 code a negative CONTRL carries (0: positive)
+	note    int      // TA105 a negative TA1 carries (0: ta1Note of code)
+	// want are segments the acknowledgements must hold, each case citing
+	// the clause that says so.
+	want []string
 }
 
 func ackCases() []ackCase {
@@ -58,6 +62,41 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { x12Partner(p); p.Senders = []string{"SOMEONE"} }},
 		{name: "x12-999-type-not-agreed", file: "x12_850.edi", types: []string{Type999}, code: codeNoAgreement,
 			profile: func(p *Profile) { x12Partner(p); p.Messages = []string{"810 005010"} }},
+
+		// Item 1: the service segments against the Service V3/V4
+		// directories (ISO 9735-2 (V3) / ISO 9735-2:2002 (V4) segment
+		// specifications of UNB); the fault is reported on UCI with its
+		// 0085 code, the segment tag 0013 and S011 (0098 counts the tag as
+		// 1), as the CONTRL message definition has it for the interchange
+		// level; what UCI echoes is cut to its own length (0020 an..14).
+		{name: "contrl-unb-0020-too-long", file: "invoic_unb_0020_15.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"UCI+INV00420000000+4012345000009:14+4098765000002:14+4+39+UNB+6'"}},
+		{name: "contrl-unb-sender-too-long", file: "invoic_unb_sender_36.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			profile: func(p *Profile) { p.Senders = nil }, want: []string{"+4+39+UNB+3:1'"}},
+		{name: "contrl-unb-qualifier-too-long", file: "invoic_unb_0007_5.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			profile: func(p *Profile) { p.Senders = nil }, want: []string{"UCI+INV0042+4012345000009+4098765000002:14+4+39+UNB+3:2'"}},
+		{name: "contrl-unb-test-indicator-7", file: "invoic_unb_0035_7.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidValue,
+			want: []string{"+4+12+UNB+12'"}}, // 0035 code list (V3): 1 only
+		{name: "contrl-unb-time-2460", file: "invoic_unb_time_2460.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidValue,
+			want: []string{"+4+12+UNB+5:2'"}}, // 0019 HHMM
+		{name: "contrl-unb-v3-date-8", file: "invoic_unb_v3_date8.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"+4+39+UNB+5:1'"}}, // V3 0017 n6
+		{name: "contrl-unb-v4-date-6", file: "invoic_unb_v4_date6.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooShort,
+			profile: func(p *Profile) { p.Syntax = nil }, want: []string{"+4+40+UNB+5:1'"}}, // V4 0017 n8
+		{name: "contrl-unb-unow-v3", file: "invoic_unb_unow_v3.edi", types: []string{TypeCONTRL}, code: edifact.CodeSyntaxNotSupported,
+			want: []string{"+4+2+UNB+2:1'"}}, // 0001 UNOW exists from syntax version 4 release 1 on
+
+		// Item 1, X12: ISA fields of X12.5 (ISA09 DT YYMMDD, ISA11 under
+		// 00401 is the standards identifier U, ISA13 N0 9/9, ISA15 ID
+		// I/P/T); TA105 names the field (note codes 014, 016, 018, 020).
+		{name: "x12-ta1-isa13-alpha", file: "x12_isa13_alpha.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 18,
+			profile: x12Partner, want: []string{"TA1*00000010A*240315*0930*R*018~"}},
+		{name: "x12-ta1-isa15-x", file: "x12_isa15_x.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 20,
+			profile: x12Partner, want: []string{"*R*020~"}},
+		{name: "x12-ta1-isa09-date", file: "x12_isa09_date.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 14,
+			profile: x12Partner, want: []string{"TA1*000000101*261399*0930*R*014~"}},
+		{name: "x12-ta1-isa11-00401", file: "x12_isa11_00401.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 16,
+			profile: func(p *Profile) { x12Partner(p); p.Messages = nil }, want: []string{"*R*016~"}},
 	}
 }
 
@@ -65,7 +104,10 @@ func x12Partner(p *Profile) {
 	p.Senders, p.Recipients, p.Test = []string{"BUYERID:ZZ"}, []string{"SELLERID"}, TestAny
 }
 
+// v4 makes a syntax 4 interchange of a syntax 3 one: S001 and the
+// eight-digit date of S004 (ISO 9735-2 (V4) UNB: 0017 n8, CCYYMMDD).
 func v4(data []byte) []byte {
+	data = bytes.Replace(data, []byte("+240315:0930+"), []byte("+20240315:0930+"), 1)
 	return bytes.Replace(data, []byte("UNB+UNOA:3+"), []byte("UNB+UNOC:4+"), 1)
 }
 
@@ -82,6 +124,20 @@ func setupAckFiles(t *testing.T) {
 		"invoic_no_bgm.edi": bytes.Replace(bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'\n"), nil, 1),
 			[]byte("UNT+20+1"), []byte("UNT+19+1"), 1),
 	}
+	x12 := read(t, "x12_850.edi")
+	files["invoic_unb_0020_15.edi"] = bytes.ReplaceAll(ok, []byte("INV0042"), []byte("INV004200000000"))
+	files["invoic_unb_sender_36.edi"] = bytes.Replace(ok, []byte("+4012345000009:14+"), []byte("+401234500000940123450000094012345000:14+"), 1)
+	files["invoic_unb_0007_5.edi"] = bytes.Replace(ok, []byte("+4012345000009:14+"), []byte("+4012345000009:14ZZZ+"), 1)
+	files["invoic_unb_0035_7.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++++7'"), 1)
+	files["invoic_unb_time_2460.edi"] = bytes.Replace(ok, []byte("+240315:0930+"), []byte("+240315:2460+"), 1)
+	files["invoic_unb_v3_date8.edi"] = bytes.Replace(ok, []byte("+240315:0930+"), []byte("+20240315:0930+"), 1)
+	files["invoic_unb_v4_date6.edi"] = bytes.Replace(ok, []byte("UNB+UNOA:3+"), []byte("UNB+UNOC:4+"), 1)
+	files["invoic_unb_unow_v3.edi"] = bytes.Replace(ok, []byte("UNB+UNOA:3+"), []byte("UNB+UNOW:3+"), 1)
+	files["x12_isa13_alpha.edi"] = bytes.ReplaceAll(x12, []byte("000000101"), []byte("00000010A"))
+	files["x12_isa15_x.edi"] = bytes.Replace(x12, []byte("*0*T*>~"), []byte("*0*X*>~"), 1)
+	files["x12_isa09_date.edi"] = bytes.Replace(x12, []byte("*240315*0930*^*"), []byte("*261399*0930*^*"), 1)
+	files["x12_isa11_00401.edi"] = bytes.Replace(bytes.Replace(x12, []byte("*^*00501*"), []byte("*^*00401*"), 1),
+		[]byte("ITEM-1^ITEM-1A"), []byte("ITEM-1"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -147,7 +203,7 @@ func TestAcknowledgements(t *testing.T) {
 				if perr != nil {
 					t.Fatalf("%s does not parse with edihub's parser: %v\n%s", types[i], perr, a.Data)
 				}
-				checkAck(t, types[i], ackDoc, c.code, a.Data)
+				checkAck(t, types[i], ackDoc, c, a.Data)
 				if ackDoc.Standard == edifact.EDIFACT {
 					for _, m := range ackDoc.Messages() {
 						if err := strict.Validate(m).Err(); err != nil {
@@ -157,6 +213,11 @@ func TestAcknowledgements(t *testing.T) {
 				}
 				all.Write(a.Data)
 				all.WriteByte('\n')
+			}
+			for _, w := range c.want {
+				if !bytes.Contains(all.Bytes(), []byte(w)) {
+					t.Errorf("acknowledgements lack %s:\n%s", w, all.Bytes())
+				}
 			}
 			golden := filepath.Join("testdata", "golden", c.name+".edi")
 			if *update {
@@ -177,8 +238,9 @@ func TestAcknowledgements(t *testing.T) {
 
 // checkAck reads the ack's own segments: the message type, and the error
 // code where a negative one must carry it.
-func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []byte) {
+func checkAck(t *testing.T, typ string, doc *edifact.Document, c ackCase, raw []byte) {
 	t.Helper()
+	code := c.code
 	msgs := doc.Messages()
 	if len(msgs) == 0 && typ != TypeTA1 {
 		t.Fatalf("%s holds no message", typ)
@@ -241,7 +303,11 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []b
 			t.Fatalf("%s: %s", typ, text)
 		}
 	case TypeTA1:
-		if !strings.Contains(text, "TA1*000000101*") || !strings.Contains(text, fmt.Sprintf("*R*%03d~", ta1Note(target{code: code}))) {
+		note := c.note
+		if note == 0 {
+			note = ta1Note(target{code: code})
+		}
+		if !strings.Contains(text, "TA1*") || !strings.Contains(text, fmt.Sprintf("*R*%03d~", note)) {
 			t.Fatalf("TA1: %s", text)
 		}
 	}

@@ -38,6 +38,7 @@ type Rejection struct {
 
 	// Where: the interchange (UNB/ISA) or a message of it.
 	Interchange *edifact.Interchange
+	Group       *edifact.Group // the group of a UNG/UNE (GS/GE) in error
 	Message     *edifact.Message
 	Tag         string // service segment (UNB, UNH) or segment in error
 	MsgSegment  int    // position of the segment in error in its message (UNH = 1); 0: a service segment
@@ -166,12 +167,12 @@ func headerTag(em *edifact.Message) string {
 func (r *Registry) CheckInterchange(partner string, ich *edifact.Interchange) error {
 	p, ok := r.Set().Get(partner)
 	if !ok {
-		return nil
+		return r.validateEnvelope(nil, ich)
 	}
 	if rej := p.checkInterchange(ich); rej != nil {
 		return rej
 	}
-	return nil
+	return r.validateEnvelope(p, ich)
 }
 
 func (p *Profile) checkInterchange(ich *edifact.Interchange) *Rejection {

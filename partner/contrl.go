@@ -128,9 +128,37 @@ func (w *ediWriter) open(ich *edifact.Interchange, syntax, ref string, now time.
 	if w.v4 {
 		date = now.Format("20060102")
 	}
+	routing := 14 // 0008 an..14 in syntax 3, an..35 in 4 (ISO 9735 UNB S002)
+	if w.v4 {
+		routing = 35
+	}
 	w.una()
-	w.seg("UNB", el(syntax, version), el(ich.Recipient.ID, ich.Recipient.Qualifier),
-		el(ich.Sender.ID, ich.Sender.Qualifier, ich.Sender.Routing), el(date, now.Format("1504")), el(ref))
+	w.seg("UNB", el(syntax, version), partyEl(ich.Recipient),
+		el(cut(ich.Sender.ID, 35), qualifier(ich.Sender.Qualifier), cut(ich.Sender.Routing, routing)), el(date, now.Format("1504")), el(ref))
+}
+
+// cut shortens a value echoed from the original to the length its data
+// element allows (the original may be refused for being too long: a
+// 15-character 0020 is echoed as its first 14), so that the
+// acknowledgement itself passes strict validation.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// partyEl is an S002/S003 echoed in UCI: 0004 an..35, 0007 an..4.
+func partyEl(p edifact.Party) []string { return el(cut(p.ID, 35), qualifier(p.Qualifier)) }
+
+// qualifier echoes a 0007 (an..4, a code): one longer than four
+// characters is no code of the list and is left out rather than cut into
+// a different one.
+func qualifier(q string) string {
+	if len(q) > 4 {
+		return ""
+	}
+	return q
 }
 
 func (w *ediWriter) startMessage(typ string) {
@@ -158,11 +186,16 @@ func (w *ediWriter) close(ref string) []byte {
 // and UCD for the element, each with its 0085 code.
 func contrl(t target, ref string, now time.Time, action int) []byte {
 	var w ediWriter
-	w.open(t.ich, "", ref, now)
+	syntax := ""
+	if t.code == codeSyntaxNotSupported {
+		// the original's syntax level is what was refused: answer in
+		// level A, which every recipient reads (ISO 9735-1, 0001 UNOA)
+		syntax = "UNOA"
+	}
+	w.open(t.ich, syntax, ref, now)
 	w.startMessage(TypeCONTRL)
 	ich := t.ich
-	uci := []([]string){el(ich.ControlRef), el(ich.Sender.ID, ich.Sender.Qualifier), el(ich.Recipient.ID, ich.Recipient.Qualifier),
-		el(strconv.Itoa(action))}
+	uci := []([]string){el(cut(ich.ControlRef, 14)), partyEl(ich.Sender), partyEl(ich.Recipient), el(strconv.Itoa(action))}
 	if action != 4 || t.msg != nil {
 		w.seg("UCI", uci...)
 	} else {
@@ -181,7 +214,7 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 	}
 	if action == 4 && t.msg != nil {
 		m := t.msg
-		ucm := []([]string){el(m.Ref), el(m.Type, m.Version, m.Release, m.Agency), el("4")}
+		ucm := []([]string){el(cut(m.Ref, 14)), el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)), el("4")}
 		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
 		switch {
 		case onHeader:

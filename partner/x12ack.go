@@ -89,11 +89,25 @@ func x12Version(ich *edifact.Interchange) string {
 	return "00501"
 }
 
-// ta1Note maps a 0085 code to a TA105 note code.
+// isaNotes are the TA105 note codes (X12.5 Interchange Control Structures,
+// TA1 segment, data element I18) of a fault in ISA01..ISA16.
+var isaNotes = [17]int{0,
+	10, 11, 12, 13, // ISA01..04: invalid authorization / security qualifier or value
+	5, 6, 7, 8, // ISA05..08: invalid sender id qualifier, sender id, receiver id qualifier, receiver id
+	14, 15, 16, 17, 18, // ISA09..13: invalid date, time, standards identifier, version id, control number
+	19, 20, 27, // ISA14..16: invalid acknowledgment requested, test indicator, component element separator
+}
+
+// ta1Note maps the fault to a TA105 note code: a fault in an ISA field by
+// the field, else by its 0085 code.
 func ta1Note(t target) int {
+	if t.svcTag == "ISA" && t.elem >= 2 && t.elem-1 < len(isaNotes) && t.code != codeUnknownSender && t.code != codeNotActualRecipient &&
+		t.code != codeTestNotSupported {
+		return isaNotes[t.elem-1] // t.elem counts the tag as 1
+	}
 	switch t.code {
 	case codeUnknownSender:
-		return 7 // invalid interchange sender id
+		return 6 // invalid interchange sender id (TA105 006; 007 is the receiver's qualifier)
 	case codeNotActualRecipient:
 		return 9 // invalid interchange receiver id
 	case codeTestNotSupported:
