@@ -134,6 +134,14 @@ func (b *ackBuilder) accepted(ich *edifact.Interchange) {
 func (b *ackBuilder) rejected(t target) {
 	a := b.p.Ack
 	ich := t.ich
+	if ich.Standard == "X12" && t.business != nil {
+		// a business refusal is no syntax error: the 999/997 reports the
+		// syntax, which was right (sent when x12_all, as for an accepted
+		// interchange); the refusal itself is in the dead letter (edihub
+		// writes no 824)
+		b.accepted(ich)
+		return
+	}
 	if ich.Standard == "X12" {
 		envelope := t.msg == nil && t.group == nil
 		if a.TA1 != AckNone && envelope {
@@ -221,6 +229,9 @@ func walkTo(data []byte, segNo int, offset int64, t *target) {
 	var msgStart int
 	for {
 		seg, err := rd.Read()
+		if err != nil && readFault(err, segNo, offset, msgStart, t) {
+			return
+		}
 		if offset >= 0 && err == nil && seg.Offset <= offset {
 			segNo = seg.Number // the last segment starting at or before the offset, so far
 		}
@@ -282,6 +293,37 @@ func walkTo(data []byte, segNo int, offset int64, t *target) {
 			t.group = nil
 		}
 	}
+}
+
+// readFault takes a read error as the fault itself when it is where the
+// failure points (its segment, or the offset the guard named): the segment
+// the Reader could not read is the one in error, so it is named by its own
+// tag and position (in the message: from msgStart), not by the last
+// segment read before it. It reports whether it did.
+func readFault(err error, segNo int, offset int64, msgStart int, t *target) bool {
+	var pe *edifact.ParseError
+	if !errors.As(err, &pe) || pe.Segment == 0 {
+		return false
+	}
+	if offset < 0 && pe.Segment != segNo {
+		return false // not the fault: read on to it
+	}
+	if t.msg != nil && msgStart > 0 {
+		t.msgSeg = pe.Segment - msgStart + 1
+	}
+	if pe.Tag != "" {
+		t.segTag = pe.Tag
+		if isService(pe.Tag) {
+			t.svcTag = pe.Tag
+		}
+	}
+	if t.elem == 0 && pe.Element > 0 {
+		t.elem, t.comp = pe.Element+1, pe.Component
+		if t.comp == 1 {
+			t.comp = 0 // the Reader counts a simple element as component 1
+		}
+	}
+	return true
 }
 
 func isService(tag string) bool {

@@ -24,6 +24,9 @@ type ackCase struct {
 	types   []string // acknowledgement types expected, in order
 	code    int      // 0085 code a negative CONTRL carries (0: positive)
 	note    int      // TA105 a negative TA1 carries (0: ta1Note of code)
+	// business: refused by a business rule (the acknowledgements may be
+	// positive: the syntax was right)
+	business bool
 	// want are segments the acknowledgements must hold, each case citing
 	// the clause that says so.
 	want []string
@@ -97,6 +100,26 @@ func ackCases() []ackCase {
 			profile: x12Partner, want: []string{"TA1*000000101*261399*0930*R*014~"}},
 		{name: "x12-ta1-isa11-00401", file: "x12_isa11_00401.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 16,
 			profile: func(p *Profile) { x12Partner(p); p.Messages = nil }, want: []string{"*R*016~"}},
+
+		// Item 2: IK3 names the segment in error by its tag and position
+		// in the set (ST = 1) with IK304 8 (segment has data element
+		// errors), and IK4 the element (IK401 position, IK403 6 invalid
+		// character, 5 too long): 005010X231A1 999, IK3 and IK4; 997
+		// (005010X230) AK3/AK4 the same.
+		{name: "x12-999-control-char", file: "x12_ctl_char_po1.edi", types: []string{Type999}, code: edifact.CodeInvalidCharacter,
+			profile: x12Partner, want: []string{"IK3*PO1*5**8~IK4*7**6~IK5*R*5~"}},
+		{name: "x12-997-control-char", file: "x12_ctl_char_po1.edi", types: []string{Type997}, code: edifact.CodeInvalidCharacter,
+			profile: func(p *Profile) { x12Partner(p); p.Ack.X12 = Type997 }, want: []string{"AK3*PO1*5**8~AK4*7**6~AK5*R*5~"}},
+		// a business refusal is not a syntax error: no IK5 R without IK3;
+		// the 999 accepts the syntax (IK5 A, AK9 A), as CONTRL does beside
+		// an APERAK
+		{name: "x12-999-business", file: "x12_850.edi", types: []string{Type999}, business: true,
+			profile: func(p *Profile) {
+				x12Partner(p)
+				p.Rules = []Rule{{Name: "never", Type: "850", Expr: "false"}}
+			}, want: []string{"AK9*A*1*1*1~"}},
+		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
+			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
 }
 
@@ -138,6 +161,8 @@ func setupAckFiles(t *testing.T) {
 	files["x12_isa09_date.edi"] = bytes.Replace(x12, []byte("*240315*0930*^*"), []byte("*261399*0930*^*"), 1)
 	files["x12_isa11_00401.edi"] = bytes.Replace(bytes.Replace(x12, []byte("*^*00501*"), []byte("*^*00401*"), 1),
 		[]byte("ITEM-1^ITEM-1A"), []byte("ITEM-1"), 1)
+	files["x12_ctl_char_po1.edi"] = bytes.Replace(x12, []byte("ITEM-1^ITEM-1A"), []byte("ITEM\x01-1^ITEM-1A"), 1)
+	files["x12_long_element.edi"] = bytes.Replace(x12, []byte("*BP*ITEM-2~"), []byte("*BP*"+strings.Repeat("X", 70000)+"~"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -182,7 +207,7 @@ func TestAcknowledgements(t *testing.T) {
 				data = v4(data)
 			}
 			doc, err := decide(r, "ACME", nil, data)
-			if (c.code == 0 && c.name != "aperak-total") != (err == nil) {
+			if (c.code == 0 && c.name != "aperak-total" && !c.business) != (err == nil) {
 				t.Fatalf("decision: %v", err)
 			}
 			acks := r.Acks("ACME", "INGEST:42", "corr-1", data, doc, err)
