@@ -3,6 +3,8 @@ package partner
 import (
 	"bytes"
 	"errors"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +49,7 @@ func (r *Registry) Acks(partner, origin, corr string, data []byte, doc *edifact.
 	if !ok {
 		return nil
 	}
-	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: originSeq(origin)}
+	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: originSeq(origin), data: data}
 	if failure == nil {
 		if doc == nil {
 			return nil
@@ -79,6 +81,7 @@ type ackBuilder struct {
 	corr   string
 	seq    uint64
 	out    []*nats.Msg
+	data   []byte // the original, for the groups of an X12 interchange
 }
 
 // ref is our interchange control reference for the i-th acknowledgement:
@@ -118,9 +121,9 @@ func (b *ackBuilder) accepted(ich *edifact.Interchange) {
 			b.add(TypeTA1, ich.ControlRef, ref, "accepted", ich, ta1(ich, ref, b.now, "A", 0))
 		}
 		if a.X12 != AckNone && a.X12All {
-			for _, g := range ich.Groups {
+			for _, g := range b.x12Groups(ich, target{}) {
 				ref := b.x12Ref()
-				b.add(a.X12, ich.ControlRef, ref, "accepted", ich, functionalAck(a.X12, target{ich: ich, group: g}, ref, b.now, true))
+				b.add(a.X12, ich.ControlRef, ref, "accepted", ich, functionalAck(a.X12, target{ich: ich, group: g.g}, g, ref, b.now, true))
 			}
 		}
 		return
@@ -148,9 +151,14 @@ func (b *ackBuilder) rejected(t target) {
 			ref := b.x12Ref()
 			b.add(TypeTA1, ich.ControlRef, ref, "rejected", ich, ta1(ich, ref, b.now, "R", ta1Note(t)))
 		}
-		if a.X12 != AckNone && t.group != nil {
-			ref := b.x12Ref()
-			b.add(a.X12, ich.ControlRef, ref, "rejected", ich, functionalAck(a.X12, t, ref, b.now, false))
+		// every group of the interchange is refused with it: each gets
+		// its functional ack (unless the ISA itself is what failed: the
+		// TA1 answers that, no group was opened)
+		if a.X12 != AckNone && t.svcTag != "ISA" {
+			for _, g := range b.x12Groups(ich, t) {
+				ref := b.x12Ref()
+				b.add(a.X12, ich.ControlRef, ref, "rejected", ich, functionalAck(a.X12, t, g, ref, b.now, false))
+			}
 		}
 		return
 	}
@@ -169,6 +177,26 @@ func (b *ackBuilder) rejected(t target) {
 		ref := b.ref()
 		b.add(TypeCONTRL, ich.ControlRef, ref, "rejected", ich, contrl(t, ref, b.now, 4))
 	}
+}
+
+// x12Groups are the groups of ich as a scan of the input finds them; the
+// group t names is among them (added when the scan did not reach it), and
+// without input the groups the walk kept.
+func (b *ackBuilder) x12Groups(ich *edifact.Interchange, t target) []*x12Group {
+	groups := scanX12(b.data, ich.ControlRef)
+	if len(groups) == 0 {
+		for _, g := range ich.Groups {
+			sg := &x12Group{g: g, ge01: strconv.Itoa(len(g.Messages))}
+			for _, m := range g.Messages {
+				sg.sets = append(sg.sets, x12Set{typ: m.Type, ref: m.Ref, impl: m.Release})
+			}
+			groups = append(groups, sg)
+		}
+	}
+	if t.group != nil && !slices.ContainsFunc(groups, func(g *x12Group) bool { return g.g.ControlRef == t.group.ControlRef }) {
+		groups = append(groups, &x12Group{g: t.group})
+	}
+	return groups
 }
 
 // locate finds what a failure names. A refusal by a profile carries its
@@ -205,6 +233,11 @@ func locate(data []byte, failure error) target {
 		}
 	case errors.As(failure, &pe):
 		t.code, segNo = pe.Code, pe.Segment
+		if pe.Segment == 0 && pe.Code == edifact.CodeMissing && pe.Tag != "" {
+			// the input ended with a trailer missing: read to the end,
+			// so the open interchange, group and set are the ones named
+			segNo, t.svcTag = math.MaxInt, pe.Tag
+		}
 		if pe.Element > 0 {
 			t.elem, t.comp = pe.Element+1, pe.Component
 		}
@@ -253,6 +286,13 @@ func walkTo(data []byte, segNo int, offset int64, t *target) {
 		if offset < 0 && segNo > 0 && seg.Number >= segNo {
 			if seg.Tag == "UNB" || seg.Tag == "ISA" { // the header itself is in error
 				t.ich, t.group, t.msg = headerOf(seg), nil, nil
+			}
+			if t.msg != nil && t.code == edifact.CodeMissing && closesSet(seg.Tag) {
+				// the set's trailer is missing: the fault is the set's
+				// (IK5/AK5 2, UCM on UNT), not the segment that came
+				// instead, which is no part of it
+				t.svcTag, t.segTag, t.msgSeg = trailerOf(seg.Tag), trailerOf(seg.Tag), 0
+				return
 			}
 			if t.msg != nil && msgStart > 0 {
 				t.msgSeg = seg.Number - msgStart + 1
@@ -324,6 +364,24 @@ func readFault(err error, segNo int, offset int64, msgStart int, t *target) bool
 		}
 	}
 	return true
+}
+
+// closesSet tells the segments that end an open message or set when its
+// trailer is missing.
+func closesSet(tag string) bool {
+	switch tag {
+	case "UNH", "UNE", "UNZ", "UNB", "UNG", "ST", "GE", "GS", "IEA", "ISA":
+		return true
+	}
+	return false
+}
+
+func trailerOf(tag string) string {
+	switch tag {
+	case "ST", "GE", "GS", "IEA", "ISA":
+		return "SE"
+	}
+	return "UNT"
 }
 
 func isService(tag string) bool {

@@ -118,6 +118,23 @@ func ackCases() []ackCase {
 				x12Partner(p)
 				p.Rules = []Rule{{Name: "never", Type: "850", Expr: "false"}}
 			}, want: []string{"AK9*A*1*1*1~"}},
+		// Item 3: AK9 (999/997 AK9): AK902 the number of sets GE01 says
+		// were included, AK903 the number received, AK904 the number
+		// accepted, AK905 the group's own fault (5: GE01 does not match).
+		{name: "x12-999-ge01", file: "x12_ge_count.edi", types: []string{Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK1*PO*101*005010~AK9*R*2*1*0*5~"}},
+		{name: "x12-999-two-sets-one-bad", file: "x12_two_sets_bad.edi", types: []string{Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK2*850*0002~IK5*R*4~AK9*R*2*2*0~"}},
+		// Item 4: every group of a refused interchange gets its functional
+		// ack: the first, refused for the second's fault, in AK9 alone.
+		{name: "x12-999-two-groups", file: "x12_two_groups.edi", types: []string{Type999, Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK1*PO*101*005010~AK9*R*1*1*0~", "AK1*PO*102*005010~AK2*850*0001~IK5*R*4~AK9*R*1*1*0~"}},
+		// Item 6: a missing SE is the set's fault, IK5/AK5 2 (transaction
+		// set trailer missing), not a segment error on the GE.
+		{name: "x12-999-no-se", file: "x12_no_se.edi", types: []string{Type999}, code: edifact.CodeMissing,
+			profile: x12Partner, want: []string{"AK2*850*0001~IK5*R*2~AK9*R*1*1*0~"}},
+		{name: "x12-997-no-se", file: "x12_no_se.edi", types: []string{Type997}, code: edifact.CodeMissing,
+			profile: func(p *Profile) { x12Partner(p); p.Ack.X12 = Type997 }, want: []string{"AK2*850*0001~AK5*R*2~AK9*R*1*1*0~"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -163,6 +180,13 @@ func setupAckFiles(t *testing.T) {
 		[]byte("ITEM-1^ITEM-1A"), []byte("ITEM-1"), 1)
 	files["x12_ctl_char_po1.edi"] = bytes.Replace(x12, []byte("ITEM-1^ITEM-1A"), []byte("ITEM\x01-1^ITEM-1A"), 1)
 	files["x12_long_element.edi"] = bytes.Replace(x12, []byte("*BP*ITEM-2~"), []byte("*BP*"+strings.Repeat("X", 70000)+"~"), 1)
+	set2 := bytes.ReplaceAll(x12[bytes.Index(x12, []byte("ST*850")):bytes.Index(x12, []byte("GE*"))], []byte("0001~"), []byte("0002~"))
+	twoSets := bytes.Replace(bytes.Replace(x12, []byte("GE*1*101~"), append(set2, []byte("GE*2*101~")...), 1), []byte("SE*8*0002"), []byte("SE*9*0002"), 1)
+	files["x12_two_sets_bad.edi"] = bytes.Replace(twoSets, []byte("SE*8*0002"), []byte("SE*9*0002"), 1)
+	files["x12_ge_count.edi"] = bytes.Replace(x12, []byte("GE*1*101~"), []byte("GE*2*101~"), 1)
+	group2 := bytes.ReplaceAll(x12[bytes.Index(x12, []byte("GS*")):bytes.Index(x12, []byte("IEA*"))], []byte("*101"), []byte("*102"))
+	files["x12_two_groups.edi"] = bytes.Replace(bytes.Replace(x12, []byte("IEA*1*"), append(bytes.Replace(group2, []byte("SE*8*"), []byte("SE*7*"), 1), []byte("IEA*2*")...), 1), nil, nil, 0)
+	files["x12_no_se.edi"] = bytes.Replace(x12, []byte("SE*8*0001~\n"), nil, 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
