@@ -316,6 +316,9 @@ func walkTo(data []byte, segNo int, offset int64, t *target) {
 				Version: pick(seg.Tag == "GS", seg.Value(8, 1), seg.Value(7, 2))}
 			if seg.Tag == "GS" {
 				t.group.Sender.ID, t.group.Recipient.ID = seg.Value(2, 1), seg.Value(3, 1)
+			} else { // UNG S006 0040:0007, S007 0044:0007
+				t.group.Sender = edifact.Party{ID: seg.Value(2, 1), Qualifier: seg.Value(2, 2)}
+				t.group.Recipient = edifact.Party{ID: seg.Value(3, 1), Qualifier: seg.Value(3, 2)}
 			}
 		case "UNH":
 			t.msg = &edifact.Message{Ref: seg.Value(1, 1), Type: seg.Value(2, 1), Version: seg.Value(2, 2), Release: seg.Value(2, 3),

@@ -135,6 +135,18 @@ func ackCases() []ackCase {
 			profile: x12Partner, want: []string{"AK2*850*0001~IK5*R*2~AK9*R*1*1*0~"}},
 		{name: "x12-997-no-se", file: "x12_no_se.edi", types: []string{Type997}, code: edifact.CodeMissing,
 			profile: func(p *Profile) { x12Partner(p); p.Ack.X12 = Type997 }, want: []string{"AK2*850*0001~AK5*R*2~AK9*R*1*1*0~"}},
+		// Item 7: a group-level fault is reported on UCF (SG3 of CONTRL:
+		// 0048, S006, S007, 0083 = 4, 0085, 0013/0135 UNE, S011), the UCI
+		// says the interchange is refused without an error of its own; a
+		// message inside a group is reported in SG4 under its UCF.
+		{name: "contrl-une-count", file: "invoic_une_count.edi", types: []string{TypeCONTRL}, code: edifact.CodeCountMismatch,
+			want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+4'UCF+G1+4012345000009:14+4098765000002:14+4+29+UNE+2'"}},
+		{name: "contrl-une-ref", file: "invoic_une_ref.edi", types: []string{TypeCONTRL}, code: edifact.CodeReferenceMismatch,
+			want: []string{"UCF+G1+4012345000009:14+4098765000002:14+4+28+UNE+3'"}},
+		{name: "contrl-ung-0038", file: "invoic_ung_0038.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"UCF+G1+4012345000009:14+4098765000002:14+4+39+UNG+2'"}},
+		{name: "contrl-group-message", file: "invoic_group_qty.edi", types: []string{TypeCONTRL}, code: 37,
+			want: []string{"+4'UCF+G1+4012345000009:14+4098765000002:14+4'UCM+1+INVOIC:D:96A:UN+4'UCS+"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -187,6 +199,13 @@ func setupAckFiles(t *testing.T) {
 	group2 := bytes.ReplaceAll(x12[bytes.Index(x12, []byte("GS*")):bytes.Index(x12, []byte("IEA*"))], []byte("*101"), []byte("*102"))
 	files["x12_two_groups.edi"] = bytes.Replace(bytes.Replace(x12, []byte("IEA*1*"), append(bytes.Replace(group2, []byte("SE*8*"), []byte("SE*7*"), 1), []byte("IEA*2*")...), 1), nil, nil, 0)
 	files["x12_no_se.edi"] = bytes.Replace(x12, []byte("SE*8*0001~\n"), nil, 1)
+	grouped := bytes.Replace(bytes.Replace(ok, []byte("INVOIC'\n"), []byte("INVOIC'\nUNG+INVOIC+4012345000009:14+4098765000002:14+240315:0930+G1+UN+D:96A'\n"), 1),
+		[]byte("UNZ+1+"), []byte("UNE+1+G1'\nUNZ+1+"), 1)
+	files["invoic_group_ok.edi"] = grouped
+	files["invoic_une_count.edi"] = bytes.Replace(grouped, []byte("UNE+1+G1"), []byte("UNE+2+G1"), 1)
+	files["invoic_une_ref.edi"] = bytes.Replace(grouped, []byte("UNE+1+G1"), []byte("UNE+1+G2"), 1)
+	files["invoic_ung_0038.edi"] = bytes.Replace(grouped, []byte("UNG+INVOIC+"), []byte("UNG+INVOICXX+"), 1)
+	files["invoic_group_qty.edi"] = bytes.Replace(grouped, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -318,7 +337,7 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, c ackCase, raw []
 		for _, s := range msgs[0].Segments {
 			var got string
 			switch s.Tag {
-			case "UCI":
+			case "UCI", "UCF":
 				got = s.Value(5, 1)
 			case "UCM":
 				got = s.Value(4, 1)

@@ -2,6 +2,7 @@ package partner
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -196,7 +197,7 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 	w.startMessage(TypeCONTRL)
 	ich := t.ich
 	uci := []([]string){el(cut(ich.ControlRef, 14)), partyEl(ich.Sender), partyEl(ich.Recipient), el(strconv.Itoa(action))}
-	if action != 4 || t.msg != nil {
+	if action != 4 || t.msg != nil || t.group != nil {
 		w.seg("UCI", uci...)
 	} else {
 		tag := t.svcTag
@@ -208,9 +209,29 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		}
 		s011 := el("", "")
 		if tag != "" {
-			s011 = el(num(t.elem), num(t.comp))
+			s011 = serviceS011(tag, t.elem, t.comp)
 		}
 		w.seg("UCI", append(uci, el(strconv.Itoa(t.code)), el(tag), s011)...)
+	}
+	if action == 4 && t.group != nil {
+		// SG3 UCF: the group (UNG..UNE) refused, with the group-level
+		// fault when the UNG or UNE is what failed (CONTRL message
+		// definition, D:3 and 4:1: UCF for messages inside groups, UCI for
+		// the interchange level only)
+		g := t.group
+		ucf := []([]string){el(cut(g.ControlRef, 14)), partyEl(g.Sender), partyEl(g.Recipient), el("4")}
+		if t.msg == nil {
+			tag := t.svcTag
+			if tag != "UNG" && tag != "UNE" {
+				tag = ""
+			}
+			s011 := el("", "")
+			if tag != "" {
+				s011 = serviceS011(tag, t.elem, t.comp)
+			}
+			ucf = append(ucf, el(strconv.Itoa(t.code)), el(tag), s011)
+		}
+		w.seg("UCF", ucf...)
 	}
 	if action == 4 && t.msg != nil {
 		m := t.msg
@@ -218,7 +239,7 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
 		switch {
 		case onHeader:
-			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), el(num(t.elem), num(t.comp)))
+			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), serviceS011(t.svcTag, t.elem, t.comp))
 		case t.msgSeg == 0:
 			ucm = append(ucm, el(strconv.Itoa(t.code)))
 		}
@@ -233,6 +254,21 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		}
 	}
 	return w.close(ref)
+}
+
+// serviceComposites are the positions (tag = 1) of the composites of the
+// service segments (ISO 9735-2 V3 and V4): UNB S001..S005, UNG S006, S007,
+// S004, S008, UNH S009, S010 and (V4) S016..S018.
+var serviceComposites = map[string][]int{"UNB": {2, 3, 4, 5, 7}, "UNG": {3, 4, 5, 8}, "UNH": {3, 5, 6, 7, 8}}
+
+// serviceS011 is the S011 of a fault in a service segment: 0098, and 0104
+// only when the element is a composite (a simple element has no component
+// position; the parser counts its value as component 1).
+func serviceS011(tag string, elem, comp int) []string {
+	if !slices.Contains(serviceComposites[tag], elem) {
+		comp = 0
+	}
+	return el(num(elem), num(comp))
 }
 
 // aperak is an APERAK (D:96A) for a business rejection: the message
