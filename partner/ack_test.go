@@ -147,6 +147,12 @@ func ackCases() []ackCase {
 			want: []string{"UCF+G1+4012345000009:14+4098765000002:14+4+39+UNG+2'"}},
 		{name: "contrl-group-message", file: "invoic_group_qty.edi", types: []string{TypeCONTRL}, code: 37,
 			want: []string{"+4'UCF+G1+4012345000009:14+4098765000002:14+4'UCM+1+INVOIC:D:96A:UN+4'UCS+"}},
+		// Item 8: the acknowledgement of a test interchange is a test
+		// interchange (UNB 0035 = 1, ISO 9735-2 UNB), for CONTRL and APERAK.
+		{name: "contrl-test-positive", file: "invoic_test.edi", types: []string{TypeCONTRL},
+			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+CONTRL"}},
+		{name: "aperak-test", file: "invoic_test_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}, business: true,
+			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+APERAK", "+A421++++++1'UNH+1+CONTRL"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -206,6 +212,7 @@ func setupAckFiles(t *testing.T) {
 	files["invoic_une_ref.edi"] = bytes.Replace(grouped, []byte("UNE+1+G1"), []byte("UNE+1+G2"), 1)
 	files["invoic_ung_0038.edi"] = bytes.Replace(grouped, []byte("UNG+INVOIC+"), []byte("UNG+INVOICXX+"), 1)
 	files["invoic_group_qty.edi"] = bytes.Replace(grouped, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1)
+	files["invoic_test_bad_total.edi"] = bytes.Replace(read(t, "invoic_bad_total.edi"), []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++++1'"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)

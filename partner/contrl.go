@@ -135,7 +135,19 @@ func (w *ediWriter) open(ich *edifact.Interchange, syntax, ref string, now time.
 	}
 	w.una()
 	w.seg("UNB", el(syntax, version), partyEl(ich.Recipient),
-		el(cut(ich.Sender.ID, 35), qualifier(ich.Sender.Qualifier), cut(ich.Sender.Routing, routing)), el(date, now.Format("1504")), el(ref))
+		el(cut(ich.Sender.ID, 35), qualifier(ich.Sender.Qualifier), cut(ich.Sender.Routing, routing)), el(date, now.Format("1504")), el(ref),
+		el(), el(), el(), el(), el(), el(testIndicator(ich)))
+}
+
+// testIndicator is our UNB 0035: 1 when the original is a test
+// interchange (ISO 9735: 0035 = 1 "interchange is a test"), so a
+// partner's translator routes the answer as it routed the original;
+// empty otherwise. The X12 answers mirror ISA15 the same way.
+func testIndicator(ich *edifact.Interchange) string {
+	if ich.TestIndicator == "1" {
+		return "1"
+	}
+	return ""
 }
 
 // cut shortens a value echoed from the original to the length its data
@@ -285,8 +297,8 @@ func aperak(t target, ref string, now time.Time) []byte {
 	return w.close(ref)
 }
 
-// freeText cuts s into at most five 4440 values of 70 printable ASCII
-// characters each.
+// freeText cuts s into at most five 4440 values of at most 70 printable
+// ASCII characters each, between words.
 func freeText(s string) []string {
 	b := []byte(s)
 	for i, c := range b {
@@ -297,8 +309,15 @@ func freeText(s string) []string {
 	var out []string
 	for len(b) > 0 && len(out) < 5 {
 		n := min(70, len(b))
+		if n < len(b) {
+			// cut after the last space that fits, never mid-word (a word
+			// longer than 70 is cut where it must be)
+			if sp := bytes.LastIndexByte(b[:n+1], ' '); sp > 0 {
+				n = sp
+			}
+		}
 		out = append(out, string(b[:n]))
-		b = b[n:]
+		b = bytes.TrimLeft(b[n:], " ")
 	}
 	return out
 }
