@@ -116,7 +116,8 @@ func (b *ackBuilder) add(typ, ackOf, ourRef, result string, ich *edifact.Interch
 func (b *ackBuilder) accepted(ich *edifact.Interchange) {
 	a := b.p.Ack
 	if ich.Standard == "X12" {
-		if a.TA1 == AckAll {
+		// ISA14 = 1 asks for a TA1 (X12.5): sent unless ta1 is none
+		if a.TA1 == AckAll || a.TA1 == AckErrors && ich.AckRequest == "1" {
 			ref := b.x12Ref()
 			b.add(TypeTA1, ich.ControlRef, ref, "accepted", ich, ta1(ich, ref, b.now, "A", 0))
 		}
@@ -128,10 +129,27 @@ func (b *ackBuilder) accepted(ich *edifact.Interchange) {
 		}
 		return
 	}
-	if a.CONTRL == AckAll {
+	if action := b.positive(ich); action != 0 {
 		ref := b.ref()
-		b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, a.Positive))
+		b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, action))
 	}
+}
+
+// positive is the UCI action of the positive CONTRL an accepted EDIFACT
+// interchange gets, 0 for none: with contrl all, and with contrl errors
+// when the UNB asks for one (0031 = 1 acknowledgement requested; 2, in
+// syntax 4, an indication of receipt: action 8). contrl none sends none.
+func (b *ackBuilder) positive(ich *edifact.Interchange) int {
+	a := b.p.Ack
+	switch {
+	case a.CONTRL == AckNone:
+		return 0
+	case ich.AckRequest == "2" && ich.SyntaxVersion == "4":
+		return 8
+	case a.CONTRL == AckAll || ich.AckRequest == "1":
+		return a.Positive
+	}
+	return 0
 }
 
 func (b *ackBuilder) rejected(t target) {
@@ -167,9 +185,9 @@ func (b *ackBuilder) rejected(t target) {
 			ref := b.ref()
 			b.add(TypeAPERAK, ich.ControlRef, ref, "rejected", ich, aperak(t, ref, b.now))
 		}
-		if a.CONTRL == AckAll { // the syntax was right: CONTRL says so
+		if action := b.positive(ich); action != 0 { // the syntax was right: CONTRL says so
 			ref := b.ref()
-			b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, a.Positive))
+			b.add(TypeCONTRL, ich.ControlRef, ref, "accepted", ich, contrl(target{ich: ich}, ref, b.now, action))
 		}
 		return
 	}

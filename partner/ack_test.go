@@ -153,6 +153,16 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+CONTRL"}},
 		{name: "aperak-test", file: "invoic_test_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}, business: true,
 			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+APERAK", "+A421++++++1'UNH+1+CONTRL"}},
+		// Item 9: an acknowledgement request is honoured with contrl /
+		// ta1 errors: UNB 0031 = 1 (ISO 9735-2 UNB: acknowledgement
+		// requested) a positive CONTRL, 0031 = 2 in syntax 4 (indication
+		// of receipt) UCI 0083 = 8; ISA14 = 1 (X12.5) a TA1 A.
+		{name: "contrl-requested", file: "invoic_ack_requested.edi", types: []string{TypeCONTRL},
+			profile: func(p *Profile) { p.Ack.CONTRL = AckErrors }, want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+7'"}},
+		{name: "contrl-receipt-requested-v4", file: "invoic_receipt_requested.edi", types: []string{TypeCONTRL}, syntax4: true,
+			profile: func(p *Profile) { p.Ack.CONTRL = AckErrors }, want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+8'"}},
+		{name: "x12-ta1-requested", file: "x12_ta1_requested.edi", types: []string{TypeTA1, Type999},
+			profile: x12Partner, want: []string{"TA1*000000101*240315*0930*A*000~"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -213,6 +223,9 @@ func setupAckFiles(t *testing.T) {
 	files["invoic_ung_0038.edi"] = bytes.Replace(grouped, []byte("UNG+INVOIC+"), []byte("UNG+INVOICXX+"), 1)
 	files["invoic_group_qty.edi"] = bytes.Replace(grouped, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1)
 	files["invoic_test_bad_total.edi"] = bytes.Replace(read(t, "invoic_bad_total.edi"), []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++++1'"), 1)
+	files["invoic_ack_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++1'"), 1)
+	files["invoic_receipt_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++2'"), 1)
+	files["x12_ta1_requested.edi"] = bytes.Replace(x12, []byte("*000000101*0*T*"), []byte("*000000101*1*T*"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -379,10 +392,14 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, c ackCase, raw []
 		}
 	case TypeTA1:
 		note := c.note
-		if note == 0 {
+		if note == 0 && code != 0 {
 			note = ta1Note(target{code: code})
 		}
-		if !strings.Contains(text, "TA1*") || !strings.Contains(text, fmt.Sprintf("*R*%03d~", note)) {
+		status := "R"
+		if code == 0 {
+			status = "A"
+		}
+		if !strings.Contains(text, "TA1*") || !strings.Contains(text, fmt.Sprintf("*%s*%03d~", status, note)) {
 			t.Fatalf("TA1: %s", text)
 		}
 	}
