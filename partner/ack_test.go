@@ -452,3 +452,50 @@ func TestEveryCodeRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateAcks: item 10. A duplicate interchange gets a negative
+// CONTRL naming UNB 0020 with 0085 26 (duplicate detected; CONTRL UCI
+// S011 0098 = 6), an X12 one a TA1 R with TA105 025 (X12.5 TA1: duplicate
+// interchange control number). Golden files as TestAcknowledgements.
+func TestDuplicateAcks(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		profile    func(*Profile)
+		want       string
+	}{
+		{"duplicate-contrl", "invoic_ok.edi", nil, "UCI+INV0042+4012345000009:14+4098765000002:14+4+26+UNB+6'"},
+		{"duplicate-ta1", "x12_850.edi", x12Partner, "TA1*000000101*240315*0930*R*025~"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := acmeProfile()
+			if c.profile != nil {
+				c.profile(&p)
+			}
+			r := newRegistry(t, p)
+			acks := r.DuplicateAcks("ACME", "INGEST:42", "corr-1", read(t, c.file))
+			if len(acks) != 1 {
+				t.Fatalf("%d acknowledgements", len(acks))
+			}
+			got := acks[0].Data
+			if !bytes.Contains(got, []byte(c.want)) {
+				t.Fatalf("lacks %s:\n%s", c.want, got)
+			}
+			if _, err := edifact.Parse(got, nil); err != nil {
+				t.Fatalf("does not parse: %v\n%s", err, got)
+			}
+			golden := filepath.Join("testdata", "golden", c.name+".edi")
+			if *update {
+				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(want, append(got, '\n')) {
+				t.Fatalf("differs from %s:\n got: %s\nwant: %s", golden, got, want)
+			}
+		})
+	}
+}

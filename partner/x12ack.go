@@ -101,6 +101,9 @@ var isaNotes = [17]int{0,
 // ta1Note maps the fault to a TA105 note code: a fault in an ISA field by
 // the field, else by its 0085 code.
 func ta1Note(t target) int {
+	if t.code == edifact.CodeDuplicate && t.svcTag == "ISA" {
+		return 25 // duplicate interchange control number
+	}
 	if t.svcTag == "ISA" && t.elem >= 2 && t.elem-1 < len(isaNotes) && t.code != codeUnknownSender && t.code != codeNotActualRecipient &&
 		t.code != codeTestNotSupported {
 		return isaNotes[t.elem-1] // t.elem counts the tag as 1
