@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
@@ -260,20 +262,10 @@ func TestAcknowledgements(t *testing.T) {
 	}
 	for _, c := range ackCases() {
 		t.Run(c.name, func(t *testing.T) {
-			p := acmeProfile()
-			if c.profile != nil {
-				c.profile(&p)
-			}
-			r := newRegistry(t, p)
-			data := readCase(t, c.file)
-			if c.syntax4 {
-				data = v4(data)
-			}
-			doc, err := decide(r, "ACME", nil, data)
+			acks, err := caseAcks(t, c)
 			if (c.code == 0 && c.name != "aperak-total" && !c.business) != (err == nil) {
 				t.Fatalf("decision: %v", err)
 			}
-			acks := r.Acks("ACME", "INGEST:42", "corr-1", data, doc, err)
 			var types []string
 			for _, a := range acks {
 				types = append(types, a.Header.Get(wire.HdrMessageType))
@@ -293,6 +285,13 @@ func TestAcknowledgements(t *testing.T) {
 				}
 				checkAck(t, types[i], ackDoc, c, a.Data)
 				if ackDoc.Standard == edifact.EDIFACT {
+					// as `edihub edifact validate --strictness strict`:
+					// the service segments too
+					for _, ich := range ackDoc.Interchanges {
+						if err := strict.ValidateInterchange(ich).Err(); err != nil {
+							t.Fatalf("%s envelope fails strict validation: %v\n%s", types[i], err, a.Data)
+						}
+					}
 					for _, m := range ackDoc.Messages() {
 						if err := strict.Validate(m).Err(); err != nil {
 							t.Fatalf("%s fails strict directory validation: %v\n%s", types[i], err, a.Data)
@@ -322,6 +321,23 @@ func TestAcknowledgements(t *testing.T) {
 			}
 		})
 	}
+}
+
+// caseAcks decides case c and builds its acknowledgements (setupAckFiles
+// first); err is the decision.
+func caseAcks(t *testing.T, c ackCase) ([]*nats.Msg, error) {
+	t.Helper()
+	p := acmeProfile()
+	if c.profile != nil {
+		c.profile(&p)
+	}
+	r := newRegistry(t, p)
+	data := readCase(t, c.file)
+	if c.syntax4 {
+		data = v4(data)
+	}
+	doc, err := decide(r, "ACME", nil, data)
+	return r.Acks("ACME", "INGEST:42", "corr-1", data, doc, err), err
 }
 
 // checkAck reads the ack's own segments: the message type, and the error
