@@ -44,12 +44,19 @@ type target struct {
 
 // Acks builds the acknowledgements partner's profile agrees for an
 // interchange: failure nil means accepted. Nothing is sent here.
+// Our control references derive from the INGEST sequence of origin (the
+// hub's Finish takes them from the partner's counter instead).
 func (r *Registry) Acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error) []*nats.Msg {
+	return r.acks(partner, origin, corr, data, doc, failure, originSeq(origin))
+}
+
+// acks is Acks with the block seq our control references are made of.
+func (r *Registry) acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error, seq uint64) []*nats.Msg {
 	p, ok := r.Set().Get(partner)
 	if !ok {
 		return nil
 	}
-	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: originSeq(origin), data: data}
+	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: seq, data: data}
 	if failure == nil {
 		if doc == nil {
 			return nil
