@@ -38,6 +38,7 @@ type target struct {
 	code     int    // 0085
 	elem     int    // S011 0098 (tag = 1); 0: the whole segment
 	comp     int    // S011 0104
+	rep      int    // S011 0136 (syntax 4)
 	business *Rejection
 	msgText  string
 }
@@ -246,7 +247,7 @@ func locate(data []byte, failure error) target {
 		}
 		switch {
 		case rej.MsgSegment > 0: // a segment of the message (directory validation)
-			t.msgSeg, t.segTag, t.elem, t.comp = rej.MsgSegment, rej.Tag, rej.Element, rej.Component
+			t.msgSeg, t.segTag, t.elem, t.comp, t.rep = rej.MsgSegment, rej.Tag, rej.Element, rej.Component, rej.Repetition
 			if isService(rej.Tag) {
 				t.svcTag = rej.Tag
 			}

@@ -165,6 +165,10 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { p.Ack.CONTRL = AckErrors }, want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+8'"}},
 		{name: "x12-ta1-requested", file: "x12_ta1_requested.edi", types: []string{TypeTA1, Type999},
 			profile: x12Partner, want: []string{"TA1*000000101*240315*0930*A*000~"}},
+		// Item 13: a repetition refused in syntax 4 names its occurrence,
+		// UCD S011 0136 (ISO 9735 V4 UCD: 0098, 0104, 0136).
+		{name: "contrl-repetition-v4", file: "invoic_qty_repeated.edi", types: []string{TypeCONTRL}, syntax4: true,
+			code: edifact.CodeTooManyRepetitions, want: []string{"UCD+35+2::2'"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -228,6 +232,7 @@ func setupAckFiles(t *testing.T) {
 	files["invoic_ack_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++1'"), 1)
 	files["invoic_receipt_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++2'"), 1)
 	files["x12_ta1_requested.edi"] = bytes.Replace(x12, []byte("*000000101*0*T*"), []byte("*000000101*1*T*"), 1)
+	files["invoic_qty_repeated.edi"] = bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:10:PCE*47:1:PCE"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)

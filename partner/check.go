@@ -44,6 +44,7 @@ type Rejection struct {
 	MsgSegment  int    // position of the segment in error in its message (UNH = 1); 0: a service segment
 	Element     int    // S011 0098, counting the tag as 1
 	Component   int    // S011 0104
+	Repetition  int    // S011 0136 (syntax 4): the occurrence of a repeated element in error; 0: none
 	err         error  // what it wraps (a *directory.Error)
 }
 

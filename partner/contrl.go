@@ -259,7 +259,13 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		if !onHeader && t.msgSeg > 0 {
 			if t.elem > 0 {
 				w.seg("UCS", el(strconv.Itoa(t.msgSeg)))
-				w.seg("UCD", el(strconv.Itoa(t.code)), el(strconv.Itoa(t.elem), num(t.comp)))
+				s011 := el(strconv.Itoa(t.elem), num(t.comp))
+				if w.v4 && t.rep > 0 {
+					// S011 0136 (ISO 9735-4 V4 UCD): the occurrence of
+					// the repeated element in error
+					s011 = append(s011, strconv.Itoa(t.rep))
+				}
+				w.seg("UCD", el(strconv.Itoa(t.code)), s011)
 			} else {
 				w.seg("UCS", el(strconv.Itoa(t.msgSeg)), el(strconv.Itoa(t.code)))
 			}

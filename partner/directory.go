@@ -77,7 +77,7 @@ func (r *Registry) validate(p *Profile, em *edifact.Message) error {
 		f.Element++
 	}
 	return &Rejection{DLQCause: wire.CauseSchema, Reason: wire.ReasonDirectory, Code: f.Code, Interchange: em.Interchange,
-		Message: em, Tag: f.Tag, MsgSegment: f.Segment, Element: f.Element, Component: f.Component,
+		Message: em, Tag: f.Tag, MsgSegment: f.Segment, Element: f.Element, Component: f.Component, Repetition: f.Repetition,
 		Msg: escape.Header(strings.TrimPrefix(de.Error(), wire.CauseSchema+": ")), err: err}
 }
 
