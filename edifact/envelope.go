@@ -243,6 +243,7 @@ func (c *checker) openInterchange(s *Segment) error {
 	ic.Sender.Qualifier, ic.Sender.Routing = s.Value(2, 2), s.Value(2, 3)
 	ic.Recipient.Qualifier, ic.Recipient.Routing = s.Value(3, 2), s.Value(3, 3)
 	ic.ApplicationRef, ic.AckRequest, ic.TestIndicator = s.Value(7, 1), s.Value(9, 1), s.Value(11, 1)
+	ic.Header = ownStrings(s)
 	ic.cs = lookupCharset(ic.Syntax)
 	if ic.cs == nil {
 		ic.cs = anyText
@@ -277,6 +278,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 	if ref != ic.ControlRef {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNZ reference %s does not match UNB %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 	}
+	ic.Trailer = ownStrings(s)
 	c.doc.Interchanges = append(c.doc.Interchanges, ic)
 	c.ic, c.refs = nil, nil
 	return nil
@@ -296,6 +298,7 @@ func (c *checker) openGroup(s *Segment) error {
 	if g.ControlRef, err = need(s, 5, 1, "group reference (0048)"); err != nil {
 		return err
 	}
+	g.Header = ownStrings(s)
 	c.grp = g
 	c.ic.Groups = append(c.ic.Groups, g)
 	return nil
@@ -323,6 +326,7 @@ func (c *checker) closeGroup(s *Segment) error {
 	if ref != g.ControlRef {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNE reference %s does not match UNG %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 	}
+	g.Trailer = ownStrings(s)
 	c.grp = nil
 	return nil
 }

@@ -32,6 +32,7 @@ const (
 	CodeOutsideEnvelope      = 33 // invalid occurrence outside message/group
 	CodeTooManyRepetitions   = 35 // too many repetitions
 	CodeTooLong              = 39 // data element (or segment) too long
+	CodeTooShort             = 40 // data element too short
 )
 
 // GuardError is a refusal by Guard: the input is not worth parsing.

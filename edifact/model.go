@@ -42,6 +42,11 @@ type Interchange struct {
 	Messages       []*Message // all messages, also those inside groups
 	Offset         int64      // of UNB / ISA
 	Segments       int        // UNB/ISA through UNZ/IEA
+	// Header and Trailer are copies of the UNB and UNZ (ISA, IEA)
+	// segments, for the directory's service segment validation
+	// (directory.Validator.ValidateInterchange); Trailer is nil until the
+	// trailer is checked.
+	Header, Trailer *Segment
 
 	cs   *charset
 	nmsg int // messages closed so far, also when Messages is not kept (Check)
@@ -58,6 +63,8 @@ type Group struct {
 	Version    string // UNG S008 0052 / GS08
 	Release    string // UNG S008 0054
 	Messages   []*Message
+	// Header and Trailer are copies of the UNG and UNE (GS, GE) segments.
+	Header, Trailer *Segment
 
 	nmsg int // messages closed so far, also when Messages is not kept (Check)
 }

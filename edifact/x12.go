@@ -35,12 +35,16 @@ func (c *checker) addX12(s *Segment) error {
 		if c.grp != nil {
 			return segErr(s, 0, 0, CodeMissing, "GE missing: GS while group %s is open", quoted(c.grp.ControlRef, 20))
 		}
+		if err := checkX12Fields(s, gsFields[:]); err != nil {
+			return err
+		}
 		g := &Group{ID: s.Value(1, 1), Sender: Party{ID: s.Value(2, 1)}, Recipient: Party{ID: s.Value(3, 1)},
 			Date: s.Value(4, 1), Time: s.Value(5, 1), Agency: s.Value(7, 1), Version: s.Value(8, 1)}
 		var err error
 		if g.ControlRef, err = need(s, 6, 1, "group control number (GS06)"); err != nil {
 			return err
 		}
+		g.Header = ownStrings(s)
 		c.grp = g
 		c.ic.Groups = append(c.ic.Groups, g)
 		return nil
@@ -66,6 +70,7 @@ func (c *checker) addX12(s *Segment) error {
 		if ref != g.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %s does not match GS %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 		}
+		g.Trailer = ownStrings(s)
 		c.grp = nil
 		return nil
 	case "ST":
@@ -110,6 +115,7 @@ func (c *checker) addX12(s *Segment) error {
 		if ref != ic.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %s does not match ISA13 %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 		}
+		ic.Trailer = ownStrings(s)
 		c.doc.Interchanges = append(c.doc.Interchanges, ic)
 		c.ic, c.ta1s = nil, 0
 		return nil
@@ -132,6 +138,10 @@ func (c *checker) openISA(s *Segment) error {
 	if ic.ControlRef == "" {
 		return segErr(s, 13, 1, CodeMissing, "ISA13 interchange control number is missing")
 	}
+	if err := checkX12Fields(s, isaFields[:]); err != nil {
+		return err
+	}
+	ic.Header = ownStrings(s)
 	c.ic = ic
 	return nil
 }

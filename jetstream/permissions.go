@@ -35,6 +35,8 @@ type AuthNames struct {
 	// Buckets of a hub that shares a cluster with others: singleton
 	// leases and shared alert limits (KV).
 	Leases, AlertLimits string
+	// AckRefs holds the partners' acknowledgement reference counters (KV).
+	AckRefs string
 }
 
 // DefaultAuthNames are the default stream and bucket names.
@@ -42,7 +44,7 @@ func DefaultAuthNames() AuthNames {
 	return AuthNames{
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
-		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits",
+		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs",
 	}
 }
 
@@ -66,6 +68,7 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.Attempts, d.Attempts)
 	set(&n.Leases, d.Leases)
 	set(&n.AlertLimits, d.AlertLimits)
+	set(&n.AckRefs, d.AckRefs)
 	return n
 }
 
@@ -132,7 +135,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
-				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits),
+				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs),
 				"$O." + n.Forensic + ".>",
 				"_INBOX.>",
 			},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
@@ -23,6 +25,13 @@ type ackCase struct {
 	syntax4 bool
 	types   []string // acknowledgement types expected, in order
 	code    int      // 0085 code a negative CONTRL carries (0: positive)
+	note    int      // TA105 a negative TA1 carries (0: ta1Note of code)
+	// business: refused by a business rule (the acknowledgements may be
+	// positive: the syntax was right)
+	business bool
+	// want are segments the acknowledgements must hold, each case citing
+	// the clause that says so.
+	want []string
 }
 
 func ackCases() []ackCase {
@@ -58,6 +67,110 @@ func ackCases() []ackCase {
 			profile: func(p *Profile) { x12Partner(p); p.Senders = []string{"SOMEONE"} }},
 		{name: "x12-999-type-not-agreed", file: "x12_850.edi", types: []string{Type999}, code: codeNoAgreement,
 			profile: func(p *Profile) { x12Partner(p); p.Messages = []string{"810 005010"} }},
+
+		// Item 1: the service segments against the Service V3/V4
+		// directories (ISO 9735-2 (V3) / ISO 9735-2:2002 (V4) segment
+		// specifications of UNB); the fault is reported on UCI with its
+		// 0085 code, the segment tag 0013 and S011 (0098 counts the tag as
+		// 1), as the CONTRL message definition has it for the interchange
+		// level; what UCI echoes is cut to its own length (0020 an..14).
+		{name: "contrl-unb-0020-too-long", file: "invoic_unb_0020_15.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"UCI+INV00420000000+4012345000009:14+4098765000002:14+4+39+UNB+6'"}},
+		{name: "contrl-unb-sender-too-long", file: "invoic_unb_sender_36.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			profile: func(p *Profile) { p.Senders = nil }, want: []string{"+4+39+UNB+3:1'"}},
+		{name: "contrl-unb-qualifier-too-long", file: "invoic_unb_0007_5.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			profile: func(p *Profile) { p.Senders = nil }, want: []string{"UCI+INV0042+4012345000009+4098765000002:14+4+39+UNB+3:2'"}},
+		{name: "contrl-unb-test-indicator-7", file: "invoic_unb_0035_7.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidValue,
+			want: []string{"+4+12+UNB+12'"}}, // 0035 code list (V3): 1 only
+		{name: "contrl-unb-time-2460", file: "invoic_unb_time_2460.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidValue,
+			want: []string{"+4+12+UNB+5:2'"}}, // 0019 HHMM
+		{name: "contrl-unb-v3-date-8", file: "invoic_unb_v3_date8.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"+4+39+UNB+5:1'"}}, // V3 0017 n6
+		{name: "contrl-unb-v4-date-6", file: "invoic_unb_v4_date6.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooShort,
+			profile: func(p *Profile) { p.Syntax = nil }, want: []string{"+4+40+UNB+5:1'"}}, // V4 0017 n8
+		{name: "contrl-unb-unow-v3", file: "invoic_unb_unow_v3.edi", types: []string{TypeCONTRL}, code: edifact.CodeSyntaxNotSupported,
+			want: []string{"+4+2+UNB+2:1'"}}, // 0001 UNOW exists from syntax version 4 release 1 on
+
+		// Item 1, X12: ISA fields of X12.5 (ISA09 DT YYMMDD, ISA11 under
+		// 00401 is the standards identifier U, ISA13 N0 9/9, ISA15 ID
+		// I/P/T); TA105 names the field (note codes 014, 016, 018, 020).
+		{name: "x12-ta1-isa13-alpha", file: "x12_isa13_alpha.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 18,
+			profile: x12Partner, want: []string{"TA1*00000010A*240315*0930*R*018~"}},
+		{name: "x12-ta1-isa15-x", file: "x12_isa15_x.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 20,
+			profile: x12Partner, want: []string{"*R*020~"}},
+		{name: "x12-ta1-isa09-date", file: "x12_isa09_date.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 14,
+			profile: x12Partner, want: []string{"TA1*000000101*261399*0930*R*014~"}},
+		{name: "x12-ta1-isa11-00401", file: "x12_isa11_00401.edi", types: []string{TypeTA1}, code: edifact.CodeInvalidValue, note: 16,
+			profile: func(p *Profile) { x12Partner(p); p.Messages = nil }, want: []string{"*R*016~"}},
+
+		// Item 2: IK3 names the segment in error by its tag and position
+		// in the set (ST = 1) with IK304 8 (segment has data element
+		// errors), and IK4 the element (IK401 position, IK403 6 invalid
+		// character, 5 too long): 005010X231A1 999, IK3 and IK4; 997
+		// (005010X230) AK3/AK4 the same.
+		{name: "x12-999-control-char", file: "x12_ctl_char_po1.edi", types: []string{Type999}, code: edifact.CodeInvalidCharacter,
+			profile: x12Partner, want: []string{"IK3*PO1*5**8~IK4*7**6~IK5*R*5~"}},
+		{name: "x12-997-control-char", file: "x12_ctl_char_po1.edi", types: []string{Type997}, code: edifact.CodeInvalidCharacter,
+			profile: func(p *Profile) { x12Partner(p); p.Ack.X12 = Type997 }, want: []string{"AK3*PO1*5**8~AK4*7**6~AK5*R*5~"}},
+		// a business refusal is not a syntax error: no IK5 R without IK3;
+		// the 999 accepts the syntax (IK5 A, AK9 A), as CONTRL does beside
+		// an APERAK
+		{name: "x12-999-business", file: "x12_850.edi", types: []string{Type999}, business: true,
+			profile: func(p *Profile) {
+				x12Partner(p)
+				p.Rules = []Rule{{Name: "never", Type: "850", Expr: "false"}}
+			}, want: []string{"AK9*A*1*1*1~"}},
+		// Item 3: AK9 (999/997 AK9): AK902 the number of sets GE01 says
+		// were included, AK903 the number received, AK904 the number
+		// accepted, AK905 the group's own fault (5: GE01 does not match).
+		{name: "x12-999-ge01", file: "x12_ge_count.edi", types: []string{Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK1*PO*101*005010~AK9*R*2*1*0*5~"}},
+		{name: "x12-999-two-sets-one-bad", file: "x12_two_sets_bad.edi", types: []string{Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK2*850*0002~IK5*R*4~AK9*R*2*2*0~"}},
+		// Item 4: every group of a refused interchange gets its functional
+		// ack: the first, refused for the second's fault, in AK9 alone.
+		{name: "x12-999-two-groups", file: "x12_two_groups.edi", types: []string{Type999, Type999}, code: edifact.CodeCountMismatch,
+			profile: x12Partner, want: []string{"AK1*PO*101*005010~AK9*R*1*1*0~", "AK1*PO*102*005010~AK2*850*0001~IK5*R*4~AK9*R*1*1*0~"}},
+		// Item 6: a missing SE is the set's fault, IK5/AK5 2 (transaction
+		// set trailer missing), not a segment error on the GE.
+		{name: "x12-999-no-se", file: "x12_no_se.edi", types: []string{Type999}, code: edifact.CodeMissing,
+			profile: x12Partner, want: []string{"AK2*850*0001~IK5*R*2~AK9*R*1*1*0~"}},
+		{name: "x12-997-no-se", file: "x12_no_se.edi", types: []string{Type997}, code: edifact.CodeMissing,
+			profile: func(p *Profile) { x12Partner(p); p.Ack.X12 = Type997 }, want: []string{"AK2*850*0001~AK5*R*2~AK9*R*1*1*0~"}},
+		// Item 7: a group-level fault is reported on UCF (SG3 of CONTRL:
+		// 0048, S006, S007, 0083 = 4, 0085, 0013/0135 UNE, S011), the UCI
+		// says the interchange is refused without an error of its own; a
+		// message inside a group is reported in SG4 under its UCF.
+		{name: "contrl-une-count", file: "invoic_une_count.edi", types: []string{TypeCONTRL}, code: edifact.CodeCountMismatch,
+			want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+4'UCF+G1+4012345000009:14+4098765000002:14+4+29+UNE+2'"}},
+		{name: "contrl-une-ref", file: "invoic_une_ref.edi", types: []string{TypeCONTRL}, code: edifact.CodeReferenceMismatch,
+			want: []string{"UCF+G1+4012345000009:14+4098765000002:14+4+28+UNE+3'"}},
+		{name: "contrl-ung-0038", file: "invoic_ung_0038.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"UCF+G1+4012345000009:14+4098765000002:14+4+39+UNG+2'"}},
+		{name: "contrl-group-message", file: "invoic_group_qty.edi", types: []string{TypeCONTRL}, code: 37,
+			want: []string{"+4'UCF+G1+4012345000009:14+4098765000002:14+4'UCM+1+INVOIC:D:96A:UN+4'UCS+"}},
+		// Item 8: the acknowledgement of a test interchange is a test
+		// interchange (UNB 0035 = 1, ISO 9735-2 UNB), for CONTRL and APERAK.
+		{name: "contrl-test-positive", file: "invoic_test.edi", types: []string{TypeCONTRL},
+			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+CONTRL"}},
+		{name: "aperak-test", file: "invoic_test_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}, business: true,
+			profile: func(p *Profile) { p.Test = TestAny }, want: []string{"+A420++++++1'UNH+1+APERAK", "+A421++++++1'UNH+1+CONTRL"}},
+		// Item 9: an acknowledgement request is honoured with contrl /
+		// ta1 errors: UNB 0031 = 1 (ISO 9735-2 UNB: acknowledgement
+		// requested) a positive CONTRL, 0031 = 2 in syntax 4 (indication
+		// of receipt) UCI 0083 = 8; ISA14 = 1 (X12.5) a TA1 A.
+		{name: "contrl-requested", file: "invoic_ack_requested.edi", types: []string{TypeCONTRL},
+			profile: func(p *Profile) { p.Ack.CONTRL = AckErrors }, want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+7'"}},
+		{name: "contrl-receipt-requested-v4", file: "invoic_receipt_requested.edi", types: []string{TypeCONTRL}, syntax4: true,
+			profile: func(p *Profile) { p.Ack.CONTRL = AckErrors }, want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+8'"}},
+		{name: "x12-ta1-requested", file: "x12_ta1_requested.edi", types: []string{TypeTA1, Type999},
+			profile: x12Partner, want: []string{"TA1*000000101*240315*0930*A*000~"}},
+		// Item 13: a repetition refused in syntax 4 names its occurrence,
+		// UCD S011 0136 (ISO 9735 V4 UCD: 0098, 0104, 0136).
+		{name: "contrl-repetition-v4", file: "invoic_qty_repeated.edi", types: []string{TypeCONTRL}, syntax4: true,
+			code: edifact.CodeTooManyRepetitions, want: []string{"UCD+35+2::2'"}},
+		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
+			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
 }
 
@@ -65,7 +178,10 @@ func x12Partner(p *Profile) {
 	p.Senders, p.Recipients, p.Test = []string{"BUYERID:ZZ"}, []string{"SELLERID"}, TestAny
 }
 
+// v4 makes a syntax 4 interchange of a syntax 3 one: S001 and the
+// eight-digit date of S004 (ISO 9735-2 (V4) UNB: 0017 n8, CCYYMMDD).
 func v4(data []byte) []byte {
+	data = bytes.Replace(data, []byte("+240315:0930+"), []byte("+20240315:0930+"), 1)
 	return bytes.Replace(data, []byte("UNB+UNOA:3+"), []byte("UNB+UNOC:4+"), 1)
 }
 
@@ -82,6 +198,41 @@ func setupAckFiles(t *testing.T) {
 		"invoic_no_bgm.edi": bytes.Replace(bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'\n"), nil, 1),
 			[]byte("UNT+20+1"), []byte("UNT+19+1"), 1),
 	}
+	x12 := read(t, "x12_850.edi")
+	files["invoic_unb_0020_15.edi"] = bytes.ReplaceAll(ok, []byte("INV0042"), []byte("INV004200000000"))
+	files["invoic_unb_sender_36.edi"] = bytes.Replace(ok, []byte("+4012345000009:14+"), []byte("+401234500000940123450000094012345000:14+"), 1)
+	files["invoic_unb_0007_5.edi"] = bytes.Replace(ok, []byte("+4012345000009:14+"), []byte("+4012345000009:14ZZZ+"), 1)
+	files["invoic_unb_0035_7.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++++7'"), 1)
+	files["invoic_unb_time_2460.edi"] = bytes.Replace(ok, []byte("+240315:0930+"), []byte("+240315:2460+"), 1)
+	files["invoic_unb_v3_date8.edi"] = bytes.Replace(ok, []byte("+240315:0930+"), []byte("+20240315:0930+"), 1)
+	files["invoic_unb_v4_date6.edi"] = bytes.Replace(ok, []byte("UNB+UNOA:3+"), []byte("UNB+UNOC:4+"), 1)
+	files["invoic_unb_unow_v3.edi"] = bytes.Replace(ok, []byte("UNB+UNOA:3+"), []byte("UNB+UNOW:3+"), 1)
+	files["x12_isa13_alpha.edi"] = bytes.ReplaceAll(x12, []byte("000000101"), []byte("00000010A"))
+	files["x12_isa15_x.edi"] = bytes.Replace(x12, []byte("*0*T*>~"), []byte("*0*X*>~"), 1)
+	files["x12_isa09_date.edi"] = bytes.Replace(x12, []byte("*240315*0930*^*"), []byte("*261399*0930*^*"), 1)
+	files["x12_isa11_00401.edi"] = bytes.Replace(bytes.Replace(x12, []byte("*^*00501*"), []byte("*^*00401*"), 1),
+		[]byte("ITEM-1^ITEM-1A"), []byte("ITEM-1"), 1)
+	files["x12_ctl_char_po1.edi"] = bytes.Replace(x12, []byte("ITEM-1^ITEM-1A"), []byte("ITEM\x01-1^ITEM-1A"), 1)
+	files["x12_long_element.edi"] = bytes.Replace(x12, []byte("*BP*ITEM-2~"), []byte("*BP*"+strings.Repeat("X", 70000)+"~"), 1)
+	set2 := bytes.ReplaceAll(x12[bytes.Index(x12, []byte("ST*850")):bytes.Index(x12, []byte("GE*"))], []byte("0001~"), []byte("0002~"))
+	twoSets := bytes.Replace(bytes.Replace(x12, []byte("GE*1*101~"), append(set2, []byte("GE*2*101~")...), 1), []byte("SE*8*0002"), []byte("SE*9*0002"), 1)
+	files["x12_two_sets_bad.edi"] = bytes.Replace(twoSets, []byte("SE*8*0002"), []byte("SE*9*0002"), 1)
+	files["x12_ge_count.edi"] = bytes.Replace(x12, []byte("GE*1*101~"), []byte("GE*2*101~"), 1)
+	group2 := bytes.ReplaceAll(x12[bytes.Index(x12, []byte("GS*")):bytes.Index(x12, []byte("IEA*"))], []byte("*101"), []byte("*102"))
+	files["x12_two_groups.edi"] = bytes.Replace(bytes.Replace(x12, []byte("IEA*1*"), append(bytes.Replace(group2, []byte("SE*8*"), []byte("SE*7*"), 1), []byte("IEA*2*")...), 1), nil, nil, 0)
+	files["x12_no_se.edi"] = bytes.Replace(x12, []byte("SE*8*0001~\n"), nil, 1)
+	grouped := bytes.Replace(bytes.Replace(ok, []byte("INVOIC'\n"), []byte("INVOIC'\nUNG+INVOIC+4012345000009:14+4098765000002:14+240315:0930+G1+UN+D:96A'\n"), 1),
+		[]byte("UNZ+1+"), []byte("UNE+1+G1'\nUNZ+1+"), 1)
+	files["invoic_group_ok.edi"] = grouped
+	files["invoic_une_count.edi"] = bytes.Replace(grouped, []byte("UNE+1+G1"), []byte("UNE+2+G1"), 1)
+	files["invoic_une_ref.edi"] = bytes.Replace(grouped, []byte("UNE+1+G1"), []byte("UNE+1+G2"), 1)
+	files["invoic_ung_0038.edi"] = bytes.Replace(grouped, []byte("UNG+INVOIC+"), []byte("UNG+INVOICXX+"), 1)
+	files["invoic_group_qty.edi"] = bytes.Replace(grouped, []byte("QTY+47:10:PCE"), []byte("QTY+47:1O:PCE"), 1)
+	files["invoic_test_bad_total.edi"] = bytes.Replace(read(t, "invoic_bad_total.edi"), []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++++1'"), 1)
+	files["invoic_ack_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++1'"), 1)
+	files["invoic_receipt_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++2'"), 1)
+	files["x12_ta1_requested.edi"] = bytes.Replace(x12, []byte("*000000101*0*T*"), []byte("*000000101*1*T*"), 1)
+	files["invoic_qty_repeated.edi"] = bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:10:PCE*47:1:PCE"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
 			t.Fatal(err)
@@ -116,20 +267,10 @@ func TestAcknowledgements(t *testing.T) {
 	}
 	for _, c := range ackCases() {
 		t.Run(c.name, func(t *testing.T) {
-			p := acmeProfile()
-			if c.profile != nil {
-				c.profile(&p)
-			}
-			r := newRegistry(t, p)
-			data := readCase(t, c.file)
-			if c.syntax4 {
-				data = v4(data)
-			}
-			doc, err := decide(r, "ACME", nil, data)
-			if (c.code == 0 && c.name != "aperak-total") != (err == nil) {
+			acks, err := caseAcks(t, c)
+			if (c.code == 0 && c.name != "aperak-total" && !c.business) != (err == nil) {
 				t.Fatalf("decision: %v", err)
 			}
-			acks := r.Acks("ACME", "INGEST:42", "corr-1", data, doc, err)
 			var types []string
 			for _, a := range acks {
 				types = append(types, a.Header.Get(wire.HdrMessageType))
@@ -147,8 +288,15 @@ func TestAcknowledgements(t *testing.T) {
 				if perr != nil {
 					t.Fatalf("%s does not parse with edihub's parser: %v\n%s", types[i], perr, a.Data)
 				}
-				checkAck(t, types[i], ackDoc, c.code, a.Data)
+				checkAck(t, types[i], ackDoc, c, a.Data)
 				if ackDoc.Standard == edifact.EDIFACT {
+					// as `edihub edifact validate --strictness strict`:
+					// the service segments too
+					for _, ich := range ackDoc.Interchanges {
+						if err := strict.ValidateInterchange(ich).Err(); err != nil {
+							t.Fatalf("%s envelope fails strict validation: %v\n%s", types[i], err, a.Data)
+						}
+					}
 					for _, m := range ackDoc.Messages() {
 						if err := strict.Validate(m).Err(); err != nil {
 							t.Fatalf("%s fails strict directory validation: %v\n%s", types[i], err, a.Data)
@@ -157,6 +305,11 @@ func TestAcknowledgements(t *testing.T) {
 				}
 				all.Write(a.Data)
 				all.WriteByte('\n')
+			}
+			for _, w := range c.want {
+				if !bytes.Contains(all.Bytes(), []byte(w)) {
+					t.Errorf("acknowledgements lack %s:\n%s", w, all.Bytes())
+				}
 			}
 			golden := filepath.Join("testdata", "golden", c.name+".edi")
 			if *update {
@@ -175,10 +328,28 @@ func TestAcknowledgements(t *testing.T) {
 	}
 }
 
+// caseAcks decides case c and builds its acknowledgements (setupAckFiles
+// first); err is the decision.
+func caseAcks(t *testing.T, c ackCase) ([]*nats.Msg, error) {
+	t.Helper()
+	p := acmeProfile()
+	if c.profile != nil {
+		c.profile(&p)
+	}
+	r := newRegistry(t, p)
+	data := readCase(t, c.file)
+	if c.syntax4 {
+		data = v4(data)
+	}
+	doc, err := decide(r, "ACME", nil, data)
+	return r.Acks("ACME", "INGEST:42", "corr-1", data, doc, err), err
+}
+
 // checkAck reads the ack's own segments: the message type, and the error
 // code where a negative one must carry it.
-func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []byte) {
+func checkAck(t *testing.T, typ string, doc *edifact.Document, c ackCase, raw []byte) {
 	t.Helper()
+	code := c.code
 	msgs := doc.Messages()
 	if len(msgs) == 0 && typ != TypeTA1 {
 		t.Fatalf("%s holds no message", typ)
@@ -207,7 +378,7 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []b
 		for _, s := range msgs[0].Segments {
 			var got string
 			switch s.Tag {
-			case "UCI":
+			case "UCI", "UCF":
 				got = s.Value(5, 1)
 			case "UCM":
 				got = s.Value(4, 1)
@@ -241,7 +412,15 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, code int, raw []b
 			t.Fatalf("%s: %s", typ, text)
 		}
 	case TypeTA1:
-		if !strings.Contains(text, "TA1*000000101*") || !strings.Contains(text, fmt.Sprintf("*R*%03d~", ta1Note(target{code: code}))) {
+		note := c.note
+		if note == 0 && code != 0 {
+			note = ta1Note(target{code: code})
+		}
+		status := "R"
+		if code == 0 {
+			status = "A"
+		}
+		if !strings.Contains(text, "TA1*") || !strings.Contains(text, fmt.Sprintf("*%s*%03d~", status, note)) {
 			t.Fatalf("TA1: %s", text)
 		}
 	}
@@ -292,5 +471,52 @@ func TestEveryCodeRoundTrips(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestDuplicateAcks: item 10. A duplicate interchange gets a negative
+// CONTRL naming UNB 0020 with 0085 26 (duplicate detected; CONTRL UCI
+// S011 0098 = 6), an X12 one a TA1 R with TA105 025 (X12.5 TA1: duplicate
+// interchange control number). Golden files as TestAcknowledgements.
+func TestDuplicateAcks(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		profile    func(*Profile)
+		want       string
+	}{
+		{"duplicate-contrl", "invoic_ok.edi", nil, "UCI+INV0042+4012345000009:14+4098765000002:14+4+26+UNB+6'"},
+		{"duplicate-ta1", "x12_850.edi", x12Partner, "TA1*000000101*240315*0930*R*025~"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := acmeProfile()
+			if c.profile != nil {
+				c.profile(&p)
+			}
+			r := newRegistry(t, p)
+			acks := r.DuplicateAcks("ACME", "INGEST:42", "corr-1", read(t, c.file))
+			if len(acks) != 1 {
+				t.Fatalf("%d acknowledgements", len(acks))
+			}
+			got := acks[0].Data
+			if !bytes.Contains(got, []byte(c.want)) {
+				t.Fatalf("lacks %s:\n%s", c.want, got)
+			}
+			if _, err := edifact.Parse(got, nil); err != nil {
+				t.Fatalf("does not parse: %v\n%s", err, got)
+			}
+			golden := filepath.Join("testdata", "golden", c.name+".edi")
+			if *update {
+				if err := os.WriteFile(golden, append(got, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update)", err)
+			}
+			if !bytes.Equal(want, append(got, '\n')) {
+				t.Fatalf("differs from %s:\n got: %s\nwant: %s", golden, got, want)
+			}
+		})
 	}
 }

@@ -38,11 +38,13 @@ type Rejection struct {
 
 	// Where: the interchange (UNB/ISA) or a message of it.
 	Interchange *edifact.Interchange
+	Group       *edifact.Group // the group of a UNG/UNE (GS/GE) in error
 	Message     *edifact.Message
 	Tag         string // service segment (UNB, UNH) or segment in error
 	MsgSegment  int    // position of the segment in error in its message (UNH = 1); 0: a service segment
 	Element     int    // S011 0098, counting the tag as 1
 	Component   int    // S011 0104
+	Repetition  int    // S011 0136 (syntax 4): the occurrence of a repeated element in error; 0: none
 	err         error  // what it wraps (a *directory.Error)
 }
 
@@ -166,12 +168,12 @@ func headerTag(em *edifact.Message) string {
 func (r *Registry) CheckInterchange(partner string, ich *edifact.Interchange) error {
 	p, ok := r.Set().Get(partner)
 	if !ok {
-		return nil
+		return r.validateEnvelope(nil, ich)
 	}
 	if rej := p.checkInterchange(ich); rej != nil {
 		return rej
 	}
-	return nil
+	return r.validateEnvelope(p, ich)
 }
 
 func (p *Profile) checkInterchange(ich *edifact.Interchange) *Rejection {

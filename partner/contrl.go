@@ -2,6 +2,7 @@ package partner
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,9 +129,49 @@ func (w *ediWriter) open(ich *edifact.Interchange, syntax, ref string, now time.
 	if w.v4 {
 		date = now.Format("20060102")
 	}
+	routing := 14 // 0008 an..14 in syntax 3, an..35 in 4 (ISO 9735 UNB S002)
+	if w.v4 {
+		routing = 35
+	}
 	w.una()
-	w.seg("UNB", el(syntax, version), el(ich.Recipient.ID, ich.Recipient.Qualifier),
-		el(ich.Sender.ID, ich.Sender.Qualifier, ich.Sender.Routing), el(date, now.Format("1504")), el(ref))
+	w.seg("UNB", el(syntax, version), partyEl(ich.Recipient),
+		el(cut(ich.Sender.ID, 35), qualifier(ich.Sender.Qualifier), cut(ich.Sender.Routing, routing)), el(date, now.Format("1504")), el(ref),
+		el(), el(), el(), el(), el(), el(testIndicator(ich)))
+}
+
+// testIndicator is our UNB 0035: 1 when the original is a test
+// interchange (ISO 9735: 0035 = 1 "interchange is a test"), so a
+// partner's translator routes the answer as it routed the original;
+// empty otherwise. The X12 answers mirror ISA15 the same way.
+func testIndicator(ich *edifact.Interchange) string {
+	if ich.TestIndicator == "1" {
+		return "1"
+	}
+	return ""
+}
+
+// cut shortens a value echoed from the original to the length its data
+// element allows (the original may be refused for being too long: a
+// 15-character 0020 is echoed as its first 14), so that the
+// acknowledgement itself passes strict validation.
+func cut(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// partyEl is an S002/S003 echoed in UCI: 0004 an..35, 0007 an..4.
+func partyEl(p edifact.Party) []string { return el(cut(p.ID, 35), qualifier(p.Qualifier)) }
+
+// qualifier echoes a 0007 (an..4, a code): one longer than four
+// characters is no code of the list and is left out rather than cut into
+// a different one.
+func qualifier(q string) string {
+	if len(q) > 4 {
+		return ""
+	}
+	return q
 }
 
 func (w *ediWriter) startMessage(typ string) {
@@ -158,12 +199,17 @@ func (w *ediWriter) close(ref string) []byte {
 // and UCD for the element, each with its 0085 code.
 func contrl(t target, ref string, now time.Time, action int) []byte {
 	var w ediWriter
-	w.open(t.ich, "", ref, now)
+	syntax := ""
+	if t.code == codeSyntaxNotSupported {
+		// the original's syntax level is what was refused: answer in
+		// level A, which every recipient reads (ISO 9735-1, 0001 UNOA)
+		syntax = "UNOA"
+	}
+	w.open(t.ich, syntax, ref, now)
 	w.startMessage(TypeCONTRL)
 	ich := t.ich
-	uci := []([]string){el(ich.ControlRef), el(ich.Sender.ID, ich.Sender.Qualifier), el(ich.Recipient.ID, ich.Recipient.Qualifier),
-		el(strconv.Itoa(action))}
-	if action != 4 || t.msg != nil {
+	uci := []([]string){el(cut(ich.ControlRef, 14)), partyEl(ich.Sender), partyEl(ich.Recipient), el(strconv.Itoa(action))}
+	if action != 4 || t.msg != nil || t.group != nil {
 		w.seg("UCI", uci...)
 	} else {
 		tag := t.svcTag
@@ -175,17 +221,37 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		}
 		s011 := el("", "")
 		if tag != "" {
-			s011 = el(num(t.elem), num(t.comp))
+			s011 = serviceS011(tag, t.elem, t.comp)
 		}
 		w.seg("UCI", append(uci, el(strconv.Itoa(t.code)), el(tag), s011)...)
 	}
+	if action == 4 && t.group != nil {
+		// SG3 UCF: the group (UNG..UNE) refused, with the group-level
+		// fault when the UNG or UNE is what failed (CONTRL message
+		// definition, D:3 and 4:1: UCF for messages inside groups, UCI for
+		// the interchange level only)
+		g := t.group
+		ucf := []([]string){el(cut(g.ControlRef, 14)), partyEl(g.Sender), partyEl(g.Recipient), el("4")}
+		if t.msg == nil {
+			tag := t.svcTag
+			if tag != "UNG" && tag != "UNE" {
+				tag = ""
+			}
+			s011 := el("", "")
+			if tag != "" {
+				s011 = serviceS011(tag, t.elem, t.comp)
+			}
+			ucf = append(ucf, el(strconv.Itoa(t.code)), el(tag), s011)
+		}
+		w.seg("UCF", ucf...)
+	}
 	if action == 4 && t.msg != nil {
 		m := t.msg
-		ucm := []([]string){el(m.Ref), el(m.Type, m.Version, m.Release, m.Agency), el("4")}
+		ucm := []([]string){el(cut(m.Ref, 14)), el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)), el("4")}
 		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
 		switch {
 		case onHeader:
-			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), el(num(t.elem), num(t.comp)))
+			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), serviceS011(t.svcTag, t.elem, t.comp))
 		case t.msgSeg == 0:
 			ucm = append(ucm, el(strconv.Itoa(t.code)))
 		}
@@ -193,13 +259,34 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 		if !onHeader && t.msgSeg > 0 {
 			if t.elem > 0 {
 				w.seg("UCS", el(strconv.Itoa(t.msgSeg)))
-				w.seg("UCD", el(strconv.Itoa(t.code)), el(strconv.Itoa(t.elem), num(t.comp)))
+				s011 := el(strconv.Itoa(t.elem), num(t.comp))
+				if w.v4 && t.rep > 0 {
+					// S011 0136 (ISO 9735-4 V4 UCD): the occurrence of
+					// the repeated element in error
+					s011 = append(s011, strconv.Itoa(t.rep))
+				}
+				w.seg("UCD", el(strconv.Itoa(t.code)), s011)
 			} else {
 				w.seg("UCS", el(strconv.Itoa(t.msgSeg)), el(strconv.Itoa(t.code)))
 			}
 		}
 	}
 	return w.close(ref)
+}
+
+// serviceComposites are the positions (tag = 1) of the composites of the
+// service segments (ISO 9735-2 V3 and V4): UNB S001..S005, UNG S006, S007,
+// S004, S008, UNH S009, S010 and (V4) S016..S018.
+var serviceComposites = map[string][]int{"UNB": {2, 3, 4, 5, 7}, "UNG": {3, 4, 5, 8}, "UNH": {3, 5, 6, 7, 8}}
+
+// serviceS011 is the S011 of a fault in a service segment: 0098, and 0104
+// only when the element is a composite (a simple element has no component
+// position; the parser counts its value as component 1).
+func serviceS011(tag string, elem, comp int) []string {
+	if !slices.Contains(serviceComposites[tag], elem) {
+		comp = 0
+	}
+	return el(num(elem), num(comp))
 }
 
 // aperak is an APERAK (D:96A) for a business rejection: the message
@@ -216,8 +303,8 @@ func aperak(t target, ref string, now time.Time) []byte {
 	return w.close(ref)
 }
 
-// freeText cuts s into at most five 4440 values of 70 printable ASCII
-// characters each.
+// freeText cuts s into at most five 4440 values of at most 70 printable
+// ASCII characters each, between words.
 func freeText(s string) []string {
 	b := []byte(s)
 	for i, c := range b {
@@ -228,8 +315,15 @@ func freeText(s string) []string {
 	var out []string
 	for len(b) > 0 && len(out) < 5 {
 		n := min(70, len(b))
+		if n < len(b) {
+			// cut after the last space that fits, never mid-word (a word
+			// longer than 70 is cut where it must be)
+			if sp := bytes.LastIndexByte(b[:n+1], ' '); sp > 0 {
+				n = sp
+			}
+		}
 		out = append(out, string(b[:n]))
-		b = b[n:]
+		b = bytes.TrimLeft(b[n:], " ")
 	}
 	return out
 }

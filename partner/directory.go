@@ -77,6 +77,39 @@ func (r *Registry) validate(p *Profile, em *edifact.Message) error {
 		f.Element++
 	}
 	return &Rejection{DLQCause: wire.CauseSchema, Reason: wire.ReasonDirectory, Code: f.Code, Interchange: em.Interchange,
-		Message: em, Tag: f.Tag, MsgSegment: f.Segment, Element: f.Element, Component: f.Component,
+		Message: em, Tag: f.Tag, MsgSegment: f.Segment, Element: f.Element, Component: f.Component, Repetition: f.Repetition,
 		Msg: escape.Header(strings.TrimPrefix(de.Error(), wire.CauseSchema+": ")), err: err}
+}
+
+// validateEnvelope checks an EDIFACT interchange's service segments (UNB,
+// UNG, UNE, UNZ) against the Service directory of its syntax version, with
+// the validator that applies to the partner; a refusal names the service
+// segment, the element (tag = 1) and component and the 0085 code, and the
+// group for UNG and UNE.
+func (r *Registry) validateEnvelope(p *Profile, ich *edifact.Interchange) error {
+	v := r.validators[r.strictness(p)]
+	if v == nil || ich == nil || ich.Standard == "X12" {
+		return nil
+	}
+	err := v.ValidateInterchange(ich).Err()
+	if err == nil {
+		return nil
+	}
+	var de *directory.Error
+	if !errors.As(err, &de) || len(de.Findings) == 0 {
+		return &Rejection{DLQCause: wire.CauseSchema, Reason: wire.ReasonDirectory, Code: codeUnspecified,
+			Interchange: ich, Tag: "UNB", Msg: escape.Header(err.Error()), err: err}
+	}
+	f := de.First()
+	rej := &Rejection{DLQCause: wire.CauseSchema, Reason: wire.ReasonDirectory, Code: f.Code, Interchange: ich,
+		Tag: f.Tag, Element: f.Element + 1, Component: f.Component,
+		Msg: escape.Header(fmt.Sprintf("interchange %s: %s", ich.ControlRef, f.String())), err: err}
+	if f.Tag == "UNG" || f.Tag == "UNE" {
+		for _, g := range ich.Groups {
+			if g.Header != nil && g.Header.Number == f.Number || g.Trailer != nil && g.Trailer.Number == f.Number {
+				rej.Group = g
+			}
+		}
+	}
+	return rej
 }

@@ -1,6 +1,7 @@
 package partner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,8 +33,12 @@ type Options struct {
 	// Directories are the UN/EDIFACT directories (nil: directory.Builtin,
 	// decoded once per Registry).
 	Directories *directory.Set
-	// Replicas of the OUTBOUND stream (0: 1; nats.replicas on a cluster).
+	// Replicas of the OUTBOUND stream and the acknowledgement reference
+	// bucket (0: 1; nats.replicas on a cluster).
 	Replicas int
+	// AckRefBucket is the KV bucket of the per-partner acknowledgement
+	// reference counters ("": wire.DefaultAckRefBucket), made by Provision.
+	AckRefBucket string
 }
 
 // Registry holds the partner profiles in force and answers the parse
@@ -47,8 +52,12 @@ type Registry struct {
 	log  zerolog.Logger
 	now  func() time.Time
 	reps int // OUTBOUND's replicas
-	met  metrics
-	last atomic.Int64 // unix seconds of the last good load
+	// refs counts the acknowledgement references per partner (KV), set
+	// by Provision; nil: references derive from the INGEST sequence
+	refs       atomic.Pointer[ackRefs]
+	refsBucket string
+	met        metrics
+	last       atomic.Int64 // unix seconds of the last good load
 
 	validators validators
 	dirDefault directory.Strictness
@@ -76,7 +85,8 @@ func New(c Config, o *Options) (*Registry, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now, reps: max(1, opts.Replicas)}
+	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now, reps: max(1, opts.Replicas),
+		refsBucket: cmp.Or(opts.AckRefBucket, wire.DefaultAckRefBucket)}
 	r.met = metrics{
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_reloads_total",
 			Help: "Partner profile reloads by result (ok, error: the previous profiles stay in force)."}, []string{"result"}),
@@ -168,6 +178,11 @@ func (r *Registry) Provision(ctx context.Context, j js.JetStream) error {
 	if _, err := ejs.EnsureStream(ctx, j, r.OutboundStream()); err != nil {
 		return fmt.Errorf("partner acknowledgements: %w", err)
 	}
+	refs, err := newAckRefs(ctx, j, r.refsBucket, r.reps, r.now)
+	if err != nil {
+		return fmt.Errorf("partner acknowledgements: %w", err)
+	}
+	r.refs.Store(refs)
 	return nil
 }
 
@@ -183,7 +198,18 @@ func (r *Registry) Finish(ctx context.Context, partner, origin, corr string, dat
 	if errors.As(failure, &rej) {
 		r.met.decisions.WithLabelValues(rej.DLQCause, rej.Reason).Inc()
 	}
-	acks := r.Acks(partner, origin, corr, data, doc, failure)
+	seq := originSeq(origin)
+	if refs := r.refs.Load(); refs != nil {
+		// our control references count per partner in KV; when it does
+		// not answer, the INGEST sequence (the acknowledgement is not
+		// held back for a counter)
+		if n, err := refs.next(ctx, partner); err == nil {
+			seq = n
+		} else {
+			r.log.Warn().Err(err).Str("partner", partner).Msg("acknowledgement reference from the INGEST sequence: counter unavailable")
+		}
+	}
+	acks := r.acks(partner, origin, corr, data, doc, failure, seq)
 	for _, a := range acks {
 		r.met.acks.WithLabelValues(a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult)).Inc()
 	}

@@ -89,11 +89,28 @@ func x12Version(ich *edifact.Interchange) string {
 	return "00501"
 }
 
-// ta1Note maps a 0085 code to a TA105 note code.
+// isaNotes are the TA105 note codes (X12.5 Interchange Control Structures,
+// TA1 segment, data element I18) of a fault in ISA01..ISA16.
+var isaNotes = [17]int{0,
+	10, 11, 12, 13, // ISA01..04: invalid authorization / security qualifier or value
+	5, 6, 7, 8, // ISA05..08: invalid sender id qualifier, sender id, receiver id qualifier, receiver id
+	14, 15, 16, 17, 18, // ISA09..13: invalid date, time, standards identifier, version id, control number
+	19, 20, 27, // ISA14..16: invalid acknowledgment requested, test indicator, component element separator
+}
+
+// ta1Note maps the fault to a TA105 note code: a fault in an ISA field by
+// the field, else by its 0085 code.
 func ta1Note(t target) int {
+	if t.code == edifact.CodeDuplicate && t.svcTag == "ISA" {
+		return 25 // duplicate interchange control number
+	}
+	if t.svcTag == "ISA" && t.elem >= 2 && t.elem-1 < len(isaNotes) && t.code != codeUnknownSender && t.code != codeNotActualRecipient &&
+		t.code != codeTestNotSupported {
+		return isaNotes[t.elem-1] // t.elem counts the tag as 1
+	}
 	switch t.code {
 	case codeUnknownSender:
-		return 7 // invalid interchange sender id
+		return 6 // invalid interchange sender id (TA105 006; 007 is the receiver's qualifier)
 	case codeNotActualRecipient:
 		return 9 // invalid interchange receiver id
 	case codeTestNotSupported:
@@ -108,11 +125,16 @@ func ta1Note(t target) int {
 	return 24 // invalid interchange content
 }
 
-// functionalAck is a 999 (005010X231A1) or 997 for one functional group:
-// accepted, or rejected naming the transaction set (AK2), the segment
-// (IK3/AK3 with its position in the set, ST = 1), the element (IK4/AK4)
-// and the set's and group's codes.
-func functionalAck(typ string, t target, ref string, now time.Time, accepted bool) []byte {
+// functionalAck is a 999 (005010X231A1) or 997 (005010X230) for one
+// functional group sg: accepted (an AK2/IK5 A for each set), or refused,
+// naming the transaction set in error (AK2 with AK203 when ST03 was sent),
+// the segment (IK3/AK3 with its position in the set, ST = 1), the element
+// (IK4/AK4) and the set's code (IK5/AK5), and the group's AK9: AK902 the
+// sets the GE says it included, AK903 the sets received, AK904 those
+// accepted (none: edihub refuses the whole interchange), AK905 the group's
+// own fault. A group refused for a fault elsewhere in the interchange
+// lists no set and says so in AK9 alone.
+func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time, accepted bool) []byte {
 	var w x12Writer
 	version := x12Version(t.ich)
 	impl := ""
@@ -120,10 +142,12 @@ func functionalAck(typ string, t target, ref string, now time.Time, accepted boo
 		version, impl = "00501", "005010X231A1"
 	}
 	w.isa(t.ich, version, ref, now)
-	g := t.group
+	g := sg.g
+	// GS08 is the version of the acknowledgement itself (X12.6: the
+	// version of the transaction sets in this group), never the original's
 	gsVersion := impl
 	if gsVersion == "" {
-		gsVersion = clean(g.Version)
+		gsVersion = version + "0"
 	}
 	gsRef := strings.TrimLeft(ref, "0")
 	if gsRef == "" {
@@ -137,30 +161,60 @@ func functionalAck(typ string, t target, ref string, now time.Time, accepted boo
 	} else {
 		w.seg("AK1", clean(g.ID), clean(g.ControlRef))
 	}
-	n := len(g.Messages)
-	switch {
-	case accepted:
-		w.seg("AK9", "A", strconv.Itoa(n), strconv.Itoa(n), strconv.Itoa(n))
-	case t.msg != nil:
-		w.seg("AK2", clean(t.msg.Type), clean(t.msg.Ref))
-		segTag, elemTag, setTag := "IK3", "IK4", "IK5"
-		if typ == Type997 {
-			segTag, elemTag, setTag = "AK3", "AK4", "AK5"
+	segTag, elemTag, setTag := "IK3", "IK4", "IK5"
+	if typ == Type997 {
+		segTag, elemTag, setTag = "AK3", "AK4", "AK5"
+	}
+	ak2 := func(s x12Set) {
+		if typ == Type999 {
+			w.seg("AK2", clean(s.typ), clean(s.ref), clean(s.impl))
+		} else {
+			w.seg("AK2", clean(s.typ), clean(s.ref))
 		}
-		if t.msgSeg > 0 && t.segTag != "ST" && t.segTag != "SE" {
+	}
+	here := !accepted && t.group != nil && t.group.ControlRef == g.ControlRef // the fault is in this group
+	setFault := here && t.msg != nil
+	wrote := false
+	faultSet := func(s x12Set) {
+		ak2(s)
+		if t.msgSeg > 0 && t.svcTag != "ST" && t.svcTag != "SE" {
 			w.seg(segTag, clean(t.segTag), strconv.Itoa(t.msgSeg), "", segmentCode(t))
 			if t.elem > 1 {
 				pos := strconv.Itoa(t.elem - 1)
-				if t.comp > 0 {
+				if t.comp > 1 {
 					pos += ":" + strconv.Itoa(t.comp)
 				}
 				w.seg(elemTag, pos, "", elementCode(t))
 			}
 		}
 		w.seg(setTag, "R", setCode(t))
-		w.seg("AK9", "R", "1", "1", "0")
+		wrote = true
+	}
+	for _, s := range sg.sets {
+		switch {
+		case accepted:
+			ak2(s)
+			w.seg(setTag, "A")
+		case setFault && !wrote && s.ref == t.msg.Ref:
+			faultSet(s)
+		}
+	}
+	received := len(sg.sets)
+	if setFault && !wrote { // the scan did not reach it
+		faultSet(x12Set{typ: t.msg.Type, ref: t.msg.Ref, impl: t.msg.Release})
+		received++
+	}
+	included := received
+	if n, err := strconv.Atoi(sg.ge01); err == nil && n >= 0 {
+		included = n
+	}
+	switch {
+	case accepted:
+		w.seg("AK9", "A", strconv.Itoa(included), strconv.Itoa(received), strconv.Itoa(received))
+	case here && t.msg == nil:
+		w.seg("AK9", "R", strconv.Itoa(included), strconv.Itoa(received), "0", groupCode(t))
 	default:
-		w.seg("AK9", "R", strconv.Itoa(n), strconv.Itoa(n), "0", groupCode(t))
+		w.seg("AK9", "R", strconv.Itoa(included), strconv.Itoa(received), "0")
 	}
 	w.seg("SE", strconv.Itoa(w.st+1), "0001")
 	w.seg("GE", "1", gsRef)
@@ -199,8 +253,8 @@ func setCode(t target) string {
 	case codeNoAgreement:
 		return "1" // transaction set not supported
 	case edifact.CodeMissing:
-		if t.segTag == "SE" {
-			return "2"
+		if t.svcTag == "SE" {
+			return "2" // transaction set trailer missing
 		}
 	case edifact.CodeReferenceMismatch:
 		return "3"

@@ -16,6 +16,9 @@ const (
 	DefaultAlertLimitBucket = "edihub-alert-limits"
 	// DefaultAttemptBucket holds attempt records when counter.store is kv.
 	DefaultAttemptBucket = "edihub-attempts"
+	// DefaultAckRefBucket holds the per-partner counters of acknowledgement
+	// control references (UNB 0020, ISA13 of CONTRL, APERAK, TA1, 999, 997).
+	DefaultAckRefBucket = "edihub-ack-refs"
 )
 
 // Singleton lease names: each runs on one instance at a time.

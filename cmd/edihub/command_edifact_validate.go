@@ -22,8 +22,11 @@ type validateFile struct {
 	Cause    string              `json:"cause,omitempty"`
 	Code     int                 `json:"code,omitempty"`
 	Messages []*directory.Result `json:"messages"`
-	Errors   int                 `json:"errors"`   // findings of severity error, all messages
-	Warnings int                 `json:"warnings"` // findings of severity warning
+	// Interchanges are the service segment findings of each EDIFACT
+	// interchange (UNB, UNG, UNE, UNZ against Service V3/V4).
+	Interchanges []*directory.Result `json:"interchanges"`
+	Errors       int                 `json:"errors"`   // findings of severity error, all messages
+	Warnings     int                 `json:"warnings"` // findings of severity warning
 }
 
 // validateReport is `edifact validate --json`: one document for all files.
@@ -108,7 +111,7 @@ func runEdifactValidate(ctx context.Context, e *env, args []string) error {
 
 // validateOne reads, parses and validates one file (- is stdin).
 func validateOne(e *env, name string, f edifactFlags, v *directory.Validator) validateFile {
-	res := validateFile{File: name, Messages: []*directory.Result{}}
+	res := validateFile{File: name, Messages: []*directory.Result{}, Interchanges: []*directory.Result{}}
 	r, closeInput, err := openInput(e, name)
 	if err != nil {
 		res.Error = err.Error()
@@ -120,10 +123,11 @@ func validateOne(e *env, name string, f edifactFlags, v *directory.Validator) va
 		res.Error = err.Error()
 		return res
 	}
+	var doc *edifact.Document
 	if size > f.maxSize {
 		_, err = edifact.GuardReaderAt(bytes.NewReader(nil), size, f.options())
 	} else {
-		_, err = edifact.Walk(data, f.options(), func(m *edifact.Message) error {
+		doc, err = edifact.Walk(data, f.options(), func(m *edifact.Message) error {
 			if m.Interchange == nil || m.Interchange.Standard != "EDIFACT" {
 				return nil // X12: no directory validation
 			}
@@ -152,6 +156,18 @@ func validateOne(e *env, name string, f edifactFlags, v *directory.Validator) va
 		}
 		return res
 	}
+	for _, ich := range doc.Interchanges {
+		if ir := v.ValidateInterchange(ich); ir.Validated {
+			for _, fd := range ir.Findings {
+				if fd.Severity == directory.SeverityError {
+					res.Errors++
+				} else {
+					res.Warnings++
+				}
+			}
+			res.Interchanges = append(res.Interchanges, ir)
+		}
+	}
 	res.OK = res.Errors == 0
 	return res
 }
@@ -173,6 +189,11 @@ func printValidateText(e *env, res validateFile) {
 	}
 	fmt.Fprintf(e.stdout, "%s %s  (%s, %d validated, %s, %s)\n", verdict, escape.Line(res.File),
 		plural(len(res.Messages), "message"), validated, plural(res.Errors, "error"), plural(res.Warnings, "warning"))
+	for _, ir := range res.Interchanges {
+		for _, fd := range ir.Findings {
+			fmt.Fprintf(e.stdout, "    %s: interchange %s: %s\n", fd.Severity, escape.Line(ir.Ref), escape.Text(fd.String()))
+		}
+	}
 	for _, m := range res.Messages {
 		for _, fd := range m.Findings {
 			fmt.Fprintf(e.stdout, "    %s: message %s %s:%s:%s: %s\n", fd.Severity, escape.Line(m.Ref), escape.Line(m.Type),

@@ -197,7 +197,7 @@ func TestFindingsAreCapped(t *testing.T) {
 
 func TestNotEdifactNotValidated(t *testing.T) {
 	v, _ := NewValidator(builtin(t), nil)
-	x12 := "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *200101*1200*U*00401*000000001*0*P*>~GS*PO*S*R*20200101*1200*1*X*004010~ST*850*0001~BEG*00*SA*1**20200101~SE*3*0001~GE*1*1~IEA*1*000000001~"
+	x12 := "ISA*00*          *00*          *ZZ*SENDER         *ZZ*RECEIVER       *200101*1200*U*00401*000000001*0*P*>~GS*PO*SENDER*RECEIVER*20200101*1200*1*X*004010~ST*850*0001~BEG*00*SA*1**20200101~SE*3*0001~GE*1*1~IEA*1*000000001~"
 	r := v.Validate(parseOne(t, x12))
 	if r.Validated || len(r.Findings) != 0 {
 		t.Fatalf("%+v", r)

@@ -147,7 +147,7 @@ func (c *check) value(s *edifact.Segment, pos, e, comp int, def *ComponentDef, v
 		c.add(SeverityError, CodeTooShort, pos, s, e, comp, fmt.Sprintf("%s \"%s\" is %d long, exactly %d required", def.ID, quote(v), n, def.MinLen))
 		return
 	}
-	if !codes || noCodeCheck(def.ID) {
+	if !codes || noCodeCheck(def.ID) || c.envelopeCode(s, pos, e, comp, def.ID, v) {
 		return
 	}
 	if list := c.codes(def.ID); len(list) > 0 {

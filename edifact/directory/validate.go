@@ -83,6 +83,9 @@ func (o *Options) Validate() error {
 type Validator struct {
 	set  *Set
 	opts Options
+	// envCodes are the service code lists by syntax version ("3", "4")
+	// for the envelope (ValidateInterchange).
+	envCodes map[string]map[string][]string
 }
 
 // NewValidator returns a Validator over set (Builtin() for the shipped
@@ -94,7 +97,8 @@ func NewValidator(set *Set, opts *Options) (*Validator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, fmt.Errorf("directory validator: %w", err)
 	}
-	return &Validator{set: set, opts: opts.setDefaults()}, nil
+	return &Validator{set: set, opts: opts.setDefaults(),
+		envCodes: map[string]map[string][]string{"3": set.envelopeCodes("3"), "4": set.envelopeCodes("4")}}, nil
 }
 
 // Strictness returns the strictness in force.
@@ -175,6 +179,10 @@ type check struct {
 	r       *Result
 	dir     *Directory
 	service *Directory
+	// envelope, when set, are the service code lists of the syntax
+	// version of the envelope being checked, other those of the other
+	// version (ValidateInterchange).
+	envelope, other map[string][]string
 }
 
 // add records a finding unless the cap is reached.

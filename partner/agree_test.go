@@ -1,0 +1,98 @@
+package partner_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/hubtest"
+	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/partner"
+	"github.com/edihub/edihub/wire"
+)
+
+// TestCheckAgreesWithOutbound drives `edihub partner check` (Registry.Try,
+// what the command calls) and a real hub with the same profile over the
+// same interchanges, and asserts that the acknowledgements the check says
+// it would send are the ones the hub stores on OUTBOUND: same types, same
+// results, the same segments (our own control references, which derive
+// from the INGEST sequence, set aside).
+func TestCheckAgreesWithOutbound(t *testing.T) {
+	ok := file(t, "invoic_ok.edi")
+	x12 := file(t, "x12_850.edi")
+	inputs := []string{
+		ok,
+		file(t, "invoic_bad_count.edi"),
+		file(t, "invoic_bad_total.edi"), // business: APERAK and a positive CONTRL
+		strings.ReplaceAll(ok, "INV0042", "INV004200000000"), // UNB 0020 an..14
+		x12,
+		file(t, "x12_850_bad_count.edi"),
+		strings.Replace(x12, "*0*T*>~", "*0*X*>~", 1), // ISA15
+	}
+	profile := partner.Profile{ID: "ACME", Senders: []string{"4012345000009:14", "BUYERID:ZZ"},
+		Recipients: []string{"4098765000002", "SELLERID"}, Messages: []string{"INVOIC D:96A", "850 005010"},
+		Ack: partner.AckConfig{CONTRL: partner.AckAll, APERAK: true, X12: "999", X12All: true, TA1: partner.AckErrors}}
+	now := func() time.Time { return time.Date(2026, 11, 30, 14, 5, 0, 0, time.UTC) }
+
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	reg, err := partner.New(partner.Config{Profiles: []partner.Profile{profile}}, &partner.Options{JS: j, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Provision(t.Context(), j); err != nil {
+		t.Fatal(err)
+	}
+	cfg := hubtest.FastConfig()
+	cfg.SetDefaults()
+	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.StageWith(cfg.EDIFACT, nil, reg)}})
+
+	var want [][]string // per input: type/result/normalized body of each ack the check names
+	total := 0
+	for _, in := range inputs {
+		d := reg.Try(t.Context(), "ACME", nil, []byte(in), cfg.EDIFACT.Options("ACME"))
+		var acks []string
+		for _, a := range d.Acks {
+			acks = append(acks, ackKey(a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult), a.Header.Get(wire.HdrMessageID), a.Data))
+		}
+		want = append(want, acks)
+		total += len(acks)
+		jetstreamtest.PublishIngest(t, j, "ACME", in, nil)
+	}
+	if total == 0 {
+		t.Fatal("the check names no acknowledgement")
+	}
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		return jetstreamtest.CountMsgs(t, j, wire.DefaultOutboundStream) >= total
+	}, "every acknowledgement on OUTBOUND")
+	got := make([][]string, len(inputs))
+	for _, m := range jetstreamtest.StreamMsgs(t, j, wire.DefaultOutboundStream) {
+		_, s, _ := strings.Cut(m.Header.Get(wire.HdrAckOrigin), ":")
+		seq, err := strconv.Atoi(s)
+		if err != nil || seq < 1 || seq > len(inputs) {
+			t.Fatalf("ack with origin %q", m.Header.Get(wire.HdrAckOrigin))
+		}
+		got[seq-1] = append(got[seq-1], ackKey(m.Header.Get(wire.HdrMessageType), m.Header.Get(wire.HdrAckResult),
+			m.Header.Get(wire.HdrMessageID), m.Data))
+	}
+	for i := range inputs {
+		if strings.Join(got[i], "\n") != strings.Join(want[i], "\n") {
+			t.Errorf("input %d: OUTBOUND holds\n%s\nthe check says\n%s", i+1, strings.Join(got[i], "\n"), strings.Join(want[i], "\n"))
+		}
+	}
+	t.Logf("%d acknowledgements of %d interchanges agree", total, len(inputs))
+}
+
+// ackKey is an acknowledgement with its own control reference (ISA13,
+// GS06, UNB 0020, BGM 1004) replaced by REF.
+func ackKey(typ, result, ref string, body []byte) string {
+	s := strings.ReplaceAll(string(body), ref, "REF")
+	if short := strings.TrimLeft(ref, "0"); short != "" && short != ref {
+		s = strings.ReplaceAll(s, "*"+short+"*X*", "*REF*X*")
+		s = strings.ReplaceAll(s, "GE*1*"+short+"~", "GE*1*REF~")
+	}
+	return typ + "/" + result + " " + s
+}
