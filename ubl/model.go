@@ -98,26 +98,10 @@ func (e *Element) Find(path string) *Element {
 	return all[0]
 }
 
-// FindAll returns every element at path, in document order.
-func (e *Element) FindAll(path string) []*Element {
-	if e == nil {
-		return nil
-	}
-	cur := []*Element{e}
-	for _, step := range strings.Split(path, "/") {
-		var next []*Element
-		for _, c := range cur {
-			next = append(next, c.Children(step)...)
-		}
-		if len(next) == 0 {
-			return nil
-		}
-		cur = next
-	}
-	return cur
-}
+// FindAll returns every element at path, in document order (see Select).
+func (e *Element) FindAll(path string) []*Element { return e.Select(path) }
 
-// Text returns the normalized value of the first element at path, or "".
+// Get returns the normalized value of the first element at path, or "".
 func (e *Element) Get(path string) string { return e.Find(path).Value() }
 
 // Walk calls fn for e and every descendant, in document order.
