@@ -8,7 +8,20 @@ import (
 	"testing"
 )
 
-const corpus = "../../../shared/ubl"
+// corpus is the shared UBL corpus, used by path: $EDIHUB_UBL_CORPUS, else
+// ../shared/ubl from the repository root (or from a worktree one level
+// further down).
+var corpus = func() string {
+	if d := os.Getenv("EDIHUB_UBL_CORPUS"); d != "" {
+		return d
+	}
+	for _, d := range []string{"../../shared/ubl", "../../../shared/ubl"} {
+		if _, err := os.Stat(filepath.Join(d, "SOURCES.tsv")); err == nil {
+			return d
+		}
+	}
+	return "../../shared/ubl"
+}()
 
 // minimal is this package's own small fixture (the corpus is used by path only).
 const minimal = `<?xml version="1.0" encoding="UTF-8"?>
