@@ -166,4 +166,3 @@ func runUBLCheck(ctx context.Context, e *env, args []string) error {
 	}
 	return finishUBL(e, &f, results, failed, unreadable)
 }
-
