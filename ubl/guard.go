@@ -83,6 +83,17 @@ func Guard(data []byte, lim *Limits) (*GuardResult, error) {
 // invalidChar returns the offset of the first byte that is not UTF-8 or is a
 // C0 control other than TAB, LF, CR, or -1.
 func invalidChar(b []byte) int {
+	if utf8.Valid(b) { // the common case: a byte loop, no rune decoding
+		for i, c := range b {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' {
+				return i
+			}
+		}
+		if i := bytes.Index(b, []byte("\xEF\xBF\xBE")); i >= 0 { // U+FFFE
+			return i
+		}
+		return bytes.Index(b, []byte("\xEF\xBF\xBF")) // U+FFFF, or -1
+	}
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
