@@ -64,4 +64,3 @@ func BenchmarkUBL(b *testing.B) {
 		return doc.JSON(io.Discard)
 	})
 }
-
