@@ -48,20 +48,21 @@ package ubl
 //     attributes (currencyID, unitCode, mimeCode). Extension content
 //     (xsd:any, lax) is not checked; facets of xsd:normalizedString are not.
 //   - Core: BR-01..BR-12, BR-13..BR-33, BR-36..BR-38, BR-41..BR-57, BR-61..BR-65,
-//     BR-CO-03, -04, -09, -18..-26, BR-DEC-01..-28 (BR-DEC-13/15 as written
-//     never fail and are left out).
+//     BR-CO-03, -04, -09, -18..-24, -26, BR-DEC-01..-28 (BR-CO-05..-08 are
+//     true() and BR-DEC-13/15 as written never fail: left out).
 //   - Calculations: BR-CO-10..BR-CO-17 with exact decimals and the rules'
 //     round(x*100) div 100, half toward +infinity.
 //   - VAT categories S, Z, E, AE, K (BR-IC-01..12), G, O (BR-O-01..14):
 //     -01..-10 each.
 //   - Code lists BR-CL-01, 03..07, 10, 11, 13..26 (lists generated from the
 //     schematron, code_lists.go). Not BR-CL-08 (subject codes of notes).
-//   - UBL syntax: UBL-SR-01..56 (all 54), UBL-DT-01, -06, -07.
+//   - UBL syntax: UBL-SR-01..56 (all 54), UBL-DT-01, -06, -07, UBL-CR-666, -673 (the two
+//     fatal UBL-CR rules).
 //   - Peppol BIS 3 (ProfilePeppol): PeppolRules.
 //
 // Not implemented: the VAT categories L and M (BR-AF-*, BR-AG-*) and B
-// (BR-B-*, Italian split payment); BR-CL-08; the warnings UBL-CR-* (674),
-// UBL-DT-08..28 and BR-51 aside; the Peppol national rules, PEPPOL-COMMON
+// (BR-B-*, Italian split payment); BR-CL-08; the UBL-CR-* warnings (674) and
+// UBL-DT-08..28; the Peppol national rules, PEPPOL-COMMON
 // identifier checks and the other PEPPOL-EN16931 rules. The corpus
 // (../shared/ubl) expects none of these: TestConformance passes every valid
 // document, finds every expected rule in every invalid one, reports for the

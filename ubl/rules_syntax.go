@@ -4,9 +4,9 @@ import "strings"
 
 // UBL syntax binding rules of EN 16931 (UBL-SR-*: how often a business
 // term may occur in UBL; UBL-DT-*: data types), from
-// rules/schematron/UBL/EN16931-UBL-syntax.sch. The UBL-CR-* rules (674
-// warnings about UBL elements EN 16931 does not use) are not implemented:
-// they never reject a document.
+// rules/schematron/UBL/EN16931-UBL-syntax.sch. Of the UBL-CR-* rules the
+// two fatal ones (666, 673) are implemented; the 674 warnings about UBL
+// elements EN 16931 does not use are not: they never reject a document.
 
 // maxCount rules: count(path) <= max in a context.
 type maxCount struct {
@@ -135,6 +135,15 @@ func (v *validator) syntaxRules() {
 		id := a.Child("cbc:ID")
 		v.check(code == "130" || r.Name == "CreditNote" && code == "50" || !(id != nil && id.HasAttr("schemeID")) && !exists(a, "cbc:DocumentTypeCode"), "UBL-SR-43", a, "Scheme identifier shall only be used for invoiced object (document type code with value 130 or 50)")
 	}
+	att, desc := false, false
+	for _, a := range v.all("cac:AdditionalDocumentReference") {
+		if a.Get("cbc:DocumentTypeCode") == "130" {
+			att = att || exists(a, "cac:Attachment")
+			desc = desc || exists(a, "cbc:DocumentDescription")
+		}
+	}
+	v.check(!att, "UBL-CR-666", r, "A UBL invoice shall not include an AdditionalDocumentReference simultaneously referring an Invoice Object Identifier and an Attachment")
+	v.check(!desc, "UBL-CR-673", r, "A UBL invoice shall not include an AdditionalDocumentReference simultaneously referring an Invoice Object Identifier and an Document Description")
 	for _, name := range []string{"cac:PostalAddress", "cac:Address"} {
 		for _, a := range v.all(name) {
 			v.check(len(a.Children("cac:AddressLine")) <= 1, "UBL-SR-51", a, "An address can only have one third line")
