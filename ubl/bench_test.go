@@ -37,12 +37,18 @@ func BenchmarkUBL(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(total)
 			b.ReportAllocs()
+			start := cpuTime()
 			for i := 0; i < b.N; i++ {
 				for _, d := range docs {
 					if err := fn(d); err != nil {
 						b.Fatal(err)
 					}
 				}
+			}
+			if cpu := cpuTime() - start; cpu > 0 {
+				per := float64(cpu.Nanoseconds()) / float64(b.N)
+				b.ReportMetric(per, "cpu-ns/op")
+				b.ReportMetric(float64(total)/per*1e3, "cpu-MB/s")
 			}
 		})
 	}

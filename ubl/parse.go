@@ -47,12 +47,16 @@ func ParseBytes(data []byte, lim *Limits) (*Document, error) {
 	}
 	doc := &Document{Type: g.Type, Elements: g.Elements, Size: int64(len(data))}
 	var cur *Element
-	var text []*strings.Builder // one per open element
+	var ns nsStack
+	var open []xml.Name // raw names of the open elements: RawToken does not match end tags
 	for {
 		off := d.InputOffset()
 		line, col := d.InputPos()
-		tok, err := d.Token()
+		tok, err := d.RawToken()
 		if err == io.EOF {
+			if len(open) > 0 {
+				return nil, errAt(data, 0, len(data), ReasonMalformed, "not well-formed XML: unexpected EOF, element <%s> not closed", clip(open[len(open)-1].Local, 60))
+			}
 			break
 		}
 		if err != nil {
@@ -61,35 +65,44 @@ func ParseBytes(data []byte, lim *Limits) (*Document, error) {
 		switch t := tok.(type) {
 		case xml.StartElement:
 			if cur == nil && doc.Root != nil {
-				return nil, errAt(data, 0, int(g.Offset+off), ReasonMalformed, "a second root element")
+				return nil, errAt(data, 0, int(g.Offset+off), ReasonMalformed, "not well-formed XML: a second root element")
 			}
-			e := &Element{Name: canonical(t.Name, cur == nil), Parent: cur, Line: line, Column: col, Offset: g.Offset + off}
+			ns.push(t.Attr)
+			e := &Element{Name: canonical(xml.Name{Space: ns.resolve(t.Name.Space, true), Local: t.Name.Local}, cur == nil), Parent: cur, Line: line, Column: col, Offset: g.Offset + off}
 			for _, a := range t.Attr {
 				if a.Name.Space == "xmlns" || a.Name.Space == "" && a.Name.Local == "xmlns" {
 					continue
 				}
 				name := a.Name.Local
-				switch a.Name.Space {
+				switch space := ns.resolve(a.Name.Space, false); space {
 				case "":
 				case "http://www.w3.org/2001/XMLSchema-instance":
 					name = "xsi:" + name
 				default:
-					name = "{" + a.Name.Space + "}" + name
+					name = "{" + space + "}" + name
 				}
 				e.Attrs = append(e.Attrs, Attr{Name: name, Value: a.Value})
 			}
 			if cur == nil {
 				doc.Root = e
 			} else {
+				if len(cur.Kids) == 0 && isBlank([]byte(cur.Text)) {
+					cur.Text = "" // indentation before the first child
+				}
 				cur.Kids = append(cur.Kids, e)
 			}
 			cur = e
-			text = append(text, nil)
+			open = append(open, t.Name)
 		case xml.EndElement:
-			if sb := text[len(text)-1]; sb != nil {
-				cur.Text = sb.String()
+			if len(open) == 0 || open[len(open)-1] != t.Name {
+				want := ""
+				if len(open) > 0 {
+					want = open[len(open)-1].Local
+				}
+				return nil, errAt(data, 0, int(g.Offset+off), ReasonMalformed, "not well-formed XML: element <%s> closed by </%s>", clip(want, 60), clip(t.Name.Local, 60))
 			}
-			text = text[:len(text)-1]
+			open = open[:len(open)-1]
+			ns.pop()
 			cur = cur.Parent
 		case xml.CharData:
 			if cur == nil {
@@ -98,12 +111,10 @@ func ParseBytes(data []byte, lim *Limits) (*Document, error) {
 				}
 				continue
 			}
-			sb := text[len(text)-1]
-			if sb == nil {
-				sb = &strings.Builder{}
-				text[len(text)-1] = sb
+			if len(cur.Kids) > 0 && isBlank(t) {
+				continue // indentation between children
 			}
-			sb.Write(t)
+			cur.Text += string(t)
 		case xml.Directive:
 			// the guard refuses these; a second line of defence
 			return nil, errAt(data, 0, int(g.Offset+off), ReasonDoctype, "markup declaration refused")
@@ -145,6 +156,47 @@ func syntaxError(data []byte, base int64, err error, stop int64) *Error {
 		msg = se.Msg
 	}
 	return errAt(data, 0, int(base+stop), ReasonMalformed, "not well-formed XML: %s", msg)
+}
+
+// nsStack resolves namespace prefixes (RawToken leaves them as written).
+type nsStack struct {
+	bindings []xml.Attr // Name.Local: prefix ("" for the default namespace), Value: URI
+	marks    []int
+}
+
+func (s *nsStack) push(attrs []xml.Attr) {
+	s.marks = append(s.marks, len(s.bindings))
+	for _, a := range attrs {
+		switch {
+		case a.Name.Space == "xmlns":
+			s.bindings = append(s.bindings, xml.Attr{Name: xml.Name{Local: a.Name.Local}, Value: a.Value})
+		case a.Name.Space == "" && a.Name.Local == "xmlns":
+			s.bindings = append(s.bindings, xml.Attr{Value: a.Value})
+		}
+	}
+}
+
+func (s *nsStack) pop() {
+	s.bindings = s.bindings[:s.marks[len(s.marks)-1]]
+	s.marks = s.marks[:len(s.marks)-1]
+}
+
+// resolve returns the namespace of prefix; elements take the default
+// namespace when unprefixed, attributes none. An undeclared prefix stays as
+// written (as encoding/xml's Token leaves it).
+func (s *nsStack) resolve(prefix string, element bool) string {
+	if prefix == "" && !element {
+		return ""
+	}
+	if prefix == "xml" {
+		return "http://www.w3.org/XML/1998/namespace"
+	}
+	for i := len(s.bindings) - 1; i >= 0; i-- {
+		if s.bindings[i].Name.Local == prefix {
+			return s.bindings[i].Value
+		}
+	}
+	return prefix
 }
 
 // canonical names an element by its namespace, whatever prefix was used.
