@@ -109,3 +109,42 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestValidationIsLinear: a document of n lines, n VAT breakdowns, n
+// allowances and n unknown elements costs about four times as much to
+// validate at 4n as at n (quadratic would be sixteen); past MaxFindings the
+// rest are summarised in one LIMIT warning. Measured in bytes
+// allocated, not time: the machine is shared.
+func TestValidationIsLinear(t *testing.T) {
+	build := func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(`<Invoice xmlns="` + NSInvoice + `" xmlns:cac="` + NSCAC + `" xmlns:cbc="` + NSCBC + `">`)
+		cat := `<cac:TaxCategory><cbc:ID>S</cbc:ID><cbc:Percent>19</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:TaxCategory>`
+		for i := 0; i < n; i++ {
+			b.WriteString(`<cbc:Unknown/><cac:PayeeParty><cac:PartyName><cbc:Name>P</cbc:Name></cac:PartyName></cac:PayeeParty>`)
+			b.WriteString(`<cac:AllowanceCharge><cbc:ChargeIndicator>false</cbc:ChargeIndicator><cbc:Amount currencyID="EUR">1</cbc:Amount>` + cat + `</cac:AllowanceCharge>`)
+			b.WriteString(`<cac:TaxTotal><cbc:TaxAmount currencyID="EUR">1.90</cbc:TaxAmount><cac:TaxSubtotal><cbc:TaxableAmount currencyID="EUR">10</cbc:TaxableAmount><cbc:TaxAmount currencyID="EUR">1.90</cbc:TaxAmount>` + cat + `</cac:TaxSubtotal></cac:TaxTotal>`)
+			b.WriteString(`<cac:InvoiceLine><cbc:ID>1</cbc:ID><cbc:LineExtensionAmount currencyID="EUR">10</cbc:LineExtensionAmount><cac:Item><cbc:Name>x</cbc:Name><cac:ClassifiedTaxCategory><cbc:ID>S</cbc:ID><cbc:Percent>19</cbc:Percent><cac:TaxScheme><cbc:ID>VAT</cbc:ID></cac:TaxScheme></cac:ClassifiedTaxCategory></cac:Item></cac:InvoiceLine>`)
+		}
+		b.WriteString(`</Invoice>`)
+		return []byte(b.String())
+	}
+	cost := func(n int) uint64 {
+		d, err := ParseBytes(build(n), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fs []Finding
+		a := allocated(func() { fs = d.Validate(&Options{Profile: ProfilePeppol}) })
+		if len(fs) != MaxFindings+1 || fs[len(fs)-1].Rule != "LIMIT" {
+			t.Fatalf("n=%d: %d findings, last %+v", n, len(fs), fs[len(fs)-1])
+		}
+		return a
+	}
+	small, large := cost(500), cost(2000)
+	if ratio := float64(large) / float64(small); ratio > 6 {
+		t.Fatalf("validation allocated %d bytes at n=500, %d at n=2000 (x%.1f): not linear", small, large, ratio)
+	} else {
+		t.Logf("allocated %d bytes at n=500, %d at n=2000 (x%.1f)", small, large, ratio)
+	}
+}

@@ -18,6 +18,8 @@ type Element struct {
 	Line   int   // of the start tag's '<'
 	Column int   // byte column
 	Offset int64 // byte offset in the input
+
+	pos, of int // position among the parent's children of this name, and their count (set by the parser)
 }
 
 // Attr is one attribute; Name is the local name (UBL attributes have no
@@ -113,7 +115,8 @@ func (e *Element) Walk(fn func(*Element)) {
 }
 
 // XPath is the element's location: /Invoice/cac:InvoiceLine[2]/cbc:ID, with
-// an index where the parent has several children of that name.
+// an index where the parent has several children of that name. Its cost is
+// the element's depth (positions are counted once, by the parser).
 func (e *Element) XPath() string {
 	if e == nil {
 		return ""
@@ -121,19 +124,8 @@ func (e *Element) XPath() string {
 	var parts []string
 	for x := e; x != nil; x = x.Parent {
 		step := x.Name
-		if p := x.Parent; p != nil {
-			n, idx := 0, 0
-			for _, k := range p.Kids {
-				if k.Name == x.Name {
-					n++
-					if k == x {
-						idx = n
-					}
-				}
-			}
-			if n > 1 {
-				step += "[" + strconv.Itoa(idx) + "]"
-			}
+		if x.of > 1 {
+			step += "[" + strconv.Itoa(x.pos) + "]"
 		}
 		parts = append(parts, step)
 	}
@@ -143,4 +135,20 @@ func (e *Element) XPath() string {
 		sb.WriteString(parts[i])
 	}
 	return sb.String()
+}
+
+// number sets pos and of below e: one pass per parent, linear in all.
+func number(e *Element) {
+	if len(e.Kids) == 0 {
+		return
+	}
+	counts := make(map[string]int, len(e.Kids))
+	for _, k := range e.Kids {
+		counts[k.Name]++
+		k.pos = counts[k.Name]
+	}
+	for _, k := range e.Kids {
+		k.of = counts[k.Name]
+		number(k)
+	}
 }

@@ -124,6 +124,7 @@ func ParseBytes(data []byte, lim *Limits) (*Document, error) {
 		return nil, errAt(data, 0, len(data), ReasonMalformed, "no root element")
 	}
 	dropIndentation(doc.Root)
+	number(doc.Root)
 	return doc, nil
 }
 

@@ -30,14 +30,12 @@ func (v *validator) coreRules() {
 	v.check(exists(r, sellerParty+"/cac:PostalAddress"), "BR-08", r, "An Invoice shall contain the Seller postal address (BG-5)")
 	v.check(exists(r, buyerParty+"/cac:PostalAddress"), "BR-10", r, "An Invoice shall contain the Buyer postal address (BG-8)")
 	v.check(exists(r, "cac:InvoiceLine") || exists(r, "cac:CreditNoteLine"), "BR-16", r, "An Invoice shall have at least one Invoice line (BG-25)")
+	taxCurrencies := map[string]bool{}
+	for _, ta := range v.under("cac:TaxTotal", "cbc:TaxAmount") {
+		taxCurrencies[ta.Attr("currencyID")] = true
+	}
 	for _, tc := range r.Children("cbc:TaxCurrencyCode") {
-		found := false
-		for _, ta := range v.under("cac:TaxTotal", "cbc:TaxAmount") {
-			if ta.Attr("currencyID") == tc.Text {
-				found = true
-			}
-		}
-		v.check(found, "BR-53", r, "If the VAT accounting currency code (BT-6) is present, then the Invoice total VAT amount in accounting currency (BT-111) shall be provided")
+		v.check(taxCurrencies[tc.Text], "BR-53", r, "If the VAT accounting currency code (BT-6) is present, then the Invoice total VAT amount in accounting currency (BT-111) shall be provided")
 	}
 	taxPoint, descCode := exists(r, "cbc:TaxPointDate"), exists(r, "cac:InvoicePeriod/cbc:DescriptionCode")
 	v.check(!(taxPoint && descCode), "BR-CO-03", r, "Value added tax point date (BT-7) and Value added tax point date code (BT-8) are mutually exclusive")
@@ -175,9 +173,10 @@ func (v *validator) lineRules() {
 
 func (v *validator) partyRules() {
 	r := v.root
+	sellerNames, sellerIDs := r.Select(sellerParty+"/cac:PartyName/cbc:Name"), r.Select(sellerParty+"/cac:PartyIdentification/cbc:ID")
 	for _, p := range v.all("cac:PayeeParty") {
-		sameName := exists(p, "cac:PartyName/cbc:Name") && anyEqual(p.Select("cac:PartyName/cbc:Name"), r.Select(sellerParty+"/cac:PartyName/cbc:Name"))
-		sameID := anyEqual(p.Select("cac:PartyIdentification/cbc:ID"), r.Select(sellerParty+"/cac:PartyIdentification/cbc:ID"))
+		sameName := exists(p, "cac:PartyName/cbc:Name") && anyEqual(p.Select("cac:PartyName/cbc:Name"), sellerNames)
+		sameID := anyEqual(p.Select("cac:PartyIdentification/cbc:ID"), sellerIDs)
 		v.check(exists(p, "cac:PartyName/cbc:Name") && !sameName && !sameID, "BR-17", p, "The Payee name (BT-59) shall be provided in the Invoice, if the Payee (BG-10) is different from the Seller (BG-4)")
 	}
 	for _, pm := range v.all("cac:PaymentMeans") {
@@ -221,13 +220,16 @@ func (v *validator) partyRules() {
 	}
 }
 
-// anyEqual is XPath's general comparison a = b on normalized values.
+// anyEqual is XPath's general comparison a = b on normalized values, in
+// linear time.
 func anyEqual(a, b []*Element) bool {
+	in := make(map[string]bool, len(b))
+	for _, y := range b {
+		in[y.Value()] = true
+	}
 	for _, x := range a {
-		for _, y := range b {
-			if x.Value() == y.Value() {
-				return true
-			}
+		if in[x.Value()] {
+			return true
 		}
 	}
 	return false

@@ -179,13 +179,17 @@ func distinct(es []*Element) int {
 	return len(seen)
 }
 
-// anyDiffers is XPath's general comparison a != b.
+// anyDiffers is XPath's general comparison a != b: some pair differs,
+// that is both are non-empty and hold more than one distinct value.
 func anyDiffers(a, b []*Element) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x.Value() != y.Value() {
-				return true
-			}
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, x := range append(append([]*Element{}, a...), b...) {
+		seen[x.Value()] = true
+		if len(seen) > 1 {
+			return true
 		}
 	}
 	return false

@@ -200,40 +200,72 @@ func (v *validator) vatRules() {
 }
 
 // categorySum is Σ line net amounts + Σ document charges - Σ document
-// allowances of category code (and rate, if rate is not nil).
+// allowances of category code (and rate, if rate is not nil). All sums are
+// computed in one pass on the first call: a breakdown per line must not make
+// validation quadratic.
 func (v *validator) categorySum(code string, rate *big.Rat) *big.Rat {
-	match := func(c *Element) bool {
-		if c == nil || c.Get("cbc:ID") != code {
-			return false
+	if v.sums == nil {
+		v.sums = map[string]*big.Rat{}
+		addTo := func(c *Element, amount *big.Rat) {
+			if c == nil {
+				return
+			}
+			keys := []string{c.Get("cbc:ID") + "|*"}
+			if p, ok := decimal(c.Child("cbc:Percent")); ok {
+				keys = append(keys, c.Get("cbc:ID")+"|"+p.RatString())
+			}
+			for _, k := range keys {
+				if v.sums[k] == nil {
+					v.sums[k] = rat(0)
+				}
+				v.sums[k] = add(v.sums[k], amount)
+			}
 		}
-		if rate == nil {
-			return true
-		}
-		p, ok := decimal(c.Child("cbc:Percent"))
-		return ok && eq(p, rate)
-	}
-	s := rat(0)
-	for _, l := range v.lines() {
-		if match(l.SelectOne("cac:Item/cac:ClassifiedTaxCategory")) {
+		for _, l := range v.lines() {
 			if a, ok := decimal(l.Child("cbc:LineExtensionAmount")); ok {
-				s = add(s, a)
+				addTo(l.SelectOne("cac:Item/cac:ClassifiedTaxCategory"), a)
+			}
+		}
+		for _, ac := range v.root.Children("cac:AllowanceCharge") {
+			a, ok := decimal(ac.Child("cbc:Amount"))
+			switch {
+			case !ok:
+			case isTrue(ac):
+				addTo(ac.Child("cac:TaxCategory"), a)
+			case isFalse(ac):
+				addTo(ac.Child("cac:TaxCategory"), new(big.Rat).Neg(a))
 			}
 		}
 	}
-	for _, ac := range v.root.Children("cac:AllowanceCharge") {
-		if !match(ac.Child("cac:TaxCategory")) {
-			continue
-		}
-		a, ok := decimal(ac.Child("cbc:Amount"))
-		switch {
-		case !ok:
-		case isTrue(ac):
-			s = add(s, a)
-		case isFalse(ac):
-			s = sub(s, a)
+	key := code + "|*"
+	if rate != nil {
+		key = code + "|" + rate.RatString()
+	}
+	if s := v.sums[key]; s != nil {
+		return s
+	}
+	return rat(0)
+}
+
+// standardRates is the set of rates (RatString) that lines and allowances
+// or charges at any level use with category S, computed once.
+func (v *validator) standardRates() map[string]bool {
+	if v.sRates != nil {
+		return v.sRates
+	}
+	v.sRates = map[string]bool{}
+	note := func(c *Element) {
+		if r, ok := decimal(c.Child("cbc:Percent")); ok && c.Get("cbc:ID") == "S" {
+			v.sRates[r.RatString()] = true
 		}
 	}
-	return s
+	for _, l := range v.lines() {
+		note(l.SelectOne("cac:Item/cac:ClassifiedTaxCategory"))
+	}
+	for _, ac := range v.all("cac:AllowanceCharge") {
+		note(ac.Child("cac:TaxCategory"))
+	}
+	return v.sRates
 }
 
 // standardRated is BR-S-08 and BR-S-09: per rate, the taxable amount within
@@ -249,19 +281,7 @@ func (v *validator) standardRated(cat *Element, tb *big.Rat, tbOK bool, ta *big.
 	if !pOK {
 		return
 	}
-	used := false
-	for _, l := range v.lines() {
-		c := l.SelectOne("cac:Item/cac:ClassifiedTaxCategory")
-		if r, ok := decimal(c.Child("cbc:Percent")); ok && c.Get("cbc:ID") == "S" && eq(r, p) {
-			used = true
-		}
-	}
-	for _, ac := range v.all("cac:AllowanceCharge") {
-		c := ac.Child("cac:TaxCategory")
-		if r, ok := decimal(c.Child("cbc:Percent")); ok && c.Get("cbc:ID") == "S" && eq(r, p) {
-			used = true
-		}
-	}
+	used := v.standardRates()[p.RatString()]
 	sum := v.categorySum("S", p)
 	within := tbOK && sub(tb, rat(1)).Cmp(sum) < 0 && add(tb, rat(1)).Cmp(sum) > 0
 	v.check(used && within, "BR-S-08", cat, "For each VAT rate (BT-119) of category S the taxable amount (BT-116) shall equal the sum of the line net amounts plus charges minus allowances at that rate (%s)", fmtRat(sum))

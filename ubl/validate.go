@@ -114,6 +114,10 @@ func (d *Document) Validate(opts *Options) []Finding {
 		}
 		return a.Rule < b.Rule
 	})
+	if v.truncated {
+		v.out = append(v.out, Finding{Rule: "LIMIT", Severity: Warning, XPath: v.root.XPath(), Line: v.root.Line, Column: v.root.Column,
+			Message: fmt.Sprintf("more than %d findings: the rest are not listed", MaxFindings)})
+	}
 	return v.out
 }
 
@@ -146,6 +150,10 @@ type validator struct {
 	root   *Element
 	out    []Finding
 	byName map[string][]*Element
+	sums   map[string]*big.Rat // categorySum by "code|rate" and "code|*", computed once
+	sRates map[string]bool     // standardRates, computed once
+
+	truncated bool // MaxFindings reached
 }
 
 func newValidator(d *Document) *validator {
@@ -154,7 +162,15 @@ func newValidator(d *Document) *validator {
 	return v
 }
 
+// MaxFindings bounds what Validate returns: a document with more problems
+// ends with one warning "LIMIT" saying that the rest were not listed.
+const MaxFindings = 1000
+
 func (v *validator) add(rule string, sev Severity, e *Element, format string, args ...any) {
+	if len(v.out) >= MaxFindings {
+		v.truncated = true
+		return
+	}
 	if e == nil {
 		e = v.root
 	}
