@@ -28,6 +28,10 @@ package ubl
 // BG-24, BG-25 as arrays, and the full document as an element tree.
 // Document.LedgerKey is "TYPE|seller endpoint|BT-1|BT-2".
 //
+// Validation is linear in the document (sums, rates and sibling positions
+// are computed once) and returns at most MaxFindings findings, then one
+// LIMIT warning; TestValidationIsLinear checks it by allocations.
+//
 // # Validation
 //
 // Document.Validate returns Findings: rule id, severity (fatal or warning,
