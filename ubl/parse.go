@@ -159,27 +159,40 @@ func syntaxError(data []byte, base int64, err error, stop int64) *Error {
 	return errAt(data, 0, int(base+stop), ReasonMalformed, "not well-formed XML: %s", msg)
 }
 
-// nsStack resolves namespace prefixes (RawToken leaves them as written).
+// nsStack resolves namespace prefixes (RawToken leaves them as written):
+// per prefix the stack of its bindings, so a lookup costs O(1) however many
+// declarations are in scope.
 type nsStack struct {
-	bindings []xml.Attr // Name.Local: prefix ("" for the default namespace), Value: URI
-	marks    []int
+	byPrefix map[string][]string // prefix ("" for the default namespace) -> URIs, innermost last
+	pushed   []string            // prefixes bound, in order
+	marks    []int               // len(pushed) at each open element
 }
 
 func (s *nsStack) push(attrs []xml.Attr) {
-	s.marks = append(s.marks, len(s.bindings))
+	if s.byPrefix == nil {
+		s.byPrefix = map[string][]string{}
+	}
+	s.marks = append(s.marks, len(s.pushed))
 	for _, a := range attrs {
+		prefix := ""
 		switch {
 		case a.Name.Space == "xmlns":
-			s.bindings = append(s.bindings, xml.Attr{Name: xml.Name{Local: a.Name.Local}, Value: a.Value})
+			prefix = a.Name.Local
 		case a.Name.Space == "" && a.Name.Local == "xmlns":
-			s.bindings = append(s.bindings, xml.Attr{Value: a.Value})
+		default:
+			continue
 		}
+		s.byPrefix[prefix] = append(s.byPrefix[prefix], a.Value)
+		s.pushed = append(s.pushed, prefix)
 	}
 }
 
 func (s *nsStack) pop() {
-	s.bindings = s.bindings[:s.marks[len(s.marks)-1]]
-	s.marks = s.marks[:len(s.marks)-1]
+	m := s.marks[len(s.marks)-1]
+	for _, p := range s.pushed[m:] {
+		s.byPrefix[p] = s.byPrefix[p][:len(s.byPrefix[p])-1]
+	}
+	s.pushed, s.marks = s.pushed[:m], s.marks[:len(s.marks)-1]
 }
 
 // resolve returns the namespace of prefix; elements take the default
@@ -192,10 +205,8 @@ func (s *nsStack) resolve(prefix string, element bool) string {
 	if prefix == "xml" {
 		return "http://www.w3.org/XML/1998/namespace"
 	}
-	for i := len(s.bindings) - 1; i >= 0; i-- {
-		if s.bindings[i].Name.Local == prefix {
-			return s.bindings[i].Value
-		}
+	if uris := s.byPrefix[prefix]; len(uris) > 0 {
+		return uris[len(uris)-1]
 	}
 	return prefix
 }
