@@ -40,7 +40,9 @@ package ubl
 // and the Profile (en16931; peppol adds the Peppol BIS 3 subset). Check is
 // guard + parse + validate in one call, Cause maps fatal findings to the
 // hub's DLQ causes (schema, business, partner-rejected), MLR builds the
-// Peppol Message Level Response naming the failed rules.
+// Peppol Message Level Response naming the failed rules, WriteOutline prints
+// the document one element a line with its XPath and the failing rules
+// marked (for dlq show).
 //
 // Implemented, each as its assertion in the EN 16931 UBL schematron 1.3.16
 // states it (including XPath's handling of missing values):
