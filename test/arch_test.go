@@ -25,6 +25,7 @@ var allowedDeps = map[string][]string{
 	"wire":                           {},
 	"escape":                         {},
 	"edifact":                        {"escape"},
+	"ubl":                            {"escape", "wire"},
 	"edifact/directory":              {"edifact", "escape"},
 	"edifact/directory/internal/gen": {"edifact/directory", "edifact", "escape"},
 	"sandbox":                        {},

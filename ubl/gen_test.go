@@ -1,0 +1,283 @@
+package ubl
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"go/format"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The content models of schema_tables.go are generated from the OASIS
+// UBL 2.1 schema in the shared corpus (xsd/). UBL_GEN=1 rewrites the file;
+// otherwise the test checks it is what the schema gives.
+func TestSchemaTablesMatchTheXSD(t *testing.T) {
+	dir := filepath.Join(corpus, "xsd")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("xsd not found at " + dir)
+	}
+	src, err := generateSchemaTables(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("UBL_GEN") == "1" {
+		if err := os.WriteFile("schema_tables.go", src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := os.ReadFile("schema_tables.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(old, src) {
+		t.Fatal("schema_tables.go is not what the XSD gives: run UBL_GEN=1 go test -run TestSchemaTablesMatchTheXSD ./ubl")
+	}
+}
+
+type xsdNode struct {
+	XMLName  xml.Name
+	Attrs    []xml.Attr `xml:",any,attr"`
+	Children []xsdNode  `xml:",any"`
+}
+
+func (n *xsdNode) attr(name string) string {
+	for _, a := range n.Attrs {
+		if a.Name.Local == name && a.Name.Space == "" {
+			return a.Value
+		}
+	}
+	return ""
+}
+
+type xsdParticle struct {
+	ref      string
+	min, max int // max -1: unbounded
+}
+
+func generateSchemaTables(dir string) ([]byte, error) {
+	files := []string{"maindoc/UBL-Invoice-2.1.xsd", "maindoc/UBL-CreditNote-2.1.xsd",
+		"common/UBL-CommonAggregateComponents-2.1.xsd", "common/UBL-CommonBasicComponents-2.1.xsd",
+		"common/UBL-CommonExtensionComponents-2.1.xsd"}
+	prefixOf := map[string]string{NSInvoice: "", NSCreditNote: "", NSCBC: "cbc:", NSCAC: "cac:", NSExt: "ext:"}
+	elemType := map[string]string{}      // canonical element name -> type key
+	models := map[string][]xsdParticle{} // type key -> sequence
+	leafBase := map[string]string{}      // type key -> udt base type
+	anyContent := map[string]bool{}      // type key -> xsd:any
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return nil, err
+		}
+		var root xsdNode
+		if err := xml.Unmarshal(data, &root); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		tns := root.attr("targetNamespace")
+		ns := map[string]string{}
+		for _, a := range root.Attrs {
+			if a.Name.Space == "xmlns" {
+				ns[a.Name.Local] = a.Value
+			}
+		}
+		resolve := func(q string) (string, error) {
+			p, local, ok := strings.Cut(q, ":")
+			if !ok {
+				return prefixOf[tns] + q, nil
+			}
+			pre, known := prefixOf[ns[p]]
+			if !known {
+				return "", fmt.Errorf("%s: ref %q outside UBL", f, q)
+			}
+			return pre + local, nil
+		}
+		tkey := func(name string) string { return prefixOf[tns] + name }
+		for _, c := range root.Children {
+			switch c.XMLName.Local {
+			case "element":
+				elemType[prefixOf[tns]+c.attr("name")] = tkey(c.attr("type"))
+			case "complexType":
+				key := tkey(c.attr("name"))
+				for _, g := range c.Children {
+					switch g.XMLName.Local {
+					case "sequence":
+						for _, p := range g.Children {
+							switch p.XMLName.Local {
+							case "element":
+								ref, err := resolve(p.attr("ref"))
+								if err != nil {
+									return nil, err
+								}
+								xp := xsdParticle{ref: ref, min: 1, max: 1}
+								if v := p.attr("minOccurs"); v != "" {
+									fmt.Sscan(v, &xp.min)
+								}
+								if v := p.attr("maxOccurs"); v == "unbounded" {
+									xp.max = -1
+								} else if v != "" {
+									fmt.Sscan(v, &xp.max)
+								}
+								models[key] = append(models[key], xp)
+							case "any":
+								anyContent[key] = true
+							case "annotation":
+							default:
+								return nil, fmt.Errorf("%s: %s in a sequence", f, p.XMLName.Local)
+							}
+						}
+						if models[key] == nil && !anyContent[key] {
+							models[key] = []xsdParticle{}
+						}
+					case "simpleContent":
+						for _, x := range g.Children {
+							if b := x.attr("base"); b != "" {
+								_, local, _ := strings.Cut(b, ":")
+								leafBase[key] = local
+							}
+						}
+					case "annotation":
+					default:
+						return nil, fmt.Errorf("%s: %s in complexType %s", f, g.XMLName.Local, key)
+					}
+				}
+			}
+		}
+	}
+	// Walk from the two roots: only what an Invoice or CreditNote can hold.
+	reach := map[string]bool{}
+	var visit func(string) error
+	visit = func(el string) error {
+		if reach[el] {
+			return nil
+		}
+		reach[el] = true
+		tk, ok := elemType[el]
+		if !ok {
+			return fmt.Errorf("element %s has no declaration", el)
+		}
+		for _, p := range models[tk] {
+			if err := visit(p.ref); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, r := range []string{"Invoice", "CreditNote"} {
+		if err := visit(r); err != nil {
+			return nil, err
+		}
+	}
+	names := make([]string, 0, len(reach))
+	for n := range reach {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b bytes.Buffer
+	b.WriteString("// Code generated by TestSchemaTablesMatchTheXSD from the OASIS UBL 2.1 OS schema\n// (maindoc/UBL-Invoice-2.1.xsd, maindoc/UBL-CreditNote-2.1.xsd and the common/ modules\n// they import); DO NOT EDIT. Only the elements an Invoice or CreditNote can hold.\n\npackage ubl\n\n")
+	b.WriteString("// contentModels: the sequence of each aggregate (max -1: unbounded).\nvar contentModels = map[string][]particle{\n")
+	for _, n := range names {
+		tk := elemType[n]
+		if anyContent[tk] {
+			continue
+		}
+		if ps, ok := models[tk]; ok {
+			fmt.Fprintf(&b, "%q: {", n)
+			for i, p := range ps {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "{%q, %d, %d}", p.ref, p.min, p.max)
+			}
+			b.WriteString("},\n")
+		}
+	}
+	b.WriteString("}\n\n// anyContent: elements whose content the schema leaves open (xsd:any, lax).\nvar anyContent = map[string]bool{\n")
+	for _, n := range names {
+		if anyContent[elemType[n]] {
+			fmt.Fprintf(&b, "%q: true,\n", n)
+		}
+	}
+	b.WriteString("}\n\n// leafTypes: the unqualified data type of each basic component.\nvar leafTypes = map[string]string{\n")
+	for _, n := range names {
+		if base, ok := leafBase[elemType[n]]; ok {
+			fmt.Fprintf(&b, "%q: %q,\n", n, base)
+		}
+	}
+	b.WriteString("}\n")
+	return format.Source(b.Bytes())
+}
+
+// The code lists of code_lists.go come from the EN 16931 UBL schematron in
+// the shared corpus (rules/): every list of an assertion of the form
+// contains(' A B C ', concat(' ', ., ' ')). UBL_GEN=1 rewrites the file.
+func TestCodeListsMatchTheSchematron(t *testing.T) {
+	sch := filepath.Join(corpus, "rules", "schematron", "preprocessed", "EN16931-UBL-validation-preprocessed.sch")
+	data, err := os.ReadFile(sch)
+	if err != nil {
+		t.Skip("schematron not found at " + sch)
+	}
+	src, err := generateCodeLists(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("UBL_GEN") == "1" {
+		if err := os.WriteFile("code_lists.go", src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	old, err := os.ReadFile("code_lists.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(old, src) {
+		t.Fatal("code_lists.go is not what the schematron gives: run UBL_GEN=1 go test -run TestCodeListsMatchTheSchematron ./ubl")
+	}
+}
+
+var (
+	assertRE = regexp.MustCompile(`<assert id="((?:BR-CL-\d+)|BR-CO-09)"[^>]*test="([^"]*)"`)
+	listRE   = regexp.MustCompile(`contains\(\s*'( [^']+ )'`)
+)
+
+func generateCodeLists(sch []byte) ([]byte, error) {
+	lists := map[string][]string{}
+	for _, m := range assertRE.FindAllSubmatch(sch, -1) {
+		id := string(m[1])
+		for i, l := range listRE.FindAllSubmatch(m[2], -1) {
+			key := id
+			if i > 0 {
+				key = fmt.Sprintf("%s#%d", id, i+1)
+			}
+			lists[key] = strings.Fields(string(l[1]))
+		}
+	}
+	if len(lists) < 15 {
+		return nil, fmt.Errorf("only %d code lists found", len(lists))
+	}
+	keys := make([]string, 0, len(lists))
+	for k := range lists {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	b.WriteString("// Code generated by TestCodeListsMatchTheSchematron from the EN 16931 UBL\n// schematron, release 1.3.16 (EN16931-UBL-validation-preprocessed.sch); DO NOT EDIT.\n\npackage ubl\n\n")
+	b.WriteString("// codeLists: the codes each assertion accepts; \"ID#2\" is its second list.\nvar codeLists = map[string]map[string]bool{\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%q: set(", k)
+		for i, c := range lists[k] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "%q", c)
+		}
+		b.WriteString("),\n")
+	}
+	b.WriteString("}\n")
+	return format.Source(b.Bytes())
+}
