@@ -42,7 +42,7 @@ type Config struct {
 }
 
 // EDIFACTConfig tunes the built-in parse stage (hub.edifact, package
-// hub/parse); the edifact package owns it.
+// parse); the edifact package owns it.
 type EDIFACTConfig = edifact.Config
 
 // AttemptConfig tunes the attempt counter and poison detection.

@@ -14,7 +14,7 @@ import (
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"

@@ -37,7 +37,7 @@ type Options struct {
 }
 
 // Registry holds the partner profiles in force and answers the parse
-// stage (it implements parse.Agreements of hub/parse). Reload swaps the set atomically;
+// stage (it implements parse.Agreements of parse). Reload swaps the set atomically;
 // an interchange in flight finishes with the set it started with for each
 // question it asks.
 type Registry struct {

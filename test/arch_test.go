@@ -14,9 +14,10 @@ const module = "github.com/edihub/edihub"
 // allowedDeps says which packages of this module each package may depend
 // on, directly or through others. Imports point one way:
 //
-//	cmd → hub/api → hub/ops ─┐
-//	      hub/forensics ─────┼→ hub/parse → hub → hub/leakprobe → hub/alert
-//	      bridge ────────────┘                  └→ hub/audit → leaves
+//	cmd → hub/api → hub/ops ──┐
+//	      hub/forensics ──────┴→ parse → hub → hub/leakprobe → hub/alert
+//	                                         └→ hub/audit → leaves
+//	      bridge, partner ─────────────────────────────────→ leaves
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
 //
@@ -36,10 +37,10 @@ var allowedDeps = map[string][]string{
 	"hub/audit":                      {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"hub/alert", "wire", "escape"},
 	"hub":                            {"hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/parse":                      {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "hub/parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"parse":                          {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
@@ -47,7 +48,7 @@ var allowedDeps = map[string][]string{
 	"test":                           nil,
 	"jetstream/jetstreamtest":        {"jetstream", "wire"},
 	"internal/testcert":              {},
-	"hub/hubtest":                    {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":                    {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/nats-io/nats.go"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 )
 
 // The parse bench (`edihub bench --stage parse`) measures the hub's real

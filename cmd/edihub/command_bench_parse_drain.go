@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 )
 
 var filepathGlob = filepath.Glob

@@ -22,10 +22,10 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 

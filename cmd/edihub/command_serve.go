@@ -28,9 +28,9 @@ import (
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/console"
 	"github.com/edihub/edihub/hub/ops"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 )
 
 // Options change the hub Run starts; nil means defaults.

@@ -17,7 +17,7 @@ import (
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
