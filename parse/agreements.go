@@ -23,8 +23,12 @@ type Agreements interface {
 	// CheckInterchange is asked after the walk for every interchange
 	// (those without messages too).
 	CheckInterchange(partner string, ich *edifact.Interchange) error
-	// Finish is told the decision (failure nil: accepted). It returns the
-	// positive acknowledgements to emit with the outputs; negative ones it
-	// publishes itself, deduplicated by origin, before the dead letter.
-	Finish(ctx context.Context, partner, origin, corr string, data []byte, doc *edifact.Document, failure error) ([]*nats.Msg, error)
+	// Acks builds the acknowledgements agreed for the decision (failure
+	// nil: accepted, doc its document) and sends nothing: Decide returns
+	// them as data.
+	Acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error) []*nats.Msg
+	// Decided is told what the stage acts on (the refusal, nil when
+	// accepted, and the acknowledgements it sends): for the agreements'
+	// metrics. The dry run and the forensic analyzer do not call it.
+	Decided(failure error, acks []*nats.Msg)
 }

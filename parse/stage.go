@@ -1,157 +1,105 @@
 package parse
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
-// Stage is the built-in stage: guard, parse and envelope checks, then
-// one JSON view per message (UNH..UNT or ST..SE) on
-// edi.parsed.<partner>.<type>. Every refusal is permanent with cause
-// schema: retrying a broken interchange cannot help.
-//
-// With a ledger, an interchange whose every envelope was processed before
-// is a duplicate (a replay, or the partner sending it again): the stage
-// returns a *hub.DuplicateError and the worker acks it without outputs,
-// unless the message carries x-replay-force: true.
-func Stage(cfg hub.EDIFACTConfig, led Ledger) hub.Stage {
-	return StageWith(cfg, led, nil)
+// Options are the parse stage's dependencies; nil fields mean none.
+type Options struct {
+	// Ledger: with one, an interchange whose every envelope was processed
+	// before is a duplicate (a replay, or the partner sending it again):
+	// the stage returns a *hub.DuplicateError and the worker acks it
+	// without outputs, unless an operator forced the replay.
+	Ledger Ledger
+	// Agreements are the partner profiles enforced (partner.Registry).
+	Agreements Agreements
+	// JS publishes the negative acknowledgements of a refused interchange
+	// before the stage returns the refusal (the worker then dead-letters
+	// it). Nil: they are logged, not sent.
+	JS     js.JetStream
+	Logger zerolog.Logger
 }
 
-// StageWith is Stage that also enforces partner agreements (nil: none):
-// Admit before the walk, Message per message, CheckInterchange after it,
-// and Finish with the decision, which sends the acknowledgements agreed
-// (positive ones as outputs).
-func StageWith(cfg hub.EDIFACTConfig, led Ledger, ags Agreements) hub.Stage {
-	p := &parser{cfg: cfg, led: led, ags: ags}
-	if ags == nil {
-		return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
-			_, keys, err := p.parse(ctx, m)
-			if err == nil {
-				commitOnSuccess(led, m, keys)
-			}
-			return err
-		}}
+// Stage is the built-in stage without partner agreements: guard, parse
+// and envelope checks, then one JSON view per message (UNH..UNT or
+// ST..SE) on edi.parsed.<partner>.<type>; the ledger's duplicate check
+// when led is not nil.
+func Stage(cfg hub.EDIFACTConfig, led Ledger) hub.Stage {
+	return New(cfg, &Options{Ledger: led})
+}
+
+// New is the built-in stage: it asks Decide and acts on the decision.
+// Accepted: the outputs and the positive acknowledgements are queued on
+// the message (the worker publishes them together, then acks) and the
+// ledger records are committed with them. Refused: the negative
+// acknowledgements are published first (deduplicated by the INGEST
+// message, so a redelivery does not send them twice), then the refusal
+// is returned for the worker to dead-letter.
+func New(cfg hub.EDIFACTConfig, o *Options) hub.Stage {
+	var opts Options
+	if o != nil {
+		opts = *o
 	}
+	w := With{Config: cfg, Ledger: opts.Ledger, Agreements: opts.Agreements}
+	log := opts.Logger.With().Str("component", "parse").Logger()
 	return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
-		doc, keys, err := p.parse(ctx, m)
-		origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
-		corr := cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq))
-		var f *hub.Failure
-		if err != nil {
-			if !errors.As(err, &f) || f.Class != hub.Permanent {
-				return err // duplicates, transient and unclassified failures: no decision yet
-			}
-			if _, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, nil, err); aerr != nil {
-				return hub.TransientError(f.Cause, fmt.Errorf("%w; %v", err, aerr))
-			}
-			return err
+		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
+		d := Decide(ctx, in, w)
+		if w.Agreements != nil {
+			w.Agreements.Decided(d.Err, d.Acks)
 		}
-		acks, aerr := ags.Finish(ctx, m.Partner, origin, corr, m.Data, doc, nil)
-		if aerr != nil {
+		if d.Err != nil {
 			m.DropOutputs()
-			return hub.TransientError("", aerr)
+			if len(d.Acks) > 0 {
+				if err := publishNegative(ctx, opts.JS, log, in, d.Acks); err != nil {
+					var f *hub.Failure
+					errors.As(d.Err, &f)
+					return hub.TransientError(f.Cause, fmt.Errorf("%w; %v", d.Err, err))
+				}
+			}
+			return d.Err
 		}
-		for _, a := range acks {
-			m.Emit(a.Subject, a.Header, a.Data)
+		for _, out := range slices.Concat(d.Outputs, d.Acks) {
+			m.Emit(out.Subject, out.Header, out.Data)
 		}
-		commitOnSuccess(led, m, keys)
+		m.MessageID = d.MessageID
+		commitOnSuccess(w.Ledger, m, d.Keys)
 		return nil
 	}}
 }
 
-// parser is the stage's settings: the partner's parse options, the
-// ledger and the agreements (each may be nil).
-type parser struct {
-	cfg hub.EDIFACTConfig
-	led Ledger
-	ags Agreements
-}
-
-// parse runs the stage on m. The document it returns (for the agreements'
-// Finish) is set only when the stage has agreements and succeeded; the
-// keys are those to record in the ledger once the attempt succeeds.
-func (p *parser) parse(ctx context.Context, m *hub.Message) (*edifact.Document, []LedgerKey, error) {
-	cfg, led, ags := p.cfg, p.led, p.ags
-	opts := cfg.Options(m.Partner)
-	if ags != nil {
-		if err := ags.Admit(m.Partner, m.Header, m.Data, opts); err != nil {
-			return nil, nil, permanent(err)
-		}
+// publishNegative publishes a refusal's acknowledgements with dedupe ids
+// from the INGEST message (INGEST:42:ack:0).
+func publishNegative(ctx context.Context, j js.JetStream, log zerolog.Logger, in *Input, acks []*nats.Msg) error {
+	if j == nil {
+		log.Warn().Str("partner", in.Partner).Int("acks", len(acks)).Msg("negative acknowledgements not sent: no JetStream")
+		return nil
 	}
-	// One pass of Walk renders each message as soon as its trailer is
-	// checked. Walk may hand over messages of an interchange that fails
-	// later (a wrong UNZ count), but nothing leaves the stage before
-	// the whole input is checked: the outputs are queued on m, and the
-	// worker publishes them only when the stage returns nil (it drops
-	// the outputs of a failed attempt). All or nothing is kept without
-	// a second walk. Memory is the parsed segments of one message at a
-	// time, plus the JSON of every message until the worker has
-	// published them (it publishes them together, then acks); the
-	// guard's max_size bounds that.
-	r := renderer{m: m, corr: cmp.Or(m.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(m.Stream, m.Seq)),
-		seq: strconv.FormatUint(m.Seq, 10), ags: ags}
-	doc, err := edifact.Walk(m.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
-	if err != nil {
-		m.DropOutputs()
-		var f *hub.Failure
-		if errors.As(err, &f) || ctx.Err() != nil {
-			return nil, nil, err
-		}
-		return nil, nil, permanent(err)
+	origin := in.origin()
+	if _, err := ejs.PublishAll(ctx, j, acks, func(i int) string { return wire.AckMsgID(origin, i) }); err != nil {
+		return fmt.Errorf("negative acknowledgement: %w", err)
 	}
-	if r.n == 0 {
-		return nil, nil, hub.PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
-	}
-	var agreed *edifact.Document
-	if ags != nil {
-		for _, ich := range doc.Interchanges {
-			if err := ags.CheckInterchange(m.Partner, ich); err != nil {
-				m.DropOutputs()
-				return nil, nil, permanent(err)
-			}
-		}
-		agreed = doc
-	}
-	m.MessageID = r.firstRef
-	if led == nil {
-		return agreed, nil, nil
-	}
-	keys := LedgerKeys(m.Partner, doc)
-	if err := checkLedger(led, m, keys); err != nil {
-		m.DropOutputs()
-		return nil, nil, err
-	}
-	return agreed, keys, nil
-}
-
-// permanent is err as a permanent failure of the cause it names (the
-// edifact package's errors say schema, the partner package's theirs).
-func permanent(err error) error {
-	var c hub.Causer
-	if errors.As(err, &c) {
-		return hub.PermanentError(c.Cause(), err)
-	}
-	return hub.PermanentError(wire.CauseSchema, err)
+	return nil
 }
 
 // renderer turns the messages of one interchange into outputs.
 type renderer struct {
-	m        *hub.Message
-	carry    nats.Header // the producer's headers every output carries
-	carried  bool
+	in       *Input
+	d        *Decision
 	corr     string
 	seq      string
-	n        int
 	firstRef string
 	// the subject of the last message type, reused for the next message
 	// of the same type (an interchange usually holds one type)
@@ -168,36 +116,37 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r.n++
+	d := r.d
+	d.Messages++
 	body, err := edifact.MessageJSON(em)
 	if err != nil {
-		return hub.PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", r.n, em.Ref, err))
+		return hub.PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", d.Messages, em.Ref, err))
 	}
 	ich := em.Interchange
-	if r.n == 1 {
+	if d.Messages == 1 {
 		r.firstRef = ich.ControlRef
 	}
 	if em.Type != r.typ || r.subject == "" {
-		r.typ, r.subject = em.Type, wire.ParsedSubject(r.m.Partner, wire.SubjectToken(em.Type))
+		r.typ, r.subject = em.Type, wire.ParsedSubject(r.in.Partner, wire.SubjectToken(em.Type))
+		if !slices.Contains(d.Types, em.Type) {
+			d.Types = append(d.Types, em.Type)
+		}
 	}
 	// One allocation for the values instead of one per header; room in
 	// the map for the dedupe id the worker adds.
-	v := [parsedHeaders]string{r.m.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
+	v := [parsedHeaders]string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
 	vals := v[:]
-	if !r.carried {
-		r.carry, r.carried = r.m.CarriedHeaders(), true
-	}
-	h := make(nats.Header, parsedHeaders+1+len(r.carry))
-	for k, vs := range r.carry {
+	h := make(nats.Header, parsedHeaders+1+len(r.in.Carry))
+	for k, vs := range r.in.Carry {
 		h[k] = vs
 	}
 	for i, k := range [parsedHeaders]string{wire.HdrPartnerID, wire.HdrMessageID, wire.HdrMessageRef, wire.HdrMessageType,
 		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
 		h[k] = vals[i : i+1 : i+1]
 	}
-	r.m.Emit(r.subject, h, body)
+	d.Outputs = append(d.Outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
 	if r.ags != nil {
-		if err := r.ags.Message(ctx, r.m.Partner, em, body); err != nil {
+		if err := r.ags.Message(ctx, r.in.Partner, em, body); err != nil {
 			return permanent(err)
 		}
 	}

@@ -231,7 +231,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err != nil {
 		return failedErr("%v", err)
 	}
-	stages := []hub.Stage{parse.StageWith(cfg.Hub.EDIFACT, led, ags)}
+	stages := []hub.Stage{parse.New(cfg.Hub.EDIFACT, &parse.Options{Ledger: led, Agreements: ags, JS: j, Logger: log})}
 
 	store, err := openAttemptStore(wctx, j, cfg)
 	if err != nil {
