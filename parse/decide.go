@@ -42,6 +42,9 @@ func (in *Input) correlation() string {
 type With struct {
 	// Config is the parse settings (hub.edifact).
 	Config hub.EDIFACTConfig
+	// Options, when set, are the partner's parse options already resolved
+	// from a Config (the forensic child gets them from the hub).
+	Options *edifact.Options
 	// Ledger answers whether the interchange was processed before
 	// (Duplicate, Granted: reads only; Decide never commits).
 	Ledger Ledger
@@ -67,8 +70,8 @@ type Decision struct {
 	// negative ones when refused permanently (published before the dead
 	// letter, Nats-Msg-Id wire.AckMsgID(origin, i)).
 	Acks []*nats.Msg
-	// Keys are the ledger keys to record once the outputs are stored
-	// (accepted only, with a ledger).
+	// Keys name the interchanges in the ledger (accepted only): the stage
+	// records them once the outputs are stored, when it has a ledger.
 	Keys []LedgerKey
 	// MessageID is the first interchange's control reference.
 	MessageID string
@@ -102,6 +105,10 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 		d.Outputs, d.Keys = nil, nil
 	}
 	d.Err = err
+	var dup *hub.DuplicateError
+	if errors.As(err, &dup) {
+		d.Keys = dup.Keys
+	}
 	if w.Agreements == nil {
 		return d
 	}
@@ -119,6 +126,10 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 
 func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Document, error) {
 	opts := w.Config.Options(in.Partner)
+	if w.Options != nil {
+		o := *w.Options // Admit may change the strictness: a copy
+		opts = &o
+	}
 	ags := w.Agreements
 	if ags != nil {
 		if err := ags.Admit(in.Partner, in.Header, in.Data, opts); err != nil {
@@ -155,14 +166,13 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 		}
 	}
 	d.MessageID = r.firstRef
+	d.Keys = LedgerKeys(in.Partner, doc)
 	if w.Ledger == nil {
 		return doc, nil
 	}
-	keys := LedgerKeys(in.Partner, doc)
-	if err := checkLedger(w.Ledger, in, keys); err != nil {
+	if err := checkLedger(w.Ledger, in, d.Keys); err != nil {
 		return nil, err
 	}
-	d.Keys = keys
 	return doc, nil
 }
 

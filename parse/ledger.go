@@ -76,7 +76,7 @@ func checkLedger(led Ledger, in *Input, keys []LedgerKey) error {
 // outputs (after every stage succeeded), awaited with them before the
 // interchange is acked.
 func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey) {
-	if len(keys) == 0 {
+	if led == nil || len(keys) == 0 {
 		return
 	}
 	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()

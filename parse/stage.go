@@ -30,6 +30,9 @@ type Options struct {
 	// it). Nil: they are logged, not sent.
 	JS     js.JetStream
 	Logger zerolog.Logger
+	// EDIFACT, when set, are the resolved parse options of every message
+	// (the forensic child's, from the hub); nil: cfg.Options(partner).
+	EDIFACT *edifact.Options
 }
 
 // Stage is the built-in stage without partner agreements: guard, parse
@@ -52,7 +55,7 @@ func New(cfg hub.EDIFACTConfig, o *Options) hub.Stage {
 	if o != nil {
 		opts = *o
 	}
-	w := With{Config: cfg, Ledger: opts.Ledger, Agreements: opts.Agreements}
+	w := With{Config: cfg, Options: opts.EDIFACT, Ledger: opts.Ledger, Agreements: opts.Agreements}
 	log := opts.Logger.With().Str("component", "parse").Logger()
 	return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
 		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}

@@ -23,6 +23,7 @@ import (
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -125,6 +126,13 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Actor: actor,
 		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(), Replicas: cfg.NATS.Replicas,
 	}
+	// dry runs decide as the parse stage does: with the partner profiles
+	ags, err := partner.New(cfg.Partners, &partner.Options{Logger: zerolog.Nop()})
+	if err != nil {
+		nc.Close()
+		return nil, usageErr("partners: %s", oneLine(err.Error()))
+	}
+	o.Agreements = ags
 	if !cfg.Ledger.Disabled {
 		bctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if led, err := ledger.BindKV(bctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL}); err == nil {

@@ -269,7 +269,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	if len(tokens) > 0 {
 		oo := ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
-			EDIFACT: cfg.Hub.EDIFACT, Logger: log, Replicas: cfg.NATS.Replicas}
+			EDIFACT: cfg.Hub.EDIFACT, Agreements: ags, Ledger: led, Logger: log, Replicas: cfg.NATS.Replicas}
 		// A poison message replayed through the API notes it on its ticket,
 		// as `dlq replay` does.
 		oo.Replayed = notePoisonReplays(j, cfg.Sandbox, "api", func(err error) {
