@@ -41,7 +41,7 @@ func (in *Input) correlation() string {
 // With is what an interchange is decided with; nil fields mean none.
 type With struct {
 	// Config is the parse settings (hub.edifact).
-	Config hub.EDIFACTConfig
+	Config Config
 	// Options, when set, are the partner's parse options already resolved
 	// from a Config (the forensic child gets them from the hub).
 	Options *edifact.Options
@@ -70,8 +70,9 @@ type Decision struct {
 	// negative ones when refused permanently (published before the dead
 	// letter, Nats-Msg-Id wire.AckMsgID(origin, i)).
 	Acks []*nats.Msg
-	// Keys name the interchanges in the ledger (accepted only): the stage
-	// records them once the outputs are stored, when it has a ledger.
+	// Keys name the interchanges in the ledger (accepted, or a
+	// duplicate): the stage records them once the outputs are stored,
+	// when it has a ledger.
 	Keys []LedgerKey
 	// MessageID is the first interchange's control reference.
 	MessageID string
@@ -101,14 +102,14 @@ func (d *Decision) Cause() string {
 func Decide(ctx context.Context, in *Input, w With) *Decision {
 	d := &Decision{}
 	doc, err := w.decide(ctx, in, d)
+	var dup *hub.DuplicateError
 	if err != nil {
-		d.Outputs, d.Keys = nil, nil
+		d.Outputs = nil
+		if !errors.As(err, &dup) { // a duplicate keeps the names of its interchanges
+			d.Keys = nil
+		}
 	}
 	d.Err = err
-	var dup *hub.DuplicateError
-	if errors.As(err, &dup) {
-		d.Keys = dup.Keys
-	}
 	if w.Agreements == nil {
 		return d
 	}

@@ -69,7 +69,11 @@ func checkLedger(led Ledger, in *Input, keys []LedgerKey) error {
 			return nil
 		}
 	}
-	return &hub.DuplicateError{Keys: keys}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.String()
+	}
+	return &hub.DuplicateError{Keys: names}
 }
 
 // commitOnSuccess has the worker record keys when it publishes the

@@ -39,7 +39,7 @@ type Options struct {
 // and envelope checks, then one JSON view per message (UNH..UNT or
 // ST..SE) on edi.parsed.<partner>.<type>; the ledger's duplicate check
 // when led is not nil.
-func Stage(cfg hub.EDIFACTConfig, led Ledger) hub.Stage {
+func Stage(cfg Config, led Ledger) hub.Stage {
 	return New(cfg, &Options{Ledger: led})
 }
 
@@ -50,7 +50,7 @@ func Stage(cfg hub.EDIFACTConfig, led Ledger) hub.Stage {
 // acknowledgements are published first (deduplicated by the INGEST
 // message, so a redelivery does not send them twice), then the refusal
 // is returned for the worker to dead-letter.
-func New(cfg hub.EDIFACTConfig, o *Options) hub.Stage {
+func New(cfg Config, o *Options) hub.Stage {
 	var opts Options
 	if o != nil {
 		opts = *o

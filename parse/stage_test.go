@@ -26,7 +26,7 @@ const twoInvoices = "UNA:+.? '" +
 func startParse(t *testing.T, url string, led parse.Ledger) *hubtest.Env {
 	t.Helper()
 	cfg := hubtest.FastConfig()
-	return hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led)}})
+	return hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, led)}})
 }
 
 func TestParseStageOneOutputPerMessage(t *testing.T) {

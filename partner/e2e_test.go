@@ -44,7 +44,7 @@ func e2eHub(t *testing.T, profiles ...partner.Profile) (js.JetStream, *partner.R
 	}
 	cfg := hubtest.FastConfig()
 	cfg.SetDefaults()
-	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.New(cfg.EDIFACT, &parse.Options{Agreements: reg, JS: j})}})
+	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.New(parse.Config{}, &parse.Options{Agreements: reg, JS: j})}})
 	return j, reg
 }
 
@@ -223,7 +223,7 @@ func TestNegativeAckIsSentOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := []byte(file(t, "invoic_ok.edi"))
-	st := parse.New(hub.EDIFACTConfig{}, &parse.Options{Agreements: reg, JS: j})
+	st := parse.New(parse.Config{}, &parse.Options{Agreements: reg, JS: j})
 	for range 3 {
 		m := &hub.Message{Subject: "edi.ingest.ACME", Partner: "ACME", Stream: "INGEST", Seq: 7, Header: nats.Header{}, Data: data}
 		err := st.Handle(t.Context(), m)

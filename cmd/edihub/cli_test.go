@@ -62,7 +62,7 @@ func TestEdifactJSONAsParsed(t *testing.T) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	m := &hub.Message{Partner: "ACME", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: []byte(data)}
-	if err := parse.Stage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+	if err := parse.Stage(parse.Config{}, nil).Handle(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	for i, o := range m.Outputs() {

@@ -124,7 +124,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 	}
 	o := ops.OpsOptions{
 		JS: j, Streams: cfg.Hub.Streams, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Actor: actor,
-		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Hub.EDIFACT, Logger: zerolog.Nop(), Replicas: cfg.NATS.Replicas,
+		Now: opsClock.now, Sleep: opsClock.sleep, EDIFACT: cfg.Parse, Logger: zerolog.Nop(), Replicas: cfg.NATS.Replicas,
 	}
 	// dry runs decide as the parse stage does: with the partner profiles
 	ags, err := partner.New(cfg.Partners, &partner.Options{Logger: zerolog.Nop()})

@@ -65,7 +65,7 @@ func startDLQHub(t *testing.T) *dlqHub {
 	cfg := hub.Config{Partitions: 2}
 	cfg.Attempts.AckWait = time.Second
 	cfg.DuplicateWindow = time.Minute
-	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led), validate},
+	h, err := hub.New(hub.Options{Config: cfg, Conn: nc, Store: store, Keyring: testAuditKeyring(t), Stages: []hub.Stage{parse.Stage(parse.Config{}, led), validate},
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)

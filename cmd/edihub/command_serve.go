@@ -76,6 +76,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err := cfg.complete(); err != nil {
 		return usageErr("%v", err)
 	}
+	for _, d := range cfg.deprecated {
+		log.Warn().Str("component", "config").Msg(d)
+	}
 	log.Info().Str("component", "serve").Str("runtime", cfg.Runtime.apply(e.getenv)).Msg("garbage collector set")
 	return serve(ctx, cfg, log)
 }
@@ -231,7 +234,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err != nil {
 		return failedErr("%v", err)
 	}
-	stages := []hub.Stage{parse.New(cfg.Hub.EDIFACT, &parse.Options{Ledger: led, Agreements: ags, JS: j, Logger: log})}
+	stages := []hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: j, Logger: log})}
 
 	store, err := openAttemptStore(wctx, j, cfg)
 	if err != nil {
@@ -269,7 +272,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 	if len(tokens) > 0 {
 		oo := ops.OpsOptions{JS: j, Streams: h.Config().Streams, Auditor: h.Auditor(), Actor: "api",
-			EDIFACT: cfg.Hub.EDIFACT, Agreements: ags, Ledger: led, Logger: log, Replicas: cfg.NATS.Replicas}
+			EDIFACT: cfg.Parse, Agreements: ags, Ledger: led, Logger: log, Replicas: cfg.NATS.Replicas}
 		// A poison message replayed through the API notes it on its ticket,
 		// as `dlq replay` does.
 		oo.Replayed = notePoisonReplays(j, cfg.Sandbox, "api", func(err error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -14,6 +15,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 )
 
@@ -25,6 +27,9 @@ type fileConfig struct {
 	HTTP    httpConfig `yaml:"http"`
 	Log     logConfig  `yaml:"log"`
 	Hub     hub.Config `yaml:"hub"`
+	// Parse tunes the built-in parse stage (hub.edifact before: still
+	// read, with a deprecation line).
+	Parse parse.Config `yaml:"parse"`
 	// Bridge routes Kafka topics in and out; serve runs it when any route
 	// is configured.
 	Bridge bridge.Config `yaml:"bridge"`
@@ -44,6 +49,9 @@ type fileConfig struct {
 	Cluster clusterConfig `yaml:"cluster"`
 
 	path string // the file this came from, for the sandbox child
+	// deprecated are the settings read from an old place, one line each
+	// (serve logs them).
+	deprecated []string
 }
 
 type ledgerConfig struct {
@@ -121,13 +129,63 @@ func loadConfig(path string) (fileConfig, error) {
 	if err != nil {
 		return c, fmt.Errorf("read config: %w", err)
 	}
+	old, b, err := takeHubEDIFACT(b)
+	if err != nil {
+		return c, fmt.Errorf("config %s: %w", path, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return c, fmt.Errorf("config %s: %w", path, err)
 	}
+	if old != nil {
+		if !reflect.DeepEqual(c.Parse, parse.Config{}) {
+			return c, fmt.Errorf("config %s: both parse: and the deprecated hub.edifact: are set; keep parse: only", path)
+		}
+		kd := yaml.NewDecoder(bytes.NewReader(old))
+		kd.KnownFields(true)
+		if err := kd.Decode(&c.Parse); err != nil && !errors.Is(err, io.EOF) {
+			return c, fmt.Errorf("config %s: hub.edifact: %w", path, err)
+		}
+		c.deprecated = append(c.deprecated, "hub.edifact is deprecated: the same settings go in the top-level parse: section")
+	}
+	c.deprecated = append(c.deprecated, parse.Deprecated(c.Parse)...)
 	c.path = path
 	return c, nil
+}
+
+// takeHubEDIFACT removes the deprecated hub.edifact section from the YAML
+// document b (hub knows no EDI setting any more) and returns it alone (nil
+// when absent) and the rest.
+func takeHubEDIFACT(b []byte) (old, rest []byte, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, nil, err
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, b, nil
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "hub" || top.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		h := top.Content[i+1]
+		for j := 0; j+1 < len(h.Content); j += 2 {
+			if h.Content[j].Value != "edifact" {
+				continue
+			}
+			if old, err = yaml.Marshal(h.Content[j+1]); err != nil {
+				return nil, nil, err
+			}
+			h.Content = append(h.Content[:j], h.Content[j+2:]...)
+			if rest, err = yaml.Marshal(&doc); err != nil {
+				return nil, nil, err
+			}
+			return old, rest, nil
+		}
+	}
+	return nil, b, nil
 }
 
 // complete fills in every default and checks every section, as serve runs.
@@ -141,6 +199,10 @@ func (c *fileConfig) complete() error {
 	c.Hub.SetDefaults()
 	if err := c.Hub.Validate(); err != nil {
 		return err
+	}
+	c.Parse.SetDefaults()
+	if err := c.Parse.Validate(); err != nil {
+		return fmt.Errorf("invalid config: parse: %w", err)
 	}
 	if c.Bridge.Enabled() {
 		if err := c.Bridge.Validate(); err != nil {

@@ -92,7 +92,7 @@ func classified(stage string, err error) error {
 // A message with x-drill reproduces the drill: panic panics, hang spins on
 // the CPU, exit kills the child with SIGKILL, error returns a permanent
 // error — drills make realistic reports.
-func Analyzer(cfg hub.EDIFACTConfig, given ...hub.Stage) sandbox.Analyzer {
+func Analyzer(cfg parse.Config, given ...hub.Stage) sandbox.Analyzer {
 	return func(ctx context.Context, in []byte, progress func(sandbox.Progress)) (sandbox.Result, error) {
 		p, payload, err := decodeChildInput(in)
 		if err != nil {

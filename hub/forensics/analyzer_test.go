@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -24,7 +24,7 @@ func TestAnalyzerDecidesWithTheHubsOptions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Analyzer(hub.EDIFACTConfig{})(context.Background(), in, func(sandbox.Progress) {})
+		_, err = Analyzer(parse.Config{})(context.Background(), in, func(sandbox.Progress) {})
 		return err
 	}
 	if err := run(true); err != nil {

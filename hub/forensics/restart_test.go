@@ -99,7 +99,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, nil), crashing}})
+	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, nil), crashing}})
 	fe := startForensics(t, url, fastForensicsConfig(), nil)
 
 	var before runtime.MemStats

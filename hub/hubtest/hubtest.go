@@ -66,7 +66,7 @@ func Run(tb testing.TB, o *Options) *Env {
 	}
 	c.SetDefaults()
 	if len(opts.Stages) == 0 {
-		opts.Stages = []hub.Stage{parse.Stage(c.EDIFACT, nil)}
+		opts.Stages = []hub.Stage{parse.Stage(parse.Config{}, nil)}
 	}
 	log := zerolog.New(zerolog.NewTestWriter(tb)).Level(zerolog.WarnLevel)
 	if opts.Logger != nil {

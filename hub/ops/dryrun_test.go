@@ -98,7 +98,7 @@ func TestDryRunDecidesAsTheStage(t *testing.T) {
 	var streams wire.StreamNames
 	streams.SetDefaults()
 	o := &Ops{o: OpsOptions{Streams: streams, Agreements: ags, Ledger: dupLedger{}}}
-	stage := parse.New(hub.EDIFACTConfig{}, &parse.Options{Agreements: ags, Ledger: dupLedger{}})
+	stage := parse.New(parse.Config{}, &parse.Options{Agreements: ags, Ledger: dupLedger{}})
 	seen := map[string]bool{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

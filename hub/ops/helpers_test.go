@@ -72,7 +72,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, l), validate}})
+	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, l), validate}})
 	clock := &fakeClock{t: time.Now()}
 	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice", Grants: l,
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})

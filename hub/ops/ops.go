@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
@@ -42,7 +41,7 @@ type OpsOptions struct {
 	Sleep func(time.Duration)
 	// EDIFACT are the parse settings dry-runs use (those of this build's
 	// parse stage).
-	EDIFACT hub.EDIFACTConfig
+	EDIFACT parse.Config
 	// Agreements are the partner profiles dry-runs enforce, as the parse
 	// stage does (partner.Registry; nil: none).
 	Agreements parse.Agreements
