@@ -30,6 +30,7 @@ var allowedDeps = map[string][]string{
 	"escape":                         {},
 	"edifact":                        {"escape"},
 	"edifact/directory":              {"edifact", "escape"},
+	"edifact/edifacttest":            {},
 	"edifact/directory/internal/gen": {"edifact/directory", "edifact", "escape"},
 	"sandbox":                        {},
 	"jetstream":                      {},
@@ -55,7 +56,7 @@ var allowedDeps = map[string][]string{
 }
 
 // testKits may be imported by tests only.
-var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "internal/testcert"}
+var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "internal/testcert", "edifact/edifacttest"}
 
 type listedPackage struct {
 	ImportPath string

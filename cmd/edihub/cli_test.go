@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,7 +90,7 @@ func TestPoisonHelp(t *testing.T) {
 func TestSendJSONIsOneDocument(t *testing.T) {
 	d := startDLQHub(t)
 	f := filepath.Join(t.TempDir(), "a.edi")
-	if err := os.WriteFile(f, []byte(invoiceOf("J1")), 0o600); err != nil {
+	if err := os.WriteFile(f, []byte(edifacttest.Invoice("J1")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := runCmd(t, "send", "--json", "--server", d.url, "--partner", "ACME", f, f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -30,7 +31,7 @@ func TestForensicsReportsAndTicketsSurviveRestart(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: dir})
 	env := startForensics(t, srv.ClientURL(), fastForensicsConfig(), nil)
 	provisionPoison(t, env.js)
-	seq := publishPoison(t, env.js, "parse", "GLOBEX", forensicInterchange("KEEP1"), nil)
+	seq := publishPoison(t, env.js, "parse", "GLOBEX", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "KEEP1"), nil)
 	r := waitReport(t, env.store, seq, 30*time.Second)
 	ctx := context.Background()
 	tk, err := env.store.TransitionTicket(ctx, r.ID, "ack", "alice", "looking into it", audit.New(env.js, "AUDIT"))
@@ -109,7 +110,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 	ps := jetstreamtest.PartnersInDistinctPartitions(2, 4)
 	bad, good := ps[0], ps[1]
 	parsedAtStart := jetstreamtest.CountMsgs(t, env.JS, "PARSED")
-	jetstreamtest.PublishIngest(t, env.JS, bad, forensicInterchange("HOG9"), nil)
+	jetstreamtest.PublishIngest(t, env.JS, bad, edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HOG9"), nil)
 	stopHealthy := make(chan struct{})
 	var sent atomic.Int32
 	go func() {
@@ -120,7 +121,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 			case <-stopHealthy:
 				return
 			case <-tick.C:
-				_, err := env.JS.PublishMsg(context.Background(), &nats.Msg{Subject: wire.IngestSubject(good), Data: []byte(forensicInterchange("OK" + string(rune('A'+i%26))))})
+				_, err := env.JS.PublishMsg(context.Background(), &nats.Msg{Subject: wire.IngestSubject(good), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "OK"+string(rune('A'+i%26))))})
 				if err == nil {
 					sent.Add(1)
 				}

@@ -82,12 +82,6 @@ func newOpsEnv(t *testing.T) *opsEnv {
 	return &opsEnv{Env: env, ops: ops, clock: clock, ledger: l, failValidate: fail}
 }
 
-// invoice is a valid interchange with its own control reference.
-func invoice(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
-}
-
 // deadLetters publishes payloads for partner and waits until the DLQ
 // holds want messages in all.
 func (e *opsEnv) deadLetters(t *testing.T, partner string, want int, payloads ...string) {
