@@ -10,6 +10,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
 )
 
 // Environment variables for NATS credentials. A password is never a flag:
@@ -173,6 +174,11 @@ func (n *natsConfig) validateAuth() error {
 		}
 		if u.NKey != "" && !strings.HasPrefix(u.NKey, "U") {
 			return fmt.Errorf("nats.auth user %q: nkey must be a public user key (U...), not a seed", u.Name)
+		}
+		if u.Role == string(ejs.RolePartner) {
+			if err := wire.ValidPartnerID(u.Partner); err != nil {
+				return fmt.Errorf("nats.auth user %q: %v", u.Name, err)
+			}
 		}
 		if _, err := ejs.RolePermissions(ejs.Role(u.Role), u.Partner, ejs.AuthNames{}); err != nil {
 			return fmt.Errorf("nats.auth user %q: %v", u.Name, err)
