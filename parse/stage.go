@@ -60,6 +60,9 @@ func New(cfg Config, o *Options) hub.Stage {
 	return hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
 		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
 		d := Decide(ctx, in, w)
+		if d.MessageID != "" { // a duplicate is named too
+			m.MessageID = d.MessageID
+		}
 		if w.Agreements != nil {
 			w.Agreements.Decided(d.Err, d.Acks)
 		}
@@ -74,10 +77,12 @@ func New(cfg Config, o *Options) hub.Stage {
 			}
 			return d.Err
 		}
-		for _, out := range slices.Concat(d.Outputs, d.Acks) {
+		for _, out := range d.Outputs {
 			m.Emit(out.Subject, out.Header, out.Data)
 		}
-		m.MessageID = d.MessageID
+		for _, a := range d.Acks {
+			m.Emit(a.Subject, a.Header, a.Data)
+		}
 		commitOnSuccess(w.Ledger, m, d.Keys)
 		return nil
 	}}
