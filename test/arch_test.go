@@ -118,3 +118,22 @@ func TestImportsPointOneWay(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowedDepsPointOneWay keeps the table itself one-way: no two rooms
+// may each import the other, so an upward import (hub → parse, parse →
+// hub/ops) cannot be allowed by adding it to a row; and hub, which runs
+// any stages, imports neither parse nor ledger.
+func TestAllowedDepsPointOneWay(t *testing.T) {
+	for a, deps := range allowedDeps {
+		for _, b := range deps {
+			if slices.Contains(allowedDeps[b], a) {
+				t.Errorf("%s and %s may each import the other", a, b)
+			}
+		}
+	}
+	for _, up := range []string{"parse", "ledger", "partner", "hub/ops", "hub/forensics"} {
+		if slices.Contains(allowedDeps["hub"], up) {
+			t.Errorf("hub may import %s: the EDI decision is parse's", up)
+		}
+	}
+}
