@@ -23,9 +23,10 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
+	"github.com/edihub/edihub/partner"
 )
 
 // ExitFatal is the exit code the default Env.OnFatal exits with when the
@@ -74,6 +75,8 @@ type App struct {
 	nc      *nats.Conn
 	js      js.JetStream
 	ledger  *ledger.KVStore // nil: ledger disabled
+	led     parse.Ledger    // the stage's (nil: disabled)
+	ags     *partner.Registry
 	shared  sharedParts
 	hub     *hub.Hub
 	handler http.Handler
@@ -127,6 +130,9 @@ func New(ctx context.Context, cfg *Config, env *Env) (_ *App, err error) {
 	}
 	if err := a.cfg.Complete(); err != nil {
 		return nil, configErr(err)
+	}
+	for _, d := range a.cfg.deprecated {
+		a.log.Warn().Str("component", "config").Msg(d)
 	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	a.closers = append(a.closers, a.cancel)
@@ -298,7 +304,8 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		forget = func(partners []string) { a.ledger.Forget(partners...) }
 		registerLedgerMetrics(reg, a.ledger)
 	}
-	stages := append([]hub.Stage{parse.StageWith(cfg.Hub.EDIFACT, led, ags)}, a.env.Stages...)
+	a.ags, a.led = ags, led
+	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log})}, a.env.Stages...)
 	store, err := openAttemptStore(ctx, a.js, cfg)
 	if err != nil {
 		return err
@@ -355,6 +362,7 @@ func (a *App) apiHandler() (http.Handler, error) {
 	if a.ledger != nil {
 		oo.Grants = a.ledger
 	}
+	oo.Agreements, oo.Ledger = a.ags, a.led
 	o, err := OpenOps(a.ctx, a.js, cfg, oo)
 	if err != nil {
 		return nil, err

@@ -13,9 +13,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 )
 
 // The parse bench (`edihub bench --stage parse`) measures the hub's real

@@ -17,8 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -181,7 +181,9 @@ func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profil
 	}
 	cfg := b.config()
 	cfg.SetDefaults()
-	st := parse.Stage(cfg.EDIFACT, led)
+	var pc parse.Config
+	pc.SetDefaults()
+	st := parse.Stage(pc, led)
 	if emit != nil {
 		st.Handle = func(_ context.Context, m *hub.Message) error {
 			for _, body := range emit {

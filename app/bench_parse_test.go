@@ -13,8 +13,8 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 )
 
 var filepathGlob = filepath.Glob
@@ -35,7 +35,7 @@ func BenchmarkParseStage(b *testing.B) {
 	for _, name := range []string{"1k", "100k", "5m"} {
 		c := parseClasses(20000)[name]
 		data := benchInvoice("R000000001", c.UNH, c.Lines)
-		st := parse.Stage(hub.EDIFACTConfig{}, benchLedger{})
+		st := parse.Stage(parse.Config{}, benchLedger{})
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
@@ -63,7 +63,7 @@ func TestBenchInvoiceSizes(t *testing.T) {
 		if got < want*9/10 || got > want*11/10 {
 			t.Errorf("%s: %d bytes, want about %d", name, got, want)
 		}
-		st := parse.Stage(hub.EDIFACTConfig{}, nil)
+		st := parse.Stage(parse.Config{}, nil)
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: benchInvoice("R"+strconv.Itoa(1), c.UNH, c.Lines)}
 		if err := st.Handle(context.Background(), m); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -104,7 +104,7 @@ func TestParseStageJSONIsTheLibrarys(t *testing.T) {
 			t.Fatalf("%s: not accepted by the library: %v", name, err)
 		}
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 7, Header: nats.Header{}, Data: data}
-		if err := parse.Stage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+		if err := parse.Stage(parse.Config{}, nil).Handle(context.Background(), m); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		if len(m.Outputs()) != len(want) {
@@ -151,7 +151,7 @@ func TestParseStageAsksTheLedgerOncePerInterchange(t *testing.T) {
 	} {
 		led := &countingLedger{calls: map[parse.LedgerKey]int{}, dup: tc.dup}
 		m := &hub.Message{Partner: "P1", Stream: "INGEST", Seq: 9, Header: nats.Header{}, Data: tc.data}
-		err := parse.Stage(hub.EDIFACTConfig{}, led).Handle(context.Background(), m)
+		err := parse.Stage(parse.Config{}, led).Handle(context.Background(), m)
 		if (err == nil) != (tc.want == nil) {
 			t.Fatalf("%s: error %v, want %v", name, err, tc.want)
 		}

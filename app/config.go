@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 )
 
@@ -29,6 +31,9 @@ type Config struct {
 	HTTP    HTTPConfig `yaml:"http"`
 	Log     LogConfig  `yaml:"log"`
 	Hub     hub.Config `yaml:"hub"`
+	// Parse tunes the built-in parse stage (hub.edifact before: still
+	// read, with a deprecation line).
+	Parse parse.Config `yaml:"parse"`
 	// Bridge routes Kafka topics in and out; serve runs it when any route
 	// is configured.
 	Bridge bridge.Config `yaml:"bridge"`
@@ -50,6 +55,9 @@ type Config struct {
 	// Path is the file this came from (LoadConfig), handed to the
 	// sandbox worker.
 	Path string `yaml:"-"`
+	// deprecated are the settings read from an old place, one line each
+	// (New logs them).
+	deprecated []string
 }
 
 // LedgerConfig is the ledger section.
@@ -133,13 +141,63 @@ func LoadConfig(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
+	old, b, err := TakeHubEDIFACT(b)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	if old != nil {
+		if !reflect.DeepEqual(c.Parse, parse.Config{}) {
+			return nil, fmt.Errorf("config %s: both parse: and the deprecated hub.edifact: are set; keep parse: only", path)
+		}
+		kd := yaml.NewDecoder(bytes.NewReader(old))
+		kd.KnownFields(true)
+		if err := kd.Decode(&c.Parse); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("config %s: hub.edifact: %w", path, err)
+		}
+		c.deprecated = append(c.deprecated, "hub.edifact is deprecated: the same settings go in the top-level parse: section")
+	}
+	c.deprecated = append(c.deprecated, parse.Deprecated(c.Parse)...)
 	c.Path = path
 	return &c, nil
+}
+
+// TakeHubEDIFACT (for the sandbox worker's own reader too) removes the deprecated hub.edifact section from the YAML
+// document b (hub knows no EDI setting any more) and returns it alone (nil
+// when absent) and the rest.
+func TakeHubEDIFACT(b []byte) (old, rest []byte, err error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, nil, err
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, b, nil
+	}
+	top := doc.Content[0]
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "hub" || top.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		h := top.Content[i+1]
+		for j := 0; j+1 < len(h.Content); j += 2 {
+			if h.Content[j].Value != "edifact" {
+				continue
+			}
+			if old, err = yaml.Marshal(h.Content[j+1]); err != nil {
+				return nil, nil, err
+			}
+			h.Content = append(h.Content[:j], h.Content[j+2:]...)
+			if rest, err = yaml.Marshal(&doc); err != nil {
+				return nil, nil, err
+			}
+			return old, rest, nil
+		}
+	}
+	return nil, b, nil
 }
 
 // SetDefaults fills in every default, including those that follow
@@ -148,6 +206,7 @@ func LoadConfig(path string) (*Config, error) {
 func (c *Config) SetDefaults() {
 	c.setClusterDefaults()
 	c.Hub.SetDefaults()
+	c.Parse.SetDefaults()
 	c.Sandbox.UseStreams(c.Hub.Streams)
 	c.Sandbox.SetDefaults()
 	c.API.SetDefaults()
@@ -166,6 +225,10 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Hub.Validate(); err != nil {
 		return err
+	}
+	c.Parse.SetDefaults()
+	if err := c.Parse.Validate(); err != nil {
+		return fmt.Errorf("invalid config: parse: %w", err)
 	}
 	if c.Bridge.Enabled() {
 		if err := c.Bridge.Validate(); err != nil {

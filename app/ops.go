@@ -12,6 +12,8 @@ import (
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
+	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -31,6 +33,10 @@ type OpsOptions struct {
 	Sleep func(time.Duration)
 	// Logger (default: none).
 	Logger *zerolog.Logger
+	// Agreements and Ledger are what dry runs decide with, as the parse
+	// stage does (default: the configured partner profiles; no ledger).
+	Agreements parse.Agreements
+	Ledger     parse.Ledger
 	// Warn is told of a replayed quarantined message whose forensic ticket
 	// could not be noted (default: nothing).
 	Warn func(error)
@@ -52,7 +58,15 @@ func OpenOps(ctx context.Context, j js.JetStream, cfg *Config, o *OpsOptions) (*
 		opt = *o
 	}
 	oo := ops.OpsOptions{JS: j, Streams: c.Hub.Streams, Auditor: opt.Auditor, Actor: opt.Actor, Now: opt.Now, Sleep: opt.Sleep,
-		EDIFACT: c.Hub.EDIFACT, Replicas: c.NATS.Replicas, Grants: opt.Grants, Logger: zerolog.Nop()}
+		EDIFACT: c.Parse, Replicas: c.NATS.Replicas, Grants: opt.Grants, Logger: zerolog.Nop(),
+		Agreements: opt.Agreements, Ledger: opt.Ledger}
+	if oo.Agreements == nil {
+		ags, err := partner.New(c.Partners, &partner.Options{Logger: zerolog.Nop()})
+		if err != nil {
+			return nil, fmt.Errorf("%w: partners: %v", ErrConfig, err)
+		}
+		oo.Agreements = ags
+	}
 	if oo.Actor == "" {
 		oo.Actor = "api"
 	}

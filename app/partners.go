@@ -17,7 +17,7 @@ import (
 // of acknowledgements and reloads the profiles on SIGHUP until ctx ends (a
 // bad file keeps the profiles in force; see partner.Registry.Reload).
 func startPartners(ctx context.Context, cfg *Config, j js.JetStream, log zerolog.Logger, reg prometheus.Registerer) (*partner.Registry, error) {
-	r, err := partner.New(cfg.Partners, &partner.Options{JS: j, Logger: log, Registry: reg, Replicas: cfg.NATS.Replicas})
+	r, err := partner.New(cfg.Partners, &partner.Options{Logger: log, Registry: reg, Replicas: cfg.NATS.Replicas})
 	if err != nil {
 		return nil, err
 	}

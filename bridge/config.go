@@ -328,7 +328,7 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("errors_tolerance %q: want all or none", c.ErrorsTolerance))
 	}
 	for _, hn := range c.CarryHeaders {
-		if !validHeaderKey(hn) || isXHeader(hn) || strings.HasPrefix(strings.ToLower(hn), "nats-") {
+		if !wire.ValidHeaderName(hn) || isXHeader(hn) || strings.HasPrefix(strings.ToLower(hn), "nats-") {
 			errs = append(errs, fmt.Errorf("carry_headers: %q is not a header name to carry (x-* always cross, Nats-* never)", hn))
 		}
 	}

@@ -21,21 +21,6 @@ func (e *headerError) Error() string { return fmt.Sprintf("header %q: %s", e.key
 // isXHeader reports whether a header crosses the bridge: x-*, any case.
 func isXHeader(k string) bool { return len(k) > 2 && (k[0] == 'x' || k[0] == 'X') && k[1] == '-' }
 
-// validHeaderKey: NATS headers are MIME-style, so a key is an RFC 7230
-// token; a colon or a space would split it on the wire.
-func validHeaderKey(k string) bool {
-	if k == "" {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
 // validHeaderValue: a value must be text on one line; CR or LF would end
 // the header on the wire and binary would not survive as a Go string in the
 // hub's JSON views.
@@ -58,12 +43,12 @@ func validHeaderValue(v []byte) bool {
 func kafkaToNATS(rec *kgo.Record, h nats.Header, carry map[string]bool) error {
 	for _, kh := range rec.Headers {
 		if !isXHeader(kh.Key) {
-			if carry[strings.ToLower(kh.Key)] && validHeaderKey(kh.Key) && validHeaderValue(kh.Value) {
+			if carry[strings.ToLower(kh.Key)] && wire.ValidHeaderName(kh.Key) && validHeaderValue(kh.Value) {
 				h.Add(strings.ToLower(kh.Key), string(kh.Value))
 			}
 			continue
 		}
-		if !validHeaderKey(kh.Key) {
+		if !wire.ValidHeaderName(kh.Key) {
 			return &headerError{kh.Key, "key is not a header token"}
 		}
 		if !validHeaderValue(kh.Value) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -66,7 +67,7 @@ func (in *inbound) dltRecord(it *inItem) *kgo.Record {
 	h.Set(wire.HdrKafkaGroup, in.r.Group)
 	h.Set(wire.HdrErrorClass, "bridge")
 	h.Set(wire.HdrErrorCause, it.poison.cause)
-	h.Set(wire.HdrErrorMsg, oneLine(it.poison.msg))
+	h.Set(wire.HdrErrorMsg, escape.Header(it.poison.msg))
 	h.Set(wire.HdrStage, "bridge")
 	hs := append([]kgo.RecordHeader(nil), rec.Headers...)
 	hs = append(hs, dltHeaders(in.r.DLTHeaders, h, dltSource{subject: in.b.cfg.PoisonSubject})...)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -44,7 +45,7 @@ func unmap(cause, format string, a ...any) *unmappable {
 func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxPayload int, now time.Time) *nats.Msg {
 	h := nats.Header{}
 	for _, kh := range rec.Headers {
-		if isXHeader(kh.Key) && validHeaderKey(kh.Key) && validHeaderValue(kh.Value) && !isProvenance(kh.Key) {
+		if isXHeader(kh.Key) && wire.ValidHeaderName(kh.Key) && validHeaderValue(kh.Value) && !isProvenance(kh.Key) {
 			h.Add(wire.ProducerName(kh.Key), string(kh.Value))
 		}
 	}
@@ -57,7 +58,7 @@ func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxP
 		}
 	}
 	h.Set(wire.HdrPoisonCause, why.cause)
-	h.Set(wire.HdrErrorMsg, oneLine(why.msg))
+	h.Set(wire.HdrErrorMsg, escape.Header(why.msg))
 	h.Set(wire.HdrOriginalTopic, rec.Topic)
 	h.Set(wire.HdrKafkaTopic, rec.Topic)
 	h.Set(wire.HdrKafkaPartition, strconv.FormatInt(int64(rec.Partition), 10))
@@ -86,7 +87,7 @@ func outboundPoison(subject, route string, src *nats.Msg, stream string, seq uin
 		}
 	}
 	h.Set(wire.HdrPoisonCause, why.cause)
-	h.Set(wire.HdrErrorMsg, oneLine(why.msg))
+	h.Set(wire.HdrErrorMsg, escape.Header(why.msg))
 	h.Set(wire.HdrOriginalTopic, src.Subject)
 	h.Set(wire.HdrOriginalStream, stream)
 	h.Set(wire.HdrOriginalSeq, strconv.FormatUint(seq, 10))
@@ -110,18 +111,4 @@ func fitPayload(h nats.Header, data []byte, maxPayload int) []byte {
 	h.Set(wire.HdrPayloadSize, strconv.Itoa(len(data)))
 	h.Set(wire.HdrPayloadTruncated, "true")
 	return data[:room]
-}
-
-// oneLine keeps an error message legal as a header value.
-func oneLine(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if c < ' ' || c == 0x7f {
-			b[i] = ' '
-		}
-	}
-	if !validHeaderValue(b) {
-		return strconv.QuoteToASCII(s)
-	}
-	return string(b)
 }

@@ -47,7 +47,9 @@ func TestFitPayloadTruncatesAndSays(t *testing.T) {
 	if out := fitPayload(h2, data[:10], 2048); len(out) != 10 || h2.Get(wire.HdrPayloadTruncated) != "" {
 		t.Fatal("a small payload was changed")
 	}
-	if s := oneLine("a\r\nb\x00c"); s != "a  b c" {
-		t.Fatalf("oneLine: %q", s)
+	// an error message quoting hostile bytes stays a legal one-line header
+	m := inboundPoison("edi.poison.k", "r", &kgo.Record{Topic: "t"}, &unmappable{cause: "c", msg: "a\r\nb\x00c"}, 2048, time.Now())
+	if s := m.Header.Get(wire.HdrErrorMsg); s != "a  b\\x00c" || !wire.ValidHeaderValue(s) {
+		t.Fatalf("x-error-msg: %q", s)
 	}
 }

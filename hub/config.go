@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/leakprobe"
 	"github.com/edihub/edihub/wire"
@@ -27,8 +26,6 @@ type Config struct {
 	DLQ DLQConfig `yaml:"dlq"`
 	// Alerts configures the rate-limited alerter and its sinks.
 	Alerts alert.Config `yaml:"alerts"`
-	// EDIFACT tunes the built-in parse stage.
-	EDIFACT EDIFACTConfig `yaml:"edifact"`
 	// LeakProbe watches the dead-letter queues.
 	LeakProbe leakprobe.Config `yaml:"leak_probe"`
 	// DuplicateWindow is the server-side dedupe window of the output
@@ -40,10 +37,6 @@ type Config struct {
 	// Cluster is how instances on a NATS cluster share the work.
 	Cluster ClusterConfig `yaml:"cluster"`
 }
-
-// EDIFACTConfig tunes the built-in parse stage (hub.edifact, package
-// hub/parse); the edifact package owns it.
-type EDIFACTConfig = edifact.Config
 
 // AttemptConfig tunes the attempt counter and poison detection.
 type AttemptConfig struct {
@@ -86,7 +79,6 @@ func (c *Config) setDefaults() {
 	c.DLQ.setDefaults()
 	c.Alerts.SetDefaults()
 	c.LeakProbe.SetDefaults()
-	c.EDIFACT.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 	c.Cluster.setDefaults()
 }
@@ -120,9 +112,6 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Alerts.Validate()...)
-	if err := c.EDIFACT.Validate(); err != nil {
-		errs = append(errs, err)
-	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %w", errors.Join(errs...))
 	}

@@ -4,7 +4,7 @@
 // messages, typed failures, in-place and tiered retries, dead-letter
 // queues by cause and the leak probe's loop (its decision is in
 // hub/leakprobe). The built-in parse stage is a stage like any other, in
-// hub/parse.
+// parse.
 //
 // A Hub can be embedded in another Go program with its own stages: build a
 // Config, give New a NATS connection, a counter store and the stages, and
@@ -12,7 +12,7 @@
 //
 // It may import hub/alert, hub/audit, hub/leakprobe and the leaf packages
 // (wire, escape, jetstream, counter, ledger, edifact). The parse stage
-// (hub/parse), the runbook (hub/ops), its HTTP API (hub/api) and the
+// (parse), the runbook (hub/ops), its HTTP API (hub/api) and the
 // forensic worker (hub/forensics) import hub, never the other way round;
 // test/arch_test.go checks it.
 package hub

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -99,8 +98,10 @@ type FailureHeaderer interface {
 }
 
 // DuplicateError says an interchange was processed before. The worker
-// acks it without outputs, counts and audits it.
-type DuplicateError struct{ Keys []ledger.Key }
+// acks it without outputs, counts and audits it. Keys name the
+// interchanges as the stage that keeps the ledger names them (the parse
+// stage: "ACME: SENDER -> RECIPIENT #REF"); the hub only shows them.
+type DuplicateError struct{ Keys []string }
 
 func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("interchange already processed: %v", e.Keys)

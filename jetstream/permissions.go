@@ -88,10 +88,13 @@ const auditSubject = "edi.audit.events"
 // everybody else's requests, payloads of other partners included.
 func PartnerInboxPrefix(partner string) string { return "_INBOX_" + partner }
 
-// ValidatePartnerID reports a partner ID that cannot be one subject token.
-func ValidatePartnerID(id string) error {
-	if id == "" || strings.ContainsAny(id, ".*> \t\r\n") || strings.HasPrefix(id, "$") {
-		return fmt.Errorf("partner id %q: want one subject token (no dots, wildcards, spaces or leading $)", id)
+// literalToken refuses a partner that would not make literal, one-token
+// subjects in the role table (no wildcard may ever be granted). The rule
+// for a partner id is wire.ValidPartnerID, which callers ask (this package
+// may not import wire); this is only the table's own guard.
+func literalToken(partner string) error {
+	if partner == "" || strings.Contains(partner, ".") || !server.IsValidLiteralSubject("edi.ingest."+partner) {
+		return fmt.Errorf("partner id %q: not one literal subject token (see wire.ValidPartnerID)", partner)
 	}
 	return nil
 }
@@ -188,7 +191,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 			SubscribeAllow: []string{"_INBOX.>", "edi.events.>", "edi.alerts.>", "edi.forensic.>"},
 		}, nil
 	case RolePartner:
-		if err := ValidatePartnerID(partner); err != nil {
+		if err := literalToken(partner); err != nil {
 			return Permissions{}, err
 		}
 		own := "edi.parsed." + partner + ".>"

@@ -48,11 +48,15 @@ type target struct {
 // Our control references derive from the INGEST sequence of origin (the
 // hub's Finish takes them from the partner's counter instead).
 func (r *Registry) Acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error) []*nats.Msg {
-	return r.acks(partner, origin, corr, data, doc, failure, originSeq(origin))
+	return r.AcksAt(partner, origin, corr, data, doc, failure, 0)
 }
 
-// acks is Acks with the block seq our control references are made of.
-func (r *Registry) acks(partner, origin, corr string, data []byte, doc *edifact.Document, failure error, seq uint64) []*nats.Msg {
+// AcksAt is Acks numbered from block seq (NextAckRef; 0: the INGEST
+// sequence of origin).
+func (r *Registry) AcksAt(partner, origin, corr string, data []byte, doc *edifact.Document, failure error, seq uint64) []*nats.Msg {
+	if seq == 0 {
+		seq = originSeq(origin)
+	}
 	p, ok := r.Set().Get(partner)
 	if !ok {
 		return nil

@@ -8,8 +8,8 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
@@ -39,7 +39,7 @@ func TestCheckAgreesWithOutbound(t *testing.T) {
 
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
-	reg, err := partner.New(partner.Config{Profiles: []partner.Profile{profile}}, &partner.Options{JS: j, Now: now})
+	reg, err := partner.New(partner.Config{Profiles: []partner.Profile{profile}}, &partner.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +48,14 @@ func TestCheckAgreesWithOutbound(t *testing.T) {
 	}
 	cfg := hubtest.FastConfig()
 	cfg.SetDefaults()
-	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.StageWith(cfg.EDIFACT, nil, reg)}})
+	var pc parse.Config
+	pc.SetDefaults()
+	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.New(pc, &parse.Options{Agreements: reg, JS: j})}})
 
 	var want [][]string // per input: type/result/normalized body of each ack the check names
 	total := 0
 	for _, in := range inputs {
-		d := reg.Try(t.Context(), "ACME", nil, []byte(in), cfg.EDIFACT.Options("ACME"))
+		d := reg.Try(t.Context(), "ACME", nil, []byte(in), pc.Options("ACME"))
 		var acks []string
 		for _, a := range d.Acks {
 			acks = append(acks, ackKey(a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult), a.Header.Get(wire.HdrMessageID), a.Data))

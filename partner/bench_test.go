@@ -1,28 +1,15 @@
 package partner
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/edifact"
 )
-
-// bigInvoice is one INVOIC D:96A with n lines whose amounts sum to the
-// total (about 100 bytes a line).
-func bigInvoice(n int) []byte {
-	var b bytes.Buffer
-	b.WriteString("UNB+UNOA:3+4012345000009:14+4098765000002:14+240315:0930+INV0042++INVOIC'")
-	b.WriteString("UNH+1+INVOIC:D:96A:UN'BGM+380+R-1+9'DTM+137:20240315:102'NAD+BY+4098765000002::9'")
-	for i := 1; i <= n; i++ {
-		fmt.Fprintf(&b, "LIN+%d++4000862141404:EN'QTY+47:1:PCE'MOA+203:1.00'PRI+AAA:1.00'", i)
-	}
-	fmt.Fprintf(&b, "UNS+S'MOA+79:%d.00'UNT+%d+1'UNZ+1+INV0042'", n, 4*n+7)
-	return b.Bytes()
-}
 
 // BenchmarkAgreements: the parse stage's walk and JSON view alone, then
 // with a profile (envelope and type agreed, built-in rules), with a CEL
@@ -37,7 +24,7 @@ func BenchmarkAgreements(b *testing.B) {
 	dir := base
 	dir.Directory = "lenient"
 	for _, lines := range []int{10, 1000} {
-		data := bigInvoice(lines)
+		data := edifacttest.BigInvoice(lines)
 		h := nats.Header{}
 		key.Sign(h, data)
 		for _, c := range []struct {

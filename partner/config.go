@@ -98,8 +98,9 @@ type Profile struct {
 	// optionally versions ("UNOC:4"). Empty: any.
 	Syntax []string `yaml:"syntax"`
 	// Strict refuses characters outside the declared repertoire (and,
-	// with directory validation, code values); nil: the hub's edifact
-	// setting for the partner.
+	// with directory validation, code values): the one place for a
+	// partner's strictness; nil: the parse section's (parse.lenient, or
+	// the deprecated parse.partners.<id>.lenient).
 	Strict *bool `yaml:"strict"`
 	// Test is the test-indicator policy: "any" (default), "production"
 	// (a test interchange, UNB 0035 = 1 or ISA15 = T, is refused) or

@@ -13,6 +13,6 @@
 //
 // It may import wire, escape, jetstream, edifact and edifact/directory
 // (directory validation per profile); the hub reaches it
-// through the small interface parse.Agreements (package hub/parse), wired
+// through the small interface parse.Agreements (package parse), wired
 // in cmd/edihub.
 package partner

@@ -1,6 +1,7 @@
 package partner_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,11 +12,10 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
@@ -35,7 +35,7 @@ func e2eHub(t *testing.T, profiles ...partner.Profile) (js.JetStream, *partner.R
 	t.Helper()
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
-	reg, err := partner.New(partner.Config{Profiles: profiles}, &partner.Options{JS: j})
+	reg, err := partner.New(partner.Config{Profiles: profiles}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func e2eHub(t *testing.T, profiles ...partner.Profile) (js.JetStream, *partner.R
 	}
 	cfg := hubtest.FastConfig()
 	cfg.SetDefaults()
-	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.StageWith(cfg.EDIFACT, nil, reg)}})
+	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.New(parse.Config{}, &parse.Options{Agreements: reg, JS: j})}})
 	return j, reg
 }
 
@@ -215,7 +215,7 @@ func TestNegativeAckIsSentOnce(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	reg, err := partner.New(partner.Config{Profiles: []partner.Profile{{ID: "ACME", Messages: []string{"ORDERS"},
-		Ack: partner.AckConfig{CONTRL: partner.AckErrors}}}}, &partner.Options{JS: j})
+		Ack: partner.AckConfig{CONTRL: partner.AckErrors}}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,10 +223,13 @@ func TestNegativeAckIsSentOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := []byte(file(t, "invoic_ok.edi"))
-	refusal := reg.Message(t.Context(), "ACME", mustFirstMessage(t, data), nil)
+	st := parse.New(parse.Config{}, &parse.Options{Agreements: reg, JS: j})
 	for range 3 {
-		if _, err := reg.Finish(t.Context(), "ACME", "INGEST:7", "c", data, nil, refusal); err != nil {
-			t.Fatal(err)
+		m := &hub.Message{Subject: "edi.ingest.ACME", Partner: "ACME", Stream: "INGEST", Seq: 7, Header: nats.Header{}, Data: data}
+		err := st.Handle(t.Context(), m)
+		var f *hub.Failure
+		if !errors.As(err, &f) || f.Class != hub.Permanent || f.Cause != wire.CausePartnerRejected {
+			t.Fatalf("an INVOIC where ORDERS is agreed: %v, want a permanent partner-rejected refusal", err)
 		}
 	}
 	if n := jetstreamtest.CountMsgs(t, j, wire.DefaultOutboundStream); n != 1 {
@@ -241,13 +244,4 @@ func flatten(h nats.Header) []string {
 		out = append(out, vs...)
 	}
 	return out
-}
-
-func mustFirstMessage(t *testing.T, data []byte) *edifact.Message {
-	t.Helper()
-	doc, err := edifact.Parse(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc.Messages()[0]
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"flag"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -295,7 +296,7 @@ func TestReloadOnSignal(t *testing.T) {
 func TestRuleCostIsBounded(t *testing.T) {
 	p := Profile{ID: "ACME", Rules: []Rule{{Name: "quadratic", Expr: `msg.segments.all(a, msg.segments.all(b, a.tag != "" || b.tag != ""))`}}}
 	r := newRegistry(t, p)
-	_, err := decide(r, "ACME", nil, bigInvoice(120))
+	_, err := decide(r, "ACME", nil, edifacttest.BigInvoice(120))
 	var rej *Rejection
 	if !errors.As(err, &rej) || rej.Rule != "quadratic" || !strings.Contains(err.Error(), "cost") {
 		t.Fatalf("want the rule refused at its cost limit, got %v", err)

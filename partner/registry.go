@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/edifact/directory"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
@@ -22,10 +21,6 @@ import (
 
 // Options are a Registry's dependencies; nil fields mean defaults.
 type Options struct {
-	// JS publishes negative acknowledgements (positive ones travel with the
-	// hub's outputs). Nil: negative acknowledgements are built and logged,
-	// not sent.
-	JS       js.JetStream
 	Logger   zerolog.Logger
 	Registry prometheus.Registerer // nil: a private registry
 	// Now is the clock of acknowledgement dates (nil: time.Now).
@@ -42,13 +37,12 @@ type Options struct {
 }
 
 // Registry holds the partner profiles in force and answers the parse
-// stage (it implements parse.Agreements of hub/parse). Reload swaps the set atomically;
+// stage (it implements parse.Agreements of parse). Reload swaps the set atomically;
 // an interchange in flight finishes with the set it started with for each
 // question it asks.
 type Registry struct {
 	cfg  Config
 	set  atomic.Pointer[Set]
-	js   js.JetStream
 	log  zerolog.Logger
 	now  func() time.Time
 	reps int // OUTBOUND's replicas
@@ -85,7 +79,7 @@ func New(c Config, o *Options) (*Registry, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
-	r := &Registry{cfg: c, js: opts.JS, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now, reps: max(1, opts.Replicas),
+	r := &Registry{cfg: c, log: opts.Logger.With().Str("component", "partners").Logger(), now: opts.Now, reps: max(1, opts.Replicas),
 		refsBucket: cmp.Or(opts.AckRefBucket, wire.DefaultAckRefBucket)}
 	r.met = metrics{
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edihub_partner_reloads_total",
@@ -186,42 +180,38 @@ func (r *Registry) Provision(ctx context.Context, j js.JetStream) error {
 	return nil
 }
 
-// Finish is asked by the parse stage when an interchange is decided:
-// failure nil means accepted, and the positive acknowledgements agreed are
-// returned for the stage to emit with its outputs (stored together, then
-// the interchange is acked). On a failure the negative acknowledgements
-// are published here, before the stage hands the interchange to its
-// dead-letter queue, with dedupe ids from origin (INGEST:42), so a
-// redelivery does not send them twice.
-func (r *Registry) Finish(ctx context.Context, partner, origin, corr string, data []byte, doc *edifact.Document, failure error) ([]*nats.Msg, error) {
+// Decided is told by the parse stage what it acts on (failure nil:
+// accepted) and the acknowledgements it sends: the rejection and
+// acknowledgement counters. The stage publishes the acknowledgements
+// (Acks builds them).
+func (r *Registry) Decided(failure error, acks []*nats.Msg) {
 	var rej *Rejection
 	if errors.As(failure, &rej) {
 		r.met.decisions.WithLabelValues(rej.DLQCause, rej.Reason).Inc()
 	}
-	seq := originSeq(origin)
-	if refs := r.refs.Load(); refs != nil {
-		// our control references count per partner in KV; when it does
-		// not answer, the INGEST sequence (the acknowledgement is not
-		// held back for a counter)
-		if n, err := refs.next(ctx, partner); err == nil {
-			seq = n
-		} else {
-			r.log.Warn().Err(err).Str("partner", partner).Msg("acknowledgement reference from the INGEST sequence: counter unavailable")
-		}
-	}
-	acks := r.acks(partner, origin, corr, data, doc, failure, seq)
 	for _, a := range acks {
 		r.met.acks.WithLabelValues(a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult)).Inc()
 	}
-	if failure == nil || len(acks) == 0 {
-		return acks, nil
+}
+
+// NextAckRef reserves the block the acknowledgements of one interchange of
+// partner are numbered from (parse.AckNumberer): the partner's counter in
+// KV, so references keep counting up when INGEST starts again. 0 (the
+// INGEST sequence is used) for a partner without a profile, before
+// Provision, or when the counter does not answer: an acknowledgement is
+// never held back for a counter. The stage calls it, not Decide (it writes).
+func (r *Registry) NextAckRef(ctx context.Context, partner string) uint64 {
+	refs := r.refs.Load()
+	if refs == nil {
+		return 0
 	}
-	if r.js == nil {
-		r.log.Warn().Str("partner", partner).Int("acks", len(acks)).Msg("negative acknowledgements not sent: no JetStream")
-		return nil, nil
+	if _, ok := r.Set().Get(partner); !ok {
+		return 0
 	}
-	if _, err := ejs.PublishAll(ctx, r.js, acks, func(i int) string { return wire.AckMsgID(origin, i) }); err != nil {
-		return nil, fmt.Errorf("negative acknowledgement: %w", err)
+	n, err := refs.next(ctx, partner)
+	if err != nil {
+		r.log.Warn().Err(err).Str("partner", partner).Msg("acknowledgement reference from the INGEST sequence: counter unavailable")
+		return 0
 	}
-	return nil, nil
+	return n
 }

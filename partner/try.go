@@ -27,7 +27,7 @@ type Decision struct {
 // Try decides data as the parse stage does, with the same steps in the
 // same order (Admit, the walk with each message's JSON view checked,
 // CheckInterchange), and builds the acknowledgements without sending
-// them. opts are the partner's parse options (hub.edifact).
+// them. opts are the partner's parse options (the parse section).
 func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data []byte, opts *edifact.Options) Decision {
 	if h == nil {
 		h = nats.Header{}

@@ -14,19 +14,24 @@ const module = "github.com/edihub/edihub"
 // allowedDeps says which packages of this module each package may depend
 // on, directly or through others. Imports point one way:
 //
-//	cmd → app → hub/api → hub/ops ─┐
-//	            hub/forensics ─────┼→ hub/parse → hub → hub/leakprobe → hub/alert
-//	            bridge ────────────┘                  └→ hub/audit → leaves
+//	cmd → app → hub/api → hub/ops ──┐
+//	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → hub/alert
+//	                                           └→ hub/audit → leaves
+//	            bridge, partner, ubl ──────────────────────────→ leaves
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
 //
-// A package missing here fails the test: a new room needs a decision.
+// hub imports no EDI package (ledger never; edifact only until
+// hub/copies.go stops peeking at control references): parse owns the EDI
+// decision. A package missing here fails the test: a new room needs a
+// decision.
 var allowedDeps = map[string][]string{
 	"wire":                           {},
 	"escape":                         {},
 	"edifact":                        {"escape"},
 	"ubl":                            {"escape", "wire"},
 	"edifact/directory":              {"edifact", "escape"},
+	"edifact/edifacttest":            {},
 	"edifact/directory/internal/gen": {"edifact/directory", "edifact", "escape"},
 	"sandbox":                        {},
 	"jetstream":                      {},
@@ -36,27 +41,27 @@ var allowedDeps = map[string][]string{
 	"hub/alert":                      {"wire", "escape"},
 	"hub/audit":                      {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"hub/alert", "wire", "escape"},
-	"hub":                            {"hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/parse":                      {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "hub/parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub":                            {"hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter"},
+	"parse":                          {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "hub/parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"hub/parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.
-var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "app/apptest", "internal/testcert"}
+var testKits = []string{"jetstream/jetstreamtest", "hub/hubtest", "app/apptest", "internal/testcert", "edifact/edifacttest"}
 
 type listedPackage struct {
 	ImportPath string
@@ -115,6 +120,25 @@ func TestImportsPointOneWay(t *testing.T) {
 			if allowed != nil && !slices.Contains(allowed, dep) {
 				t.Errorf("%s depends on %s: imports must point one way (allowed: %v)", name, dep, allowed)
 			}
+		}
+	}
+}
+
+// TestAllowedDepsPointOneWay keeps the table itself one-way: no two rooms
+// may each import the other, so an upward import (hub → parse, parse →
+// hub/ops) cannot be allowed by adding it to a row; and hub, which runs
+// any stages, imports neither parse nor ledger.
+func TestAllowedDepsPointOneWay(t *testing.T) {
+	for a, deps := range allowedDeps {
+		for _, b := range deps {
+			if slices.Contains(allowedDeps[b], a) {
+				t.Errorf("%s and %s may each import the other", a, b)
+			}
+		}
+	}
+	for _, up := range []string{"parse", "ledger", "partner", "edifact", "edifact/directory", "ubl", "hub/ops", "hub/forensics"} {
+		if slices.Contains(allowedDeps["hub"], up) {
+			t.Errorf("hub may import %s: the EDI decision is parse's", up)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"net/http"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 				defer tick.Stop()
 				for i := 0; ctx.Err() == nil; i++ {
 					ref := fmt.Sprintf("F%02d%05d", pi, i)
-					msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("F%02d", pi)), Data: []byte(validInterchange(ref)),
+					msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("F%02d", pi)), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
 						Header: nats.Header{wire.HdrMsgID: {"fo-" + ref}}}
 					if _, err := publishUntilStored(ctx, j, msg); err != nil {
 						return
@@ -167,7 +168,7 @@ func publishBurst(tb testing.TB, j js.JetStream, round, n int) {
 	for i := range n {
 		p := fmt.Sprintf("B%02d", i%40)
 		ref := fmt.Sprintf("R%dN%05d", round, i)
-		if _, err := j.PublishMsgAsync(&nats.Msg{Subject: wire.IngestSubject(p), Data: []byte(validInterchange(ref))}); err != nil {
+		if _, err := j.PublishMsgAsync(&nats.Msg{Subject: wire.IngestSubject(p), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref))}); err != nil {
 			tb.Fatal(err)
 		}
 	}

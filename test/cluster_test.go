@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func TestClusterFailover(t *testing.T) {
 			defer tick.Stop()
 			for i := range clusterPerPeer {
 				ref := fmt.Sprintf("%s%04d", p, i)
-				msg := &nats.Msg{Subject: wire.IngestSubject(p), Data: []byte(validInterchange(ref)),
+				msg := &nats.Msg{Subject: wire.IngestSubject(p), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
 					Header: nats.Header{wire.HdrMsgID: {"load-" + ref}}}
 				seq, err := publishUntilStored(ctx, j, msg)
 				if err != nil {
@@ -203,7 +204,7 @@ func clusterLeakAlert(t *testing.T, j js.JetStream, alerts chan *nats.Msg) {
 	}
 	ctx := context.Background()
 	for i := range 8 {
-		msg := &nats.Msg{Subject: wire.IngestSubject("LEAK"), Data: []byte(validInterchange(fmt.Sprintf("LK%04d", i))),
+		msg := &nats.Msg{Subject: wire.IngestSubject("LEAK"), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", fmt.Sprintf("LK%04d", i))),
 			Header: nats.Header{wire.HdrDrill: {"error"}}}
 		if _, err := publishUntilStored(ctx, j, msg); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestProcessKillLoop(t *testing.T) {
 	var published int
 	for _, p := range []string{"ACME", "GLOBEX", "INITECH"} {
 		for i := 0; i < 3; i++ {
-			if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.ingest." + p, Data: []byte(validInterchange("R" + p + string(rune('0'+i))))}); err != nil {
+			if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.ingest." + p, Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "R"+p+string(rune('0'+i))))}); err != nil {
 				t.Fatal(err)
 			}
 			published++
@@ -60,12 +61,6 @@ func TestProcessKillLoop(t *testing.T) {
 	if len(poison) != 1 {
 		t.Fatalf("poison holds %d interchanges, want only the drill message", len(poison))
 	}
-}
-
-// validInterchange is a small INVOIC of our own.
-func validInterchange(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
 }
 
 // drill --json prints one document: the steps and the outcome.

@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os/exec"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ bridge:
 			t.Fatalf("kcat produce: %v\n%s", err, out)
 		}
 	}
-	produce("ACME", validInterchange("KCAT0001"))
+	produce("ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "KCAT0001"))
 	produce("ACME", "UNB+UNOC:3+S+R+261130:1200+BROKEN1'UNH+1+INVOIC:D:96A:UN'UNZ+1+BROKEN1'")
 
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {

@@ -1,6 +1,7 @@
 package test
 
 import (
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,8 +42,8 @@ func TestNatsCLI(t *testing.T) {
 		}
 		return string(out)
 	}
-	cli("pub", "edi.ingest.ACME", validInterchange("CLI00001"))
-	cli("pub", "edi.ingest.ACME", validInterchange("CLI00002"), "-H", "x-drill:panic")
+	cli("pub", "edi.ingest.ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "CLI00001"))
+	cli("pub", "edi.ingest.ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "CLI00002"), "-H", "x-drill:panic")
 
 	var parsed, poison string
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"net/http"
 	"os"
 	"os/exec"
@@ -147,13 +148,6 @@ func connectAs(t *testing.T, url string, a ejs.ClientAuth) (*nats.Conn, js.JetSt
 	return nc, j, v
 }
 
-// invalidInterchange fails the parse stage's envelope check (UNT counts 9
-// segments, the message has 3): a schema dead letter.
-func invalidInterchange(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+9+1'UNZ+1+" + ref + "'"
-}
-
 // TestPermissionsConfInRealServer runs configs/nats-permissions.conf in a
 // real nats-server process: the real edihub binary runs the whole pipeline
 // as the hub user (quarantine and forensics included), a partner publishes
@@ -211,9 +205,9 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	// The partner publishes to its own ingest subject: one good, one that
 	// fails the schema (DLQ), one that panics the stage (POISON).
 	for _, m := range []*nats.Msg{
-		{Subject: "edi.ingest.ACME", Data: []byte(validInterchange("PERM0001"))},
-		{Subject: "edi.ingest.ACME", Data: []byte(invalidInterchange("PERM0002"))},
-		{Subject: "edi.ingest.ACME", Data: []byte(validInterchange("PERM0003")), Header: nats.Header{"x-drill": []string{"panic"}}},
+		{Subject: "edi.ingest.ACME", Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PERM0001"))},
+		{Subject: "edi.ingest.ACME", Data: []byte(edifacttest.BadCount("SENDER:ZZZ", "RECEIVER:ZZZ", "PERM0002"))},
+		{Subject: "edi.ingest.ACME", Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PERM0003")), Header: nats.Header{"x-drill": []string{"panic"}}},
 	} {
 		if _, err := acmeJS.PublishMsg(ctx, m); err != nil {
 			t.Fatalf("partner publishes to its own ingest subject: %v", err)
@@ -237,7 +231,7 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 
 	// edihub send works as the partner (its replies on _INBOX_ACME).
 	sendFile := filepath.Join(dir, "send.edi")
-	if err := os.WriteFile(sendFile, []byte(validInterchange("PERM0004")), 0o600); err != nil {
+	if err := os.WriteFile(sendFile, []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PERM0004")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	send := exec.Command(binary, "send", "--partner", "ACME", "--server", url, "--user", "acme",
@@ -275,7 +269,7 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 
 	// What the partner may not do.
 	acmeV.expectDenied(t, acme, "partner publishes for another partner", "edi.ingest.BETA", func() error {
-		return acme.Publish("edi.ingest.BETA", []byte(validInterchange("FORGED01")))
+		return acme.Publish("edi.ingest.BETA", []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "FORGED01")))
 	})
 	acmeV.expectDenied(t, acme, "partner reads another partner's results", "edi.parsed.BETA.>", func() error {
 		_, err := acme.SubscribeSync("edi.parsed.BETA.>")
@@ -352,7 +346,7 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	op("dlq", "ls")
 	op("dlq", "show", dlqID)
 	fixed := filepath.Join(dir, "fixed.edi")
-	if err := os.WriteFile(fixed, []byte(validInterchange("PERM0002")), 0o600); err != nil {
+	if err := os.WriteFile(fixed, []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PERM0002")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	op("dlq", "edit", dlqID, "--from-file", fixed)
@@ -499,7 +493,7 @@ nats:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := acmeJS.Publish(context.Background(), "edi.ingest.ACME", []byte(validInterchange("EMB00001"))); err != nil {
+	if _, err := acmeJS.Publish(context.Background(), "edi.ingest.ACME", []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "EMB00001"))); err != nil {
 		t.Fatalf("partner publishes: %v", err)
 	}
 	if m, err := parsed.NextMsg(30 * time.Second); err != nil || !strings.Contains(string(m.Data), "EMB00001") {

@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os/exec"
 	"strconv"
 	"testing"
@@ -31,7 +32,7 @@ func childInput(payload string) []byte {
 // and reap. BenchmarkExecTrue is the bare process-spawn floor beside it.
 func BenchmarkSandboxChildRealBinary(b *testing.B) {
 	spec := &sandbox.Spec{Path: binary, Args: []string{"sandbox", "exec", "--stage", "parse"}}
-	in := childInput(validInterchange("BENCH1"))
+	in := childInput(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "BENCH1"))
 	var cpu, peak int64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -95,7 +96,7 @@ func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
 		h.Set(wire.HdrPartnerID, "BENCH")
 		h.Set(wire.HdrStage, "parse")
 		h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-		if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(validInterchange("B" + strconv.Itoa(i)))}); err != nil {
+		if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "B"+strconv.Itoa(i)))}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := sub.NextMsg(30 * time.Second); err != nil {

@@ -62,7 +62,7 @@ func TestValidPartnerID(t *testing.T) {
 	for i := range long {
 		long[i] = 'A'
 	}
-	for _, bad := range []string{"", "AC ME", "AC.ME", "A*", "A>", "\x1b", "é", string(long)} {
+	for _, bad := range []string{"", "AC ME", "AC.ME", "A*", "A>", "\x1b", "é", "$SYS", string(long)} {
 		if err := ValidPartnerID(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

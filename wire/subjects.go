@@ -177,10 +177,16 @@ func SubjectToken(s string) string {
 const MaxPartnerIDLen = 64
 
 // ValidPartnerID refuses partner ids that are not one printable ASCII
-// subject token of at most MaxPartnerIDLen characters.
+// subject token of at most MaxPartnerIDLen characters, or that start with
+// '$' (NATS's own names: $JS, $SYS, $KV). It is the one rule for a
+// partner id: the config, the NATS users (role partner) and the subjects
+// all ask it.
 func ValidPartnerID(p string) error {
 	if p == "" || len(p) > MaxPartnerIDLen {
 		return fmt.Errorf("partner id must be 1 to %d characters, got %d", MaxPartnerIDLen, len(p))
+	}
+	if p[0] == '$' {
+		return fmt.Errorf("partner id %q: a leading '$' is NATS's (as in $JS, $SYS)", p)
 	}
 	for i := 0; i < len(p); i++ {
 		c := p[i]

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edihub/edihub/app"
 	"github.com/edihub/edihub/app/apptest"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
@@ -54,7 +55,7 @@ func TestAppServesAndAPIReplayNotesPoisonTicket(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/readyz: %s", resp.Status)
 	}
-	if _, err := j.Publish(ctx, wire.IngestSubject("ACME"), []byte(invoiceOf("A1"))); err != nil {
+	if _, err := j.Publish(ctx, wire.IngestSubject("ACME"), []byte(edifacttest.Invoice("A1"))); err != nil {
 		t.Fatal(err)
 	}
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
@@ -81,7 +82,7 @@ func TestAppServesAndAPIReplayNotesPoisonTicket(t *testing.T) {
 		wire.HdrStage: "parse", wire.HdrErrorMsg: "panic", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
 		h.Set(k, v)
 	}
-	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(invoiceOf("P1"))}); err != nil {
+	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(edifacttest.Invoice("P1"))}); err != nil {
 		t.Fatal(err)
 	}
 	poisonList := func() []forensics.PoisonEntry {

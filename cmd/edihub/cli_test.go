@@ -3,13 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/nats-io/nats.go"
 )
 
@@ -62,7 +63,7 @@ func TestEdifactJSONAsParsed(t *testing.T) {
 		t.Fatalf("exit %d %q %q", code, out, errOut)
 	}
 	m := &hub.Message{Partner: "ACME", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: []byte(data)}
-	if err := parse.Stage(hub.EDIFACTConfig{}, nil).Handle(context.Background(), m); err != nil {
+	if err := parse.Stage(parse.Config{}, nil).Handle(context.Background(), m); err != nil {
 		t.Fatal(err)
 	}
 	for i, o := range m.Outputs() {
@@ -89,7 +90,7 @@ func TestPoisonHelp(t *testing.T) {
 func TestSendJSONIsOneDocument(t *testing.T) {
 	d := startDLQHub(t)
 	f := filepath.Join(t.TempDir(), "a.edi")
-	if err := os.WriteFile(f, []byte(invoiceOf("J1")), 0o600); err != nil {
+	if err := os.WriteFile(f, []byte(edifacttest.Invoice("J1")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := runCmd(t, "send", "--json", "--server", d.url, "--partner", "ACME", f, f)

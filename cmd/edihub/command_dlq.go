@@ -123,6 +123,10 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Now: opsClock.now, Sleep: opsClock.sleep,
 		Warn: func(err error) { fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error()))) },
 	})
+	if errors.Is(err, app.ErrConfig) {
+		nc.Close()
+		return nil, usageErr("%s", oneLine(err.Error()))
+	}
 	if err != nil {
 		nc.Close()
 		return nil, failedErr("%v", err)

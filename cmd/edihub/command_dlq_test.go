@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,11 +92,6 @@ func (d *dlqHub) cmd(t *testing.T, args ...string) (stdout, stderr string, code 
 	return out.String(), errb.String(), code
 }
 
-func invoiceOf(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
-}
-
 // hostilePayload tries to take over the operator's terminal.
 const hostilePayload = "UNB+UNOC:3+\x1b]0;pwned\x07+\x1b[2J\x1b[31mroot#\x00\x00\x9b6n\u202e'\x1b[0m"
 
@@ -103,8 +99,8 @@ func TestDLQLsInspectShow(t *testing.T) {
 	d := startDLQHub(t)
 	d.failValidate.Store(true)
 	d.publish(t, "ACME", hostilePayload)
-	d.publish(t, "ACME", invoiceOf("R1"))
-	d.publish(t, "BETA", invoiceOf("R2"))
+	d.publish(t, "ACME", edifacttest.Invoice("R1"))
+	d.publish(t, "BETA", edifacttest.Invoice("R2"))
 	d.waitDLQ(t, 3)
 
 	out, errOut, code := d.cmd(t, "dlq", "ls")
@@ -151,7 +147,7 @@ func TestDLQLsInspectShow(t *testing.T) {
 	}
 	out, _, code = d.cmd(t, "dlq", "show", "DLQ:2", "--json")
 	var sr ops.ShowResult
-	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || string(sr.Payload) != invoiceOf("R1") || len(sr.Segments.Lines) != 5 {
+	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || string(sr.Payload) != edifacttest.Invoice("R1") || len(sr.Segments.Lines) != 5 {
 		t.Fatalf("show --json: %d %s", code, out)
 	}
 	out, _, _ = d.cmd(t, "audit", "ls")
@@ -207,7 +203,7 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 	clock := useTestClock(t)
 	d.failValidate.Store(true)
 	for _, r := range []string{"A1", "A2", "A3", "A4"} {
-		d.publish(t, "ACME", invoiceOf(r))
+		d.publish(t, "ACME", edifacttest.Invoice(r))
 	}
 	d.waitDLQ(t, 4)
 	d.failValidate.Store(false)
@@ -262,11 +258,11 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	d := startDLQHub(t)
 	d.failValidate.Store(true)
-	d.publish(t, "ACME", invoiceOf("DUP"))
-	d.publish(t, "ACME", invoiceOf("DUP"))
+	d.publish(t, "ACME", edifacttest.Invoice("DUP"))
+	d.publish(t, "ACME", edifacttest.Invoice("DUP"))
 	d.waitDLQ(t, 2)
 	d.failValidate.Store(false)
-	d.publish(t, "ACME", invoiceOf("DUP")) // the partner retransmits; it goes through
+	d.publish(t, "ACME", edifacttest.Invoice("DUP")) // the partner retransmits; it goes through
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	jetstreamtest.Eventually(t, 5*time.Second, func() bool { // recorded right after the ack
 		seen, _ := d.ledger.Seen(ledger.Key{Partner: "ACME", Sender: "SENDER1", Recipient: "RECEIVER1", ControlRef: "DUP"})
@@ -306,7 +302,7 @@ func TestDLQReplayedDuplicateNotProcessedTwice(t *testing.T) {
 
 func TestDLQParkDropEdit(t *testing.T) {
 	d := startDLQHub(t)
-	broken := strings.Replace(invoiceOf("E1"), "UNT+3+1", "UNT+9+1", 1)
+	broken := strings.Replace(edifacttest.Invoice("E1"), "UNT+3+1", "UNT+9+1", 1)
 	d.publish(t, "ACME", "junk")
 	d.publish(t, "ACME", "more junk")
 	d.publish(t, "ACME", broken)
@@ -328,7 +324,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 
 	// edit keeps both versions; only the edited one is replayed
 	fixed := filepath.Join(t.TempDir(), "fixed.edi")
-	if err := os.WriteFile(fixed, []byte(invoiceOf("E1")), 0o600); err != nil {
+	if err := os.WriteFile(fixed, []byte(edifacttest.Invoice("E1")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, _, code := d.cmd(t, "dlq", "edit", "DLQ:3", "--from-file", fixed, "--reason", "UNT count")

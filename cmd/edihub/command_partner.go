@@ -230,7 +230,7 @@ func runPartnerCheck(ctx context.Context, e *env, args []string) error {
 		}
 		k.Sign(h, data)
 	}
-	d := r.Try(ctx, *id, h, data, cfg.Hub.EDIFACT.Options(*id))
+	d := r.Try(ctx, *id, h, data, cfg.Parse.Options(*id))
 	if *asJSON {
 		acks := []map[string]any{}
 		for _, a := range d.Acks {

@@ -115,7 +115,7 @@ func block(w io.Writer, title, text string, max int) {
 }
 
 func (p *poisonCmd) reanalyse(ctx context.Context, nc *nats.Conn, id string) error {
-	f, err := forensics.New(forensics.Options{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Hub.EDIFACT,
+	f, err := forensics.New(forensics.Options{Conn: nc, Config: p.cfg.Sandbox, EDIFACT: p.cfg.Parse,
 		Logger: quietLogger(p.e), Actor: app.ActorName("edihub-poison"), Keyring: p.keys})
 	if err != nil {
 		return usageErr("%v", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,7 @@ func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
 		wire.HdrStage: "parse", wire.HdrErrorMsg: "panic", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
 		h.Set(k, v)
 	}
-	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(invoiceOf("P1"))}); err != nil {
+	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(edifacttest.Invoice("P1"))}); err != nil {
 		t.Fatal(err)
 	}
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
@@ -166,7 +167,7 @@ func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
 	out, _, _ = d.cmd(t, "poison", "ls", "--json")
 	var list []forensics.PoisonEntry
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].QuarantinedAt.IsZero() || list[0].ReplayedAs != "INGEST:1" || list[0].InStream ||
-		list[0].Bytes != len(invoiceOf("P1")) {
+		list[0].Bytes != len(edifacttest.Invoice("P1")) {
 		t.Fatalf("poison ls --json: %v\n%s", err, out)
 	}
 }

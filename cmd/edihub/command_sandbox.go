@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/forensics"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -35,6 +37,7 @@ type sandboxSection = forensics.Config
 type sandboxFile struct {
 	DataDir string         `yaml:"data_dir"` // for the audit key
 	Hub     hub.Config     `yaml:"hub"`
+	Parse   parse.Config   `yaml:"parse"`
 	Sandbox sandboxSection `yaml:"sandbox"`
 	NATS    struct {
 		Replicas int `yaml:"replicas"`
@@ -50,8 +53,17 @@ func loadSandboxConfig(path string) (sandboxFile, error) {
 		if err != nil {
 			return c, fmt.Errorf("read config: %w", err)
 		}
+		old, b, err := app.TakeHubEDIFACT(b)
+		if err != nil {
+			return c, fmt.Errorf("config %s: %w", path, err)
+		}
 		if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 			return c, fmt.Errorf("config %s: %w", path, err)
+		}
+		if old != nil && reflect.DeepEqual(c.Parse, parse.Config{}) { // the deprecated place
+			if err := yaml.Unmarshal(old, &c.Parse); err != nil {
+				return c, fmt.Errorf("config %s: hub.edifact: %w", path, err)
+			}
 		}
 	}
 	c.Hub.SetDefaults()
@@ -110,7 +122,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 	}
-	f, err := forensics.New(forensics.Options{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Hub.EDIFACT,
+	f, err := forensics.New(forensics.Options{Conn: nc, Config: cfg.Sandbox, EDIFACT: cfg.Parse,
 		Logger: log, Registry: reg, Actor: app.ActorName("edihub-sandbox"), Keyring: keys})
 	if err != nil {
 		return usageErr("%v", err)
@@ -131,7 +143,7 @@ func runSandboxExec(e *env, args []string) error {
 		return err
 	}
 	_ = stage // visible in ps and /proc/<pid>/cmdline while the child runs
-	if code := sandbox.ChildMain(forensics.Analyzer(hub.EDIFACTConfig{})); code != 0 {
+	if code := sandbox.ChildMain(forensics.Analyzer(parse.Config{})); code != 0 {
 		return &exitError{code: code, err: errors.New("")}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func writeInterchanges(t *testing.T, n int) []string {
 	var files []string
 	for i := range n {
 		f := filepath.Join(dir, fmt.Sprintf("f%03d.edi", i))
-		if err := os.WriteFile(f, []byte(invoiceOf(fmt.Sprintf("R%03d", i))), 0o600); err != nil {
+		if err := os.WriteFile(f, []byte(edifacttest.Invoice(fmt.Sprintf("R%03d", i))), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
@@ -163,12 +164,12 @@ func TestSendReportsTheHubsVerdict(t *testing.T) {
 		}
 		return f
 	}
-	good := write("good.edi", invoiceOf("R1"))
+	good := write("good.edi", edifacttest.Invoice("R1"))
 	bad := write("bad.edi", "UNB+UNOC:3+S+R+261130:1200+R2'UNH+1+INVOIC:D:96A:UN'UNT+9+1'UNZ+1+R2'")
 	send := func(args ...string) (string, string, int) {
 		return runCmd(t, append([]string{"send", "--server", d.url}, args...)...)
 	}
-	again := write("again.edi", strings.Replace(invoiceOf("R1"), "BGM+380+R1", "BGM+380+OTHER", 1)) // same interchange, other bytes
+	again := write("again.edi", strings.Replace(edifacttest.Invoice("R1"), "BGM+380+R1", "BGM+380+OTHER", 1)) // same interchange, other bytes
 
 	out, errOut, code := send("--partner", "ACME", good, bad)
 	if code != exitOK || !strings.Contains(out, "parsed: "+good+" → edi.parsed.ACME.INVOIC") ||
@@ -185,7 +186,7 @@ func TestSendReportsTheHubsVerdict(t *testing.T) {
 	}
 	// The same interchange on standard input from a third partner.
 	var so, se bytes.Buffer
-	e := &env{stdin: strings.NewReader(invoiceOf("R1")), stdout: &so, stderr: &se, getenv: func(string) string { return "" }}
+	e := &env{stdin: strings.NewReader(edifacttest.Invoice("R1")), stdout: &so, stderr: &se, getenv: func(string) string { return "" }}
 	if code := run(context.Background(), e, []string{"send", "--server", d.url, "--partner", "INITECH", "-"}); code != exitOK ||
 		!strings.Contains(so.String(), "parsed: - → edi.parsed.INITECH.INVOIC") {
 		t.Fatalf("standard input from another partner: exit %d\n%s%s", code, so.String(), se.String())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"maps"
 	"strings"
 	"testing"
@@ -27,13 +28,6 @@ import (
 const hostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">" +
 	"\x1b[31mRED\x1b[0m \u202eexe.txt'"
 
-// invoice is a valid interchange: what the operator's edit turns the
-// hostile payload into.
-func invoice(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
-}
-
 // publishDeadLetters stores n dead letters straight into the DLQ stream
 // with the hub's headers (as the hub writes them, signed with keys when
 // given), pipelined: filling 100 000 takes seconds, not a pass through
@@ -49,7 +43,7 @@ func publishDeadLetters(tb testing.TB, j js.JetStream, keys *audit.Keyring, n in
 			h.Set(wire.HdrStage, "parse")
 			h.Set(wire.HdrErrorCause, cause)
 			h.Set(wire.HdrErrorClass, "edifact.Error")
-			data := []byte(invoice(fmt.Sprintf("%s%d", partner, i)))
+			data := []byte(edifacttest.Invoice(fmt.Sprintf("%s%d", partner, i)))
 			h.Set(wire.HdrErrorMsg, fmt.Sprintf("schema: segment 4 UNT at line 1 col %d (offset %d) element 1: count %d, want 2 (%s)",
 				bytes.Index(data, []byte("UNT"))+1, bytes.Index(data, []byte("UNT")), 3+i%3, cause))
 			h.Set(wire.HdrFingerprint, fmt.Sprintf("fp-%s-%d", cause, i%3))
@@ -161,7 +155,7 @@ func TestConsoleOperatorTriage(t *testing.T) {
 	// Edit in the browser: diff first, then save; the original is kept.
 	do(t, ctx, "open the editor", chromedp.Click(chromedp.ID("edit")))
 	waitFor(t, ctx, `!!document.querySelector('#edit-text')`)
-	eval[bool](t, ctx, fmt.Sprintf(`(a => { a.value = %q; a.dispatchEvent(new Event("input")); return true })(document.querySelector('#edit-text'))`, invoice("FIXED1")))
+	eval[bool](t, ctx, fmt.Sprintf(`(a => { a.value = %q; a.dispatchEvent(new Event("input")); return true })(document.querySelector('#edit-text'))`, edifacttest.Invoice("FIXED1")))
 	if eval[bool](t, ctx, `document.querySelector('#edit-save').disabled`) != true {
 		t.Fatal("save is possible before the diff was shown")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strconv"
 	"strings"
 	"testing"
@@ -29,7 +30,7 @@ func storePoison(t *testing.T, e *env) string {
 	h.Set(wire.HdrOriginalStream, "INGEST")
 	h.Set(wire.HdrOriginalSeq, "7")
 	h.Set(wire.HdrOriginalTopic, wire.IngestSubject("ACME"))
-	payload := []byte(invoice("CRASH1"))
+	payload := []byte(edifacttest.Invoice("CRASH1"))
 	audit.SignCopy(e.keys, h, payload)
 	ack, err := e.JS.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: payload})
 	if err != nil {

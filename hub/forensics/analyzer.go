@@ -13,7 +13,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
@@ -82,17 +82,17 @@ func classified(stage string, err error) error {
 }
 
 // Analyzer is what `edihub sandbox exec` runs in the child: the
-// pipeline of the hub (stages in order, parse.Stage(cfg) when none are
-// given) up to and including the stage that failed, instrumented. Before
+// pipeline of the hub (stages in order; when none are given, the parse
+// stage deciding with parse.Decide and the partner's parse options the
+// hub resolved, as the hub's stage did — without partner agreements,
+// which the child does not load) up to and including the stage that
+// failed, instrumented. Before
 // the stages it runs edifact.Guard and a segment-by-segment read that
 // reports its position, so a crash or a cap shows how far the input got.
 // A message with x-drill reproduces the drill: panic panics, hang spins on
 // the CPU, exit kills the child with SIGKILL, error returns a permanent
 // error — drills make realistic reports.
-func Analyzer(cfg hub.EDIFACTConfig, stages ...hub.Stage) sandbox.Analyzer {
-	if len(stages) == 0 {
-		stages = []hub.Stage{parse.Stage(cfg, nil)}
-	}
+func Analyzer(cfg parse.Config, given ...hub.Stage) sandbox.Analyzer {
 	return func(ctx context.Context, in []byte, progress func(sandbox.Progress)) (sandbox.Result, error) {
 		p, payload, err := decodeChildInput(in)
 		if err != nil {
@@ -101,6 +101,10 @@ func Analyzer(cfg hub.EDIFACTConfig, stages ...hub.Stage) sandbox.Analyzer {
 		opts := p.EDIFACT
 		if opts == nil {
 			opts = cfg.Options(p.Partner)
+		}
+		stages := given
+		if len(stages) == 0 {
+			stages = []hub.Stage{parse.New(cfg, &parse.Options{EDIFACT: opts})}
 		}
 		h := nats.Header(p.Headers)
 		if kind := h.Get(wire.HdrDrill); kind != "" && h.Get(wire.HdrDrillMode) == "on" {

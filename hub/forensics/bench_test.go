@@ -1,6 +1,7 @@
 package forensics
 
 import (
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"testing"
 	"time"
 
@@ -21,7 +22,7 @@ func BenchmarkQuarantineToReport(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		publishPoison(b, env.js, "parse", "BENCH", forensicInterchange("B"+time.Now().Format("150405.000000")), nil)
+		publishPoison(b, env.js, "parse", "BENCH", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "B"+time.Now().Format("150405.000000")), nil)
 		if _, err := sub.NextMsg(30 * time.Second); err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package forensics
 
 import (
 	"context"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func TestPoisonClaimingAnAnalysedOriginDoesNotOverwriteIt(t *testing.T) {
 	provisionPoison(t, env.js)
 	ctx := context.Background()
 	origin := nats.Header{wire.HdrOriginalStream: {"INGEST"}, wire.HdrOriginalSeq: {"4242"}}
-	first := publishPoison(t, env.js, "parse", "ACME", forensicInterchange("FIRST1"), origin)
+	first := publishPoison(t, env.js, "parse", "ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "FIRST1"), origin)
 	r1 := waitReport(t, env.store, first, 60*time.Second)
 	if r1.Key != "INGEST/4242" {
 		t.Fatalf("first report key %q", r1.Key)
@@ -38,7 +39,7 @@ func TestPoisonClaimingAnAnalysedOriginDoesNotOverwriteIt(t *testing.T) {
 	if err != nil || again.PoisonSeq != first || again.Partner != "ACME" {
 		t.Fatalf("the first report was overwritten: %+v (%v)", again, err)
 	}
-	if p, err := env.store.Payload(ctx, again); err != nil || string(p) != forensicInterchange("FIRST1") {
+	if p, err := env.store.Payload(ctx, again); err != nil || string(p) != edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "FIRST1") {
 		t.Fatalf("the first payload was overwritten: %q (%v)", p, err)
 	}
 	if tk, err := env.store.Ticket(ctx, r1.Ticket); err != nil || tk.State != TicketAcked || tk.PoisonID != r1.ID {

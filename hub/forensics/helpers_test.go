@@ -20,13 +20,6 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// forensicInterchange is a small valid INVOIC whose BGM number is ref (a
-// test stage reacts to HOG in it).
-func forensicInterchange(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER:ZZZ+RECEIVER:ZZZ+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
-}
-
 // provisionPoison creates the POISON and AUDIT streams as the hub would,
 // for tests that run the worker without a hub.
 func provisionPoison(t testing.TB, j js.JetStream) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -19,7 +19,7 @@ const forensicChildVar = "EDIHUB_HUB_TEST_SANDBOX_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(forensicChildVar) != "" {
-		os.Exit(sandbox.ChildMain(Analyzer(hub.EDIFACTConfig{}, forensicTestStages()...)))
+		os.Exit(sandbox.ChildMain(Analyzer(parse.Config{}, forensicTestStages()...)))
 	}
 	os.Exit(m.Run())
 }
@@ -30,7 +30,7 @@ var hogSink [][]byte
 // two stages with bugs that an interchange can trigger by its BGM number.
 func forensicTestStages() []hub.Stage {
 	return []hub.Stage{
-		parse.Stage(hub.EDIFACTConfig{}, nil),
+		parse.Stage(parse.Config{}, nil),
 		{Name: "hog", Handle: func(ctx context.Context, m *hub.Message) error {
 			if !strings.Contains(string(m.Data), "HOG") {
 				return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -15,8 +16,8 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
@@ -30,7 +31,7 @@ func TestForensicsReportsAndTicketsSurviveRestart(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: dir})
 	env := startForensics(t, srv.ClientURL(), fastForensicsConfig(), nil)
 	provisionPoison(t, env.js)
-	seq := publishPoison(t, env.js, "parse", "GLOBEX", forensicInterchange("KEEP1"), nil)
+	seq := publishPoison(t, env.js, "parse", "GLOBEX", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "KEEP1"), nil)
 	r := waitReport(t, env.store, seq, 30*time.Second)
 	ctx := context.Background()
 	tk, err := env.store.TransitionTicket(ctx, r.ID, "ack", "alice", "looking into it", audit.New(env.js, "AUDIT"))
@@ -99,7 +100,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, nil), crashing}})
+	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, nil), crashing}})
 	fe := startForensics(t, url, fastForensicsConfig(), nil)
 
 	var before runtime.MemStats
@@ -109,7 +110,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 	ps := jetstreamtest.PartnersInDistinctPartitions(2, 4)
 	bad, good := ps[0], ps[1]
 	parsedAtStart := jetstreamtest.CountMsgs(t, env.JS, "PARSED")
-	jetstreamtest.PublishIngest(t, env.JS, bad, forensicInterchange("HOG9"), nil)
+	jetstreamtest.PublishIngest(t, env.JS, bad, edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HOG9"), nil)
 	stopHealthy := make(chan struct{})
 	var sent atomic.Int32
 	go func() {
@@ -120,7 +121,7 @@ func TestHubKeepsServingWhileSandboxHitsMemoryCap(t *testing.T) {
 			case <-stopHealthy:
 				return
 			case <-tick.C:
-				_, err := env.JS.PublishMsg(context.Background(), &nats.Msg{Subject: wire.IngestSubject(good), Data: []byte(forensicInterchange("OK" + string(rune('A'+i%26))))})
+				_, err := env.JS.PublishMsg(context.Background(), &nats.Msg{Subject: wire.IngestSubject(good), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "OK"+string(rune('A'+i%26))))})
 				if err == nil {
 					sent.Add(1)
 				}

@@ -17,10 +17,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
@@ -31,7 +31,7 @@ type Options struct {
 	Config Config
 	// EDIFACT are the hub's parse settings; the child gets the partner's
 	// resolved options so that it parses exactly as the hub did.
-	EDIFACT  hub.EDIFACTConfig
+	EDIFACT  parse.Config
 	Logger   zerolog.Logger
 	Registry prometheus.Registerer // nil: a private registry
 	// Auditor and Alerter default to ones of the worker's own on Conn
@@ -55,7 +55,7 @@ type Options struct {
 // (a bulkhead): whatever the children do, the hub's process is not touched.
 type Worker struct {
 	cfg     Config
-	edi     hub.EDIFACTConfig
+	edi     parse.Config
 	nc      *nats.Conn
 	js      js.JetStream
 	log     zerolog.Logger

@@ -3,6 +3,7 @@ package forensics
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,14 +30,14 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 	}
 	defer sub.Unsubscribe()
 
-	broken := strings.Replace(forensicInterchange("BRK1"), "UNT+3+1", "UNT+7+1", 1)
+	broken := strings.Replace(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "BRK1"), "UNT+3+1", "UNT+7+1", 1)
 	cases := []struct {
 		name, stage, payload string
 		hdr                  nats.Header
 		want                 sandbox.Outcome
 		check                func(t *testing.T, r *Report)
 	}{
-		{"valid interchange", "parse", forensicInterchange("FINE1"), nil, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+		{"valid interchange", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "FINE1"), nil, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.Result == nil || r.Sandbox.Result.Details["segments"] != "5" {
 				t.Errorf("result %+v, want 5 segments read", r.Sandbox.Result)
 			}
@@ -52,35 +53,35 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 				t.Errorf("progress %+v, want the UNT (segment 4) with its offset", r.Sandbox.Progress)
 			}
 		}},
-		{"drill panic", "parse", forensicInterchange("PANIC1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
+		{"drill panic", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PANIC1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "drill: panic on purpose" || !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
 				t.Errorf("panic %q, stack:\n%s", r.Sandbox.PanicValue, r.Sandbox.Stack)
 			}
 		}},
-		{"drill hang", "parse", forensicInterchange("HANG1"), nats.Header{wire.HdrDrill: {hub.DrillHang}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
+		{"drill hang", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HANG1"), nats.Header{wire.HdrDrill: {hub.DrillHang}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
 			if !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
 				t.Errorf("the CPU-cap stack does not show where it spun:\n%.2000s", r.Sandbox.Stack)
 			}
 		}},
-		{"spoofed drill header", "parse", forensicInterchange("SPOOF1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+		{"spoofed drill header", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a partner's own x-drill header made the sandbox panic: %q", r.Sandbox.PanicValue)
 			}
 		}},
 		// Anyone who may publish on edi.poison.> can write x-drill-mode: on;
 		// only the hub can sign it.
-		{"partner's own drill mode", "parse", forensicInterchange("SPOOF2"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+		{"partner's own drill mode", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF2"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" || !strings.Contains(strings.Join(r.Sandbox.Notes, " "), "x-drill-mode ignored") {
 				t.Errorf("an unsigned x-drill-mode: on was honoured: panic %q, notes %q", r.Sandbox.PanicValue, r.Sandbox.Notes)
 			}
 		}},
-		{"forged hub MAC", "parse", forensicInterchange("SPOOF3"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"},
+		{"forged hub MAC", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF3"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"},
 			wire.HdrHubMAC: {testCopyKeys.CurrentID() + ":" + strings.Repeat("0", 64)}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a forged x-hub-mac was honoured: %q", r.Sandbox.PanicValue)
 			}
 		}},
-		{"unbounded allocation", "hog", forensicInterchange("HOG1"), nil, sandbox.OutcomeMemoryCap, func(t *testing.T, r *Report) {
+		{"unbounded allocation", "hog", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HOG1"), nil, sandbox.OutcomeMemoryCap, func(t *testing.T, r *Report) {
 			if r.Sandbox.PeakRSSBytes < forensicMemoryLimit()/2 {
 				t.Errorf("peak %d MiB, want near the cap", r.Sandbox.PeakRSSBytes>>20)
 			}
@@ -154,7 +155,7 @@ func TestForensicsBreakerOpensAndCloses(t *testing.T) {
 		}
 	})
 	provisionPoison(t, env.js)
-	seq := publishPoison(t, env.js, "parse", "ACME", forensicInterchange("BRK2"), nil)
+	seq := publishPoison(t, env.js, "parse", "ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "BRK2"), nil)
 
 	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return env.f.BreakerState() == sandbox.BreakerOpen })
 	opened := starts.Load()

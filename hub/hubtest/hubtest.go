@@ -15,8 +15,8 @@ import (
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 )
 
 // Options change the hub Run starts; nil means defaults.
@@ -66,7 +66,7 @@ func Run(tb testing.TB, o *Options) *Env {
 	}
 	c.SetDefaults()
 	if len(opts.Stages) == 0 {
-		opts.Stages = []hub.Stage{parse.Stage(c.EDIFACT, nil)}
+		opts.Stages = []hub.Stage{parse.Stage(parse.Config{}, nil)}
 	}
 	log := zerolog.New(zerolog.NewTestWriter(tb)).Level(zerolog.WarnLevel)
 	if opts.Logger != nil {

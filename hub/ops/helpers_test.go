@@ -12,9 +12,9 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -72,7 +72,7 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		return nil
 	}}
 	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, l), validate}})
+	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, l), validate}})
 	clock := &fakeClock{t: time.Now()}
 	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice", Grants: l,
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
@@ -80,12 +80,6 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		t.Fatal(err)
 	}
 	return &opsEnv{Env: env, ops: ops, clock: clock, ledger: l, failValidate: fail}
-}
-
-// invoice is a valid interchange with its own control reference.
-func invoice(ref string) string {
-	return "UNA:+.? 'UNB+UNOC:3+SENDER1:14+RECEIVER1:14+261130:1200+" + ref + "'" +
-		"UNH+1+INVOIC:D:96A:UN'BGM+380+" + ref + "+9'UNT+3+1'UNZ+1+" + ref + "'"
 }
 
 // deadLetters publishes payloads for partner and waits until the DLQ

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
@@ -41,7 +41,13 @@ type OpsOptions struct {
 	Sleep func(time.Duration)
 	// EDIFACT are the parse settings dry-runs use (those of this build's
 	// parse stage).
-	EDIFACT hub.EDIFACTConfig
+	EDIFACT parse.Config
+	// Agreements are the partner profiles dry-runs enforce, as the parse
+	// stage does (partner.Registry; nil: none).
+	Agreements parse.Agreements
+	// Ledger is the interchange ledger dry-runs ask (nil: the verdict says
+	// a duplicate would be acked).
+	Ledger parse.Ledger
 	// EditsBucket is the KV bucket mapping an edited original to its
 	// edited version (default dlq-edits).
 	EditsBucket string

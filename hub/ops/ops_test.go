@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"maps"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func TestOpsListInspectGroupShow(t *testing.T) {
 	e := newOpsEnv(t)
 	ctx := context.Background()
 	e.failValidate.Store(true)
-	e.deadLetters(t, "ACME", 3, string(hostile), "not edi at all", invoice("R1"))
-	e.deadLetters(t, "BETA", 4, invoice("R2"))
+	e.deadLetters(t, "ACME", 3, string(hostile), "not edi at all", edifacttest.Invoice("R1"))
+	e.deadLetters(t, "BETA", 4, edifacttest.Invoice("R2"))
 
 	s, err := e.ops.List(ctx)
 	if err != nil {
@@ -74,7 +75,7 @@ func TestReplayHonoursRateAndMax(t *testing.T) {
 	e := newOpsEnv(t)
 	ctx := context.Background()
 	e.failValidate.Store(true)
-	e.deadLetters(t, "ACME", 5, invoice("A1"), invoice("A2"), invoice("A3"), invoice("A4"), invoice("A5"))
+	e.deadLetters(t, "ACME", 5, edifacttest.Invoice("A1"), edifacttest.Invoice("A2"), edifacttest.Invoice("A3"), edifacttest.Invoice("A4"), edifacttest.Invoice("A5"))
 	e.failValidate.Store(false)
 	before := e.clock.Now()
 	var progress []int
@@ -130,7 +131,7 @@ func TestReplayHonoursRateAndMax(t *testing.T) {
 func TestDryRunChangesNothing(t *testing.T) {
 	e := newOpsEnv(t)
 	e.failValidate.Store(true)
-	e.deadLetters(t, "ACME", 2, "UNB+broken", invoice("D1"))
+	e.deadLetters(t, "ACME", 2, "UNB+broken", edifacttest.Invoice("D1"))
 	streams := []string{"DLQ", "INGEST", "PARKING", "AUDIT", "PARSED"}
 	before := jetstreamtest.StreamStates(t, e.JS, streams...)
 	rep, err := e.ops.Replay(context.Background(), ReplayRequest{Filter: &Filter{Partner: "ACME"}, DryRun: true})
@@ -201,12 +202,12 @@ func TestDropNeedsAReasonAndParkMoves(t *testing.T) {
 func TestEditKeepsBothAndReplaysOnlyTheEdit(t *testing.T) {
 	e := newOpsEnv(t)
 	ctx := context.Background()
-	broken := strings.Replace(invoice("E1"), "UNT+3+1", "UNT+9+1", 1) // wrong segment count
+	broken := strings.Replace(edifacttest.Invoice("E1"), "UNT+3+1", "UNT+9+1", 1) // wrong segment count
 	e.deadLetters(t, "ACME", 1, broken)
 	if _, err := e.ops.Edit(ctx, "DLQ:1", []byte(broken), ""); !errors.Is(err, ErrNoChange) {
 		t.Fatalf("unchanged edit: %v", err)
 	}
-	res, err := e.ops.Edit(ctx, "DLQ:1", []byte(invoice("E1")), "fixed UNT count")
+	res, err := e.ops.Edit(ctx, "DLQ:1", []byte(edifacttest.Invoice("E1")), "fixed UNT count")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,9 +264,9 @@ func TestReplayedDuplicateNotProcessedTwice(t *testing.T) {
 	e := newOpsEnv(t)
 	ctx := context.Background()
 	e.failValidate.Store(true)
-	e.deadLetters(t, "ACME", 2, invoice("DUP1"), invoice("DUP1"))
+	e.deadLetters(t, "ACME", 2, edifacttest.Invoice("DUP1"), edifacttest.Invoice("DUP1"))
 	e.failValidate.Store(false)
-	jetstreamtest.PublishIngest(t, e.JS, "ACME", invoice("DUP1"), nil) // the partner retransmits; now it goes through
+	jetstreamtest.PublishIngest(t, e.JS, "ACME", edifacttest.Invoice("DUP1"), nil) // the partner retransmits; now it goes through
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, e.JS, "PARSED") == 1 })
 
 	rep, err := e.ops.Replay(ctx, ReplayRequest{IDs: []string{"DLQ:1"}})

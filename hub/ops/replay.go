@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,8 +15,9 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/audit"
-	"github.com/edihub/edihub/hub/parse"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -300,14 +300,14 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		it.Subject = wire.IngestSubject(e.Partner)
 	}
 	if req.DryRun {
-		it.DryRun = o.dryRun(raw.Data, e, it.Subject, req.Force)
+		it.DryRun = o.dryRun(raw.Data, o.replayHeader(raw.Header, target, req.Force), e, it.Subject, req.Force)
 		it.Outcome = OutcomeWouldReplay
 		if !it.DryRun.OK {
 			it.Outcome = OutcomeWouldFail
 		}
 		return it
 	}
-	m := &nats.Msg{Subject: it.Subject, Header: ejs.CopyHeaders(raw.Header), Data: raw.Data}
+	m := &nats.Msg{Subject: it.Subject, Header: o.replayHeader(raw.Header, target, req.Force), Data: raw.Data}
 	sum := audit.PayloadHash(raw.Data)
 	if req.Force {
 		// The grant, not the header, is what lets the copy past the
@@ -318,12 +318,6 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		if err := o.o.Grants.Grant(target.String(), sum); err != nil {
 			return fail(OutcomeFailed, err)
 		}
-	}
-	m.Header.Del(wire.HdrReplayForce)
-	m.Header.Set(wire.HdrReplayedFrom, target.String())
-	m.Header.Set(wire.HdrReplayedBy, escape.Header(o.o.Actor))
-	if req.Force {
-		m.Header.Set(wire.HdrReplayForce, "true")
 	}
 	ack, err := o.o.JS.PublishMsg(ctx, m, js.WithMsgID("replay:"+target.String()))
 	if err != nil {
@@ -356,7 +350,22 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 	return it
 }
 
-// DryRun is what this build's guard and parser make of a payload.
+// replayHeader is the header a replay of target sends with its copy
+// (the dry run decides on the same one).
+func (o *Ops) replayHeader(h nats.Header, target wire.MsgRef, force bool) nats.Header {
+	out := ejs.CopyHeaders(h)
+	out.Del(wire.HdrReplayForce)
+	out.Set(wire.HdrReplayedFrom, target.String())
+	out.Set(wire.HdrReplayedBy, escape.Header(o.o.Actor))
+	if force {
+		out.Set(wire.HdrReplayForce, "true")
+	}
+	return out
+}
+
+// DryRun is what this build's parse decision (parse.Decide: the guard,
+// the parser, the partner agreements, the ledger if configured) makes of
+// a payload.
 type DryRun struct {
 	OK           bool              `json:"ok"`
 	Subject      string            `json:"subject"`
@@ -366,52 +375,68 @@ type DryRun struct {
 	Messages     int               `json:"messages,omitempty"`
 	Types        []string          `json:"types,omitempty"`
 	Interchanges []parse.LedgerKey `json:"interchanges,omitempty"`
-	Verdict      string            `json:"verdict"`
+	// Cause is the DLQ cause the parse stage would dead-letter it under
+	// ("" when it would be parsed or acked as a duplicate).
+	Cause string `json:"cause,omitempty"`
+	// Acks counts the acknowledgements the partner would get.
+	Acks    int    `json:"acks,omitempty"`
+	Verdict string `json:"verdict"`
 }
 
-// dryRun runs the guard and the parser of this build on data, with the
-// partner's parse settings, and says what the parse stage would do. A panic
-// is reported, not propagated: the payload is hostile until proven not.
-func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRun) {
+// dryRun asks parse.Decide what the parse stage would do with data sent
+// on subject with header h, with this build's parse settings, partner
+// agreements and ledger: the same decision, sending nothing. A panic is
+// reported, not propagated: the payload is hostile until proven not.
+func (o *Ops) dryRun(data []byte, h nats.Header, e Entry, subject string, force bool) (d *DryRun) {
 	d = &DryRun{Subject: subject, Guard: "ok"}
 	defer func() {
 		if r := recover(); r != nil {
 			d.OK, d.Verdict = false, escape.Text(fmt.Sprintf("the parser panicked: %v — this build would quarantine it", r))
 		}
 	}()
-	opts := o.o.EDIFACT.Options(e.Partner)
-	g, err := edifact.Guard(data, opts)
-	if err != nil {
-		d.Guard = escape.Line(err.Error())
-		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the guard refuses it"
-		return d
+	partnerID, _ := wire.PartnerOfTopic(subject)
+	in := &parse.Input{Partner: partnerID, Stream: o.o.Streams.Ingest, Header: h, Data: data}
+	dec := parse.Decide(context.Background(), in, parse.With{Config: o.o.EDIFACT, Ledger: o.o.Ledger, Agreements: o.o.Agreements})
+	d.Standard, d.Messages, d.Acks, d.Cause = dec.Standard, dec.Messages, len(dec.Acks), dec.Cause()
+	for _, t := range dec.Types {
+		d.Types = append(d.Types, escape.Line(t))
 	}
-	d.Standard = g.Standard
-	doc, err := edifact.Walk(data, opts, nil)
-	if err != nil {
-		d.Parse = escape.Line(err.Error())
-		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the parser refuses it"
-		return d
-	}
-	d.Parse = "ok"
-	for _, m := range doc.Messages() {
-		d.Messages++
-		if !slices.Contains(d.Types, m.Type) {
-			d.Types = append(d.Types, escape.Line(m.Type))
-		}
-	}
-	for _, k := range parse.LedgerKeys(e.Partner, doc) {
+	for _, k := range dec.Keys {
 		d.Interchanges = append(d.Interchanges, parse.LedgerKey{Partner: escape.Line(k.Partner), Sender: escape.Line(k.Sender),
 			Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
 	}
-	d.OK = d.Messages > 0
+	var ge *edifact.GuardError
+	var dup *hub.DuplicateError
+	var unavailable *hub.UnavailableError
 	switch {
-	case !d.OK:
-		d.Verdict = "would be dead-lettered again (" + wire.CauseSchema + "): the interchange holds no message"
-	case force:
-		d.Verdict = fmt.Sprintf("would be parsed into %d message(s), even if the ledger has seen it (x-replay-force)", d.Messages)
+	case dec.Err == nil:
+		d.OK, d.Parse = true, "ok"
+		switch {
+		case o.o.Ledger != nil:
+			d.Verdict = fmt.Sprintf("would be parsed into %d message(s)", d.Messages)
+		case force:
+			d.Verdict = fmt.Sprintf("would be parsed into %d message(s), even if the ledger has seen it (x-replay-force)", d.Messages)
+		default:
+			d.Verdict = fmt.Sprintf("would be parsed into %d message(s), unless the ledger has seen the interchange (then acked as a duplicate)", d.Messages)
+		}
+	case errors.As(dec.Err, &dup):
+		d.OK, d.Parse = true, "ok"
+		d.Verdict = "would be acked as a duplicate without outputs: the ledger has seen every interchange of it (replay with force to process it again)"
+	case errors.As(dec.Err, &unavailable):
+		d.Parse = "ok"
+		d.Verdict = "cannot say: " + escape.Line(dec.Err.Error())
+	case errors.As(dec.Err, &ge):
+		d.Guard = escape.Line(dec.Err.Error())
+		d.Verdict = "would be dead-lettered again (" + d.Cause + "): the guard refuses it"
+	case d.Cause != "":
+		d.Parse = escape.Line(dec.Err.Error())
+		d.Verdict = "would be dead-lettered again (" + d.Cause + "): " + refusedBy(d.Cause)
 	default:
-		d.Verdict = fmt.Sprintf("would be parsed into %d message(s), unless the ledger has seen the interchange (then acked as a duplicate)", d.Messages)
+		d.Parse = escape.Line(dec.Err.Error())
+		d.Verdict = "would fail again: " + escape.Line(dec.Err.Error())
+	}
+	if d.Acks > 0 {
+		d.Verdict += fmt.Sprintf("; the partner would get %d acknowledgement(s)", d.Acks)
 	}
 	if dr := e.Headers[wire.HdrDrill]; len(dr) > 0 {
 		d.Verdict += "; it carries x-drill: " + escape.Line(dr[0]) + " (a drill hub fails it on purpose)"
@@ -420,4 +445,19 @@ func (o *Ops) dryRun(data []byte, e Entry, subject string, force bool) (d *DryRu
 		d.Verdict += "; it failed in stage " + escape.Line(e.Stage) + ", which a dry-run does not run"
 	}
 	return d
+}
+
+// refusedBy says in words who refuses an interchange for a cause.
+func refusedBy(cause string) string {
+	switch cause {
+	case wire.CauseSchema:
+		return "the parser refuses it"
+	case wire.CauseBusiness:
+		return "a business rule of the partner's profile refuses it"
+	case wire.CausePartnerRejected:
+		return "the partner's profile refuses it"
+	case wire.CauseSignatureInvalid:
+		return "its signature does not verify"
+	}
+	return "the parse stage refuses it"
 }

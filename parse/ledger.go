@@ -46,12 +46,12 @@ type Ledger interface {
 // message (the ledger answers from memory). x-replay-force overrides the
 // ledger only with the grant of an operator's forced replay: any producer
 // can set a header.
-func checkLedger(led Ledger, m *hub.Message, keys []LedgerKey) error {
+func checkLedger(led Ledger, in *Input, keys []LedgerKey) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if m.Header.Get(wire.HdrReplayForce) == "true" {
-		forced, err := led.Granted(m.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(m.Data))
+	if in.Header.Get(wire.HdrReplayForce) == "true" {
+		forced, err := led.Granted(in.Header.Get(wire.HdrReplayedFrom), audit.PayloadHash(in.Data))
 		if err != nil {
 			return &hub.UnavailableError{Err: fmt.Errorf("interchange ledger: %w", err)}
 		}
@@ -59,7 +59,7 @@ func checkLedger(led Ledger, m *hub.Message, keys []LedgerKey) error {
 			return nil
 		}
 	}
-	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
+	origin := in.origin()
 	for _, k := range keys {
 		dup, err := led.Duplicate(k, origin)
 		if err != nil {
@@ -69,14 +69,18 @@ func checkLedger(led Ledger, m *hub.Message, keys []LedgerKey) error {
 			return nil
 		}
 	}
-	return &hub.DuplicateError{Keys: keys}
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.String()
+	}
+	return &hub.DuplicateError{Keys: names}
 }
 
 // commitOnSuccess has the worker record keys when it publishes the
 // outputs (after every stage succeeded), awaited with them before the
 // interchange is acked.
 func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey) {
-	if len(keys) == 0 {
+	if led == nil || len(keys) == 0 {
 		return
 	}
 	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()

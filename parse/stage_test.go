@@ -9,8 +9,8 @@ import (
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
-	"github.com/edihub/edihub/hub/parse"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -26,7 +26,7 @@ const twoInvoices = "UNA:+.? '" +
 func startParse(t *testing.T, url string, led parse.Ledger) *hubtest.Env {
 	t.Helper()
 	cfg := hubtest.FastConfig()
-	return hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(hub.EDIFACTConfig{}, led)}})
+	return hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, led)}})
 }
 
 func TestParseStageOneOutputPerMessage(t *testing.T) {

@@ -1,0 +1,201 @@
+package parse
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/wire"
+)
+
+// Input is one interchange to decide, as the INGEST stream holds it.
+type Input struct {
+	// Partner is the partner of the stored subject (edi.ingest.<id>),
+	// never a header's.
+	Partner string
+	// Stream and Seq name the INGEST message (the ledger's origin, the
+	// acknowledgements' references and dedupe ids).
+	Stream string
+	Seq    uint64
+	Header nats.Header
+	Data   []byte
+	// Carry are the producer's headers every output carries
+	// (hub.Message.CarriedHeaders); nil: none.
+	Carry nats.Header
+	// AckRef numbers the acknowledgements (AckNumberer.NextAckRef, which
+	// the stage reserves); 0: from Seq.
+	AckRef uint64
+}
+
+// origin is the stream id of the message, INGEST:42.
+func (in *Input) origin() string { return wire.MsgRef{Stream: in.Stream, Seq: in.Seq}.String() }
+
+// correlation is the message's correlation id, or the one the hub derives.
+func (in *Input) correlation() string {
+	return cmp.Or(in.Header.Get(wire.HdrCorrelationID), wire.CorrelationID(in.Stream, in.Seq))
+}
+
+// With is what an interchange is decided with; nil fields mean none.
+type With struct {
+	// Config is the parse settings (hub.edifact).
+	Config Config
+	// Options, when set, are the partner's parse options already resolved
+	// from a Config (the forensic child gets them from the hub).
+	Options *edifact.Options
+	// Ledger answers whether the interchange was processed before
+	// (Duplicate, Granted: reads only; Decide never commits).
+	Ledger Ledger
+	// Agreements are the partner profiles enforced (partner.Registry).
+	Agreements Agreements
+}
+
+// Decision is the verdict on one interchange, as data: Decide sends,
+// records and counts nothing. The parse stage acts on it (emits Outputs
+// and Acks, or publishes Acks and returns Err); `dlq replay --dry-run`
+// and the forensic analyzer report it.
+type Decision struct {
+	// Err is the verdict: nil when accepted; a permanent *hub.Failure
+	// (dead-lettered under its cause); a *hub.DuplicateError (acked
+	// without outputs); a *hub.UnavailableError (the ledger did not
+	// answer: delivered again); a transient failure or the context's
+	// error.
+	Err error
+	// Outputs are the JSON views, one per message (accepted only).
+	Outputs []*nats.Msg
+	// Acks are the acknowledgements the partner's profile agrees: the
+	// positive ones when accepted (they travel with the outputs), the
+	// negative ones when refused permanently (published before the dead
+	// letter, Nats-Msg-Id wire.AckMsgID(origin, i)).
+	Acks []*nats.Msg
+	// Keys name the interchanges in the ledger (accepted, or a
+	// duplicate): the stage records them once the outputs are stored,
+	// when it has a ledger.
+	Keys []LedgerKey
+	// MessageID is the first interchange's control reference.
+	MessageID string
+	// Standard is EDIFACT or X12 (empty when the guard refused it).
+	Standard string
+	// Messages counts the messages read, Types their distinct types.
+	Messages int
+	Types    []string
+}
+
+// Cause is the DLQ cause of a permanent refusal, "" otherwise.
+func (d *Decision) Cause() string {
+	var f *hub.Failure
+	if errors.As(d.Err, &f) && f.Class == hub.Permanent {
+		return f.Cause
+	}
+	return ""
+}
+
+// Decide runs the built-in parse stage's decision on one interchange:
+// the agreements' Admit (profile, signature, strictness), the guard and
+// one edifact.Walk rendering each message's JSON view and asking the
+// agreements about it (envelope, type, directory, rules), the
+// interchanges' envelopes, the ledger; then the acknowledgements agreed.
+// Every refusal is permanent with the cause it names (schema for the
+// edifact package's errors): retrying a broken interchange cannot help.
+func Decide(ctx context.Context, in *Input, w With) *Decision {
+	d := &Decision{}
+	doc, err := w.decide(ctx, in, d)
+	var dup *hub.DuplicateError
+	if err != nil {
+		d.Outputs = nil
+		if !errors.As(err, &dup) { // a duplicate keeps the names of its interchanges
+			d.Keys = nil
+		}
+	}
+	d.Err = err
+	if w.Agreements == nil {
+		return d
+	}
+	acks := w.Agreements.Acks
+	if n, ok := w.Agreements.(AckNumberer); ok && in.AckRef != 0 {
+		acks = func(partner, origin, corr string, data []byte, doc *edifact.Document, failure error) []*nats.Msg {
+			return n.AcksAt(partner, origin, corr, data, doc, failure, in.AckRef)
+		}
+	}
+	var f *hub.Failure
+	switch {
+	case err == nil:
+		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, doc, nil)
+	case errors.As(err, &f) && f.Class == hub.Permanent:
+		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, nil, err)
+	case dup != nil:
+		if da, ok := w.Agreements.(DuplicateAcker); ok {
+			d.Acks = da.DuplicateAcks(in.Partner, in.origin(), in.correlation(), in.Data)
+		}
+	}
+	// transient and unclassified failures: no decision yet, nothing to
+	// acknowledge
+	return d
+}
+
+func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Document, error) {
+	opts := w.Config.Options(in.Partner)
+	if w.Options != nil {
+		o := *w.Options // Admit may change the strictness: a copy
+		opts = &o
+	}
+	ags := w.Agreements
+	if ags != nil {
+		if err := ags.Admit(in.Partner, in.Header, in.Data, opts); err != nil {
+			return nil, permanent(err)
+		}
+	}
+	// One pass of Walk renders each message as soon as its trailer is
+	// checked. Walk may hand over messages of an interchange that fails
+	// later (a wrong UNZ count), but nothing is accepted before the
+	// whole input is checked: a refusal drops the outputs. All or nothing
+	// is kept without a second walk. Memory is the parsed segments of one
+	// message at a time, plus the JSON of every message until the worker
+	// has published them; the guard's max_size bounds that.
+	r := renderer{in: in, d: d, corr: in.correlation(), seq: strconv.FormatUint(in.Seq, 10), ags: ags}
+	doc, err := edifact.Walk(in.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
+	if doc != nil {
+		d.Standard = doc.Standard
+	}
+	if err != nil {
+		var f *hub.Failure
+		if errors.As(err, &f) || ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, permanent(err)
+	}
+	if d.Messages == 0 {
+		return nil, hub.PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+	}
+	if ags != nil {
+		for _, ich := range doc.Interchanges {
+			if err := ags.CheckInterchange(in.Partner, ich); err != nil {
+				return nil, permanent(err)
+			}
+		}
+	}
+	d.MessageID = r.firstRef
+	d.Keys = LedgerKeys(in.Partner, doc)
+	if w.Ledger == nil {
+		return doc, nil
+	}
+	if err := checkLedger(w.Ledger, in, d.Keys); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// permanent is err as a permanent failure of the cause it names (the
+// edifact package's errors say schema, the partner package's theirs).
+func permanent(err error) error {
+	var c hub.Causer
+	if errors.As(err, &c) {
+		return hub.PermanentError(c.Cause(), err)
+	}
+	return hub.PermanentError(wire.CauseSchema, err)
+}

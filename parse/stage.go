@@ -1,0 +1,167 @@
+package parse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/edifact"
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
+)
+
+// Options are the parse stage's dependencies; nil fields mean none.
+type Options struct {
+	// Ledger: with one, an interchange whose every envelope was processed
+	// before is a duplicate (a replay, or the partner sending it again):
+	// the stage returns a *hub.DuplicateError and the worker acks it
+	// without outputs, unless an operator forced the replay.
+	Ledger Ledger
+	// Agreements are the partner profiles enforced (partner.Registry).
+	Agreements Agreements
+	// JS publishes the negative acknowledgements of a refused interchange
+	// before the stage returns the refusal (the worker then dead-letters
+	// it). Nil: they are logged, not sent.
+	JS     js.JetStream
+	Logger zerolog.Logger
+	// EDIFACT, when set, are the resolved parse options of every message
+	// (the forensic child's, from the hub); nil: cfg.Options(partner).
+	EDIFACT *edifact.Options
+}
+
+// Stage is the built-in stage without partner agreements: guard, parse
+// and envelope checks, then one JSON view per message (UNH..UNT or
+// ST..SE) on edi.parsed.<partner>.<type>; the ledger's duplicate check
+// when led is not nil.
+func Stage(cfg Config, led Ledger) hub.Stage {
+	return New(cfg, &Options{Ledger: led})
+}
+
+// New is the built-in stage: it asks Decide and acts on the decision.
+// Accepted: the outputs and the positive acknowledgements are queued on
+// the message (the worker publishes them together, then acks) and the
+// ledger records are committed with them. Refused: the negative
+// acknowledgements are published first (deduplicated by the INGEST
+// message, so a redelivery does not send them twice), then the refusal
+// is returned for the worker to dead-letter.
+func New(cfg Config, o *Options) hub.Stage {
+	var opts Options
+	if o != nil {
+		opts = *o
+	}
+	w := With{Config: cfg, Options: opts.EDIFACT, Ledger: opts.Ledger, Agreements: opts.Agreements}
+	log := opts.Logger.With().Str("component", "parse").Logger()
+	return hub.Stage{Name: "parse", ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
+		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
+		if n, ok := w.Agreements.(AckNumberer); ok {
+			in.AckRef = n.NextAckRef(ctx, m.Partner)
+		}
+		d := Decide(ctx, in, w)
+		if d.MessageID != "" { // a duplicate is named too
+			m.MessageID = d.MessageID
+		}
+		if w.Agreements != nil {
+			w.Agreements.Decided(d.Err, d.Acks)
+		}
+		if d.Err != nil {
+			m.DropOutputs()
+			if len(d.Acks) > 0 {
+				if err := publishNegative(ctx, opts.JS, log, in, d.Acks); err != nil {
+					cause := wire.CauseUnknown
+					if f := (*hub.Failure)(nil); errors.As(d.Err, &f) {
+						cause = f.Cause
+					}
+					return hub.TransientError(cause, fmt.Errorf("%w; %v", d.Err, err))
+				}
+			}
+			return d.Err
+		}
+		for _, out := range d.Outputs {
+			m.Emit(out.Subject, out.Header, out.Data)
+		}
+		for _, a := range d.Acks {
+			m.Emit(a.Subject, a.Header, a.Data)
+		}
+		commitOnSuccess(w.Ledger, m, d.Keys)
+		return nil
+	}}
+}
+
+// publishNegative publishes a refusal's acknowledgements with dedupe ids
+// from the INGEST message (INGEST:42:ack:0).
+func publishNegative(ctx context.Context, j js.JetStream, log zerolog.Logger, in *Input, acks []*nats.Msg) error {
+	if j == nil {
+		log.Warn().Str("partner", in.Partner).Int("acks", len(acks)).Msg("negative acknowledgements not sent: no JetStream")
+		return nil
+	}
+	origin := in.origin()
+	if _, err := ejs.PublishAll(ctx, j, acks, func(i int) string { return wire.AckMsgID(origin, i) }); err != nil {
+		return fmt.Errorf("negative acknowledgement: %w", err)
+	}
+	return nil
+}
+
+// renderer turns the messages of one interchange into outputs.
+type renderer struct {
+	in       *Input
+	d        *Decision
+	corr     string
+	seq      string
+	firstRef string
+	// the subject of the last message type, reused for the next message
+	// of the same type (an interchange usually holds one type)
+	typ, subject string
+
+	ags Agreements
+}
+
+// parsedHeaders is how many headers an output carries; the worker adds
+// Nats-Msg-Id.
+const parsedHeaders = 7
+
+func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	d := r.d
+	d.Messages++
+	body, err := edifact.MessageJSON(em)
+	if err != nil {
+		return hub.PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", d.Messages, em.Ref, err))
+	}
+	ich := em.Interchange
+	if d.Messages == 1 {
+		r.firstRef = ich.ControlRef
+	}
+	if em.Type != r.typ || r.subject == "" {
+		r.typ, r.subject = em.Type, wire.ParsedSubject(r.in.Partner, wire.SubjectToken(em.Type))
+		if !slices.Contains(d.Types, em.Type) {
+			d.Types = append(d.Types, em.Type)
+		}
+	}
+	// One allocation for the values instead of one per header; room in
+	// the map for the dedupe id the worker adds.
+	v := [parsedHeaders]string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
+	vals := v[:]
+	h := make(nats.Header, parsedHeaders+1+len(r.in.Carry))
+	for k, vs := range r.in.Carry {
+		h[k] = vs
+	}
+	for i, k := range [parsedHeaders]string{wire.HdrPartnerID, wire.HdrMessageID, wire.HdrMessageRef, wire.HdrMessageType,
+		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
+		h[k] = vals[i : i+1 : i+1]
+	}
+	d.Outputs = append(d.Outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	if r.ags != nil {
+		if err := r.ags.Message(ctx, r.in.Partner, em, body); err != nil {
+			return permanent(err)
+		}
+	}
+	return nil
+}
