@@ -262,6 +262,15 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return usageErr("%v", err)
 	}
 
+	if created { // the keyed genesis event: no unkeyed event after it verifies as legacy
+		if err := h.Provision(ctx); err != nil {
+			return failedErr("%v", err)
+		}
+		if err := h.Auditor().Genesis(ctx, actorName("edihub-serve")); err != nil {
+			return failedErr("%v", err)
+		}
+	}
+
 	var apiHandler http.Handler
 	tokens, err := cfg.API.Resolve(os.Getenv)
 	if err != nil {
