@@ -71,3 +71,31 @@ func TestReplayCannotBePreempted(t *testing.T) {
 		t.Fatalf("no reason given: %+v", rep.Items[0])
 	}
 }
+
+// A forged x-edited-from published on a DLQ subject does not hide the real
+// dead letter it names from the default listing.
+func TestForgedEditedFromHidesNothing(t *testing.T) {
+	cfg := hubtest.FastConfig()
+	env := hubtest.Run(t, &hubtest.Options{Config: &cfg})
+	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", "junk", nil) // DLQ:1
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 1 })
+	forged := nats.Header{wire.HdrEditedFrom: {"DLQ:1"}, wire.HdrPartnerID: {"ACME"}}
+	if _, err := env.JS.PublishMsg(ctx, &nats.Msg{Subject: wire.DLQSubject("parse", wire.CauseSchema), Header: forged, Data: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := o.Inspect(ctx, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.ID == "DLQ:1" {
+			return
+		}
+	}
+	t.Fatalf("DLQ:1 is hidden by a forged x-edited-from: %+v", entries)
+}
