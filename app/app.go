@@ -69,18 +69,21 @@ type App struct {
 	ctx     context.Context // the side jobs' (partner reload, API warm-up)
 	cancel  context.CancelFunc
 
-	httpLn  net.Listener
-	url     string
-	auth    ejs.ClientAuth
-	nc      *nats.Conn
-	js      js.JetStream
-	ledger  *ledger.KVStore // nil: ledger disabled
-	led     parse.Ledger    // the stage's (nil: disabled)
-	ags     *partner.Registry
-	shared  sharedParts
-	hub     *hub.Hub
-	handler http.Handler
-	bridge  *bridge.Bridge
+	httpLn net.Listener
+	url    string
+	auth   ejs.ClientAuth
+	nc     *nats.Conn
+	js     js.JetStream
+	ledger *ledger.KVStore // nil: ledger disabled
+	led    parse.Ledger    // the stage's (nil: disabled)
+	ags    *partner.Registry
+	// keyCreated: this start created the audit key (New writes the
+	// keyed genesis event)
+	keyCreated bool
+	shared     sharedParts
+	hub        *hub.Hub
+	handler    http.Handler
+	bridge     *bridge.Bridge
 }
 
 // Errors of New carry one of these kinds (errors.Is), so that a CLI can
@@ -220,6 +223,7 @@ func (a *App) open(ctx context.Context) error {
 	if err := ejs.WaitStream(wctx, a.js, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
 		return unreachableErr(err)
 	}
+	a.keyCreated = created
 	return a.assemble(wctx, keys, inflight, suspects)
 }
 
@@ -331,6 +335,14 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	})
 	if err != nil {
 		return configErr(err)
+	}
+	if a.keyCreated { // the keyed genesis event: no unkeyed event after it verifies as legacy
+		if err := a.hub.Provision(ctx); err != nil {
+			return err
+		}
+		if err := a.hub.Auditor().Genesis(ctx, a.env.Actor); err != nil {
+			return err
+		}
 	}
 	apiHandler, err := a.apiHandler()
 	if err != nil {

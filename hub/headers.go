@@ -35,13 +35,14 @@ func producerHeaders(h nats.Header) nats.Header {
 // (or carried in from Kafka by the bridge) reaches edi.parsed: what
 // producerHeaders keeps, except a name the hub owns (the output's own x-*
 // headers say what the hub knows; a producer's claim is not repeated
-// there), the correlation id the output sets itself, and the payload's
+// there), the correlation id the output sets itself, a drill request, and the payload's
 // signature (it signs the interchange, not the JSON). Nil when nothing is
 // carried: the common case costs no map.
 func carriedHeaders(h nats.Header) nats.Header {
 	var out nats.Header
 	skip := func(k string) string {
-		if wire.HubOwned(k) || k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey {
+		// x-drill is a request to this hub, not a fact about the output.
+		if wire.HubOwned(k) || k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey || k == wire.HdrDrill {
 			return ""
 		}
 		return k

@@ -1,7 +1,6 @@
 package jetstream
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 
@@ -196,16 +195,9 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 		}
 		own := "edi.parsed." + partner + ".>"
 		return Permissions{
-			PublishAllow: []string{
-				"edi.ingest." + partner,
-				// A durable consumer on PARSED named after the partner,
-				// filtered to its own subjects (nats.go sends the filter in
-				// the subject; the server checks it against the config).
-				api + "CONSUMER.CREATE." + n.Parsed + "." + partner + "." + own,
-				api + "CONSUMER.INFO." + n.Parsed + "." + partner,
-				api + "CONSUMER.MSG.NEXT." + n.Parsed + "." + partner,
-				"$JS.ACK." + n.Parsed + "." + partner + ".>",
-			},
+			// Its account reaches the hub's through the imports of
+			// AccountsConf only: no JetStream API.
+			PublishAllow: []string{"edi.ingest." + partner},
 			// its acknowledgements (CONTRL, 999, ...) by subscription
 			SubscribeAllow: []string{own, "edi.outbound." + partner + ".>", PartnerInboxPrefix(partner) + ".>"},
 		}, nil
@@ -213,142 +205,89 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 	return Permissions{}, fmt.Errorf("role %q: want hub, operator or partner", role)
 }
 
-// Server converts p for the embedded server.
-func (p Permissions) Server() *server.Permissions {
-	sp := &server.Permissions{
-		Publish:   &server.SubjectPermission{Allow: p.PublishAllow, Deny: p.PublishDeny},
-		Subscribe: &server.SubjectPermission{Allow: p.SubscribeAllow, Deny: p.SubscribeDeny},
-	}
-	return sp
-}
-
 // AuthUser is one user of the embedded server.
 type AuthUser struct {
 	Name string
-	// Password, or NKey (a public user nkey, U...), not both.
-	Password string
-	NKey     string
-	Role     Role
-	Partner  string // RolePartner only
+	// Password, or NKey (a public user nkey, U...), not both. PasswordEnv
+	// instead of Password names an environment variable of nats-server
+	// (a generated config for an external server).
+	Password    string
+	PasswordEnv string
+	NKey        string
+	Role        Role
+	Partner     string // RolePartner only
 }
 
-// serverUsers builds the embedded server's users from the role table.
-func serverUsers(users []AuthUser, names AuthNames) ([]*server.User, []*server.NkeyUser, error) {
-	var us []*server.User
-	var nks []*server.NkeyUser
-	for _, u := range users {
-		p, err := RolePermissions(u.Role, u.Partner, names)
-		if err != nil {
-			return nil, nil, fmt.Errorf("nats user %q: %w", u.Name, err)
-		}
+// ExampleUsers are the users of configs/nats-permissions.conf: the hub,
+// the operators and two example partners, passwords from nats-server's
+// environment.
+func ExampleUsers() []AuthUser {
+	return []AuthUser{
+		{Name: "edihub", Role: RoleHub, PasswordEnv: "EDIHUB_NATS_PASSWORD"},
+		{Name: "operator", Role: RoleOperator, PasswordEnv: "OPERATOR_NATS_PASSWORD"},
+		PartnerUser("ACME"),
+		PartnerUser("BETA"),
+	}
+}
+
+// PartnerUser is the generated user of a partner: its ID in lower case,
+// its password in $<ID>_NATS_PASSWORD (ID upper-cased, every character
+// that cannot be in a variable name as _).
+func PartnerUser(id string) AuthUser {
+	env := strings.Map(func(r rune) rune {
 		switch {
-		case u.NKey != "" && u.Password != "":
-			return nil, nil, fmt.Errorf("nats user %q: a password or an nkey, not both", u.Name)
-		case u.NKey != "":
-			nks = append(nks, &server.NkeyUser{Nkey: u.NKey, Permissions: p.Server()})
-		case u.Password != "":
-			us = append(us, &server.User{Username: u.Name, Password: u.Password, Permissions: p.Server()})
-		default:
-			return nil, nil, fmt.Errorf("nats user %q: no password and no nkey", u.Name)
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
 		}
-	}
-	return us, nks, nil
+		return '_'
+	}, id)
+	return AuthUser{Name: strings.ToLower(id), Role: RolePartner, Partner: id, PasswordEnv: env + "_NATS_PASSWORD"}
 }
 
-// PermissionsConf renders the authorization block of nats-server's config
-// for an external server or cluster: the hub's user, the operators' user
-// and an example partner (ACME), passwords from the environment of
-// nats-server. It is configs/nats-permissions.conf.
-func PermissionsConf(names AuthNames) []byte {
-	var b bytes.Buffer
-	b.WriteString(confHeader)
-	b.WriteString("\nauthorization {\n")
-	block := func(comment, name string, role Role, partner string) {
-		p, err := RolePermissions(role, partner, names)
-		if err != nil {
-			panic(err) // constant roles and partner: a programming error
-		}
-		for _, l := range strings.Split(strings.TrimSpace(comment), "\n") {
-			fmt.Fprintf(&b, "  # %s\n", strings.TrimSpace(l))
-		}
-		fmt.Fprintf(&b, "  %s = {\n", name)
-		section := func(key string, allow, deny []string) {
-			fmt.Fprintf(&b, "    %s = {\n", key)
-			list := func(k string, subjects []string) {
-				if len(subjects) == 0 {
-					return
-				}
-				fmt.Fprintf(&b, "      %s = [\n", k)
-				for _, s := range subjects {
-					fmt.Fprintf(&b, "        %q\n", s)
-				}
-				b.WriteString("      ]\n")
-			}
-			list("allow", allow)
-			list("deny", deny)
-			b.WriteString("    }\n")
-		}
-		section("publish", p.PublishAllow, p.PublishDeny)
-		section("subscribe", p.SubscribeAllow, p.SubscribeDeny)
-		b.WriteString("  }\n\n")
+// PermissionsConf renders a whole accounts config (header and accounts
+// block) for users: configs/nats-permissions.conf with ExampleUsers, and
+// what `edihub nats-accounts` writes for the partners given.
+func PermissionsConf(users []AuthUser, names AuthNames) ([]byte, error) {
+	accounts, err := AccountsConf(users, names)
+	if err != nil {
+		return nil, err
 	}
-	block(hubComment, "HUB", RoleHub, "")
-	block(operatorComment, "OPERATOR", RoleOperator, "")
-	block(partnerComment, "PARTNER_ACME", RolePartner, "ACME")
-	b.WriteString(`  users = [
-    { user: edihub,   password: $EDIHUB_NATS_PASSWORD,   permissions: $HUB }
-    { user: operator, password: $OPERATOR_NATS_PASSWORD, permissions: $OPERATOR }
-    { user: acme,     password: $ACME_NATS_PASSWORD,     permissions: $PARTNER_ACME }
-  ]
-}
-`)
-	return b.Bytes()
+	return append([]byte(confHeader), accounts...), nil
 }
 
-const confHeader = `# NATS authorization for edihub: the hub, the operators and one block per
-# partner. GENERATED from jetstream/permissions.go (RolePermissions), the
-# same table the embedded server's nats.auth users are built from; edit the
-# Go table and run
-#   go test ./jetstream -run TestPermissionsConf -update
-# test/permissions_test.go runs this file in a real nats-server.
+const confHeader = `# NATS accounts for edihub. GENERATED from jetstream/accounts.go and
+# jetstream/permissions.go (RolePermissions), the same code the embedded
+# server's nats.auth users are built from. For your own partners run
+#   edihub nats-accounts --partner ACME --partner BETA > nats-accounts.conf
+# (this file is that output for ACME and BETA; go test ./jetstream -run
+# TestPermissionsConf -update rewrites it). test/permissions_test.go runs
+# the generated config in a real nats-server.
 #
-# Include it in the nats-server config (external server or cluster), e.g.
+# Include it in the nats-server config (server with jetstream {}), e.g.
 #   include ./nats-permissions.conf
-# and give each user its own password (or an nkey instead of a password).
-# Clients pass them with --user and --password-file or $EDIHUB_NATS_PASSWORD
-# (or --creds, --nkey); never in a URL. Tokens of the HTTP API are configured
-# in edihub.yaml (api.tokens); they never reach NATS.
+# Passwords come from nats-server's environment ($EDIHUB_NATS_PASSWORD,
+# $OPERATOR_NATS_PASSWORD, $<PARTNER>_NATS_PASSWORD); clients pass theirs
+# with --user and --password-file or $EDIHUB_NATS_PASSWORD (or --creds,
+# --nkey), never in a URL.
 #
-# The AUDIT stream is created with deny_delete and deny_purge, so no client
-# can remove an event through the message API. Whoever may UPDATE the stream
-# could turn those flags off, and whoever may DELETE or PURGE it could wipe
-# it; nobody below may do any of that. Only the system account (or an admin
-# user you keep offline) can, and ` + "`edihub audit verify`" + ` names the first
-# event that is missing or altered if it ever happens.
+# Accounts: HUB holds every stream and bucket; its users are the hub and
+# the operators. Each partner has an account of its own (PARTNER_<ID>),
+# which reaches HUB only through these imports: its ingest subject (a
+# service import: the server answers the PubAck through a reply subject of
+# its own, so a reply subject the partner chose never reaches HUB), its
+# results and acknowledgements (stream imports), and the pull consumer on
+# PARSED named after it (info, next, ack; the hub's administrator creates
+# it). Nothing a partner publishes, and no reply to it, can land in AUDIT,
+# a bucket, another partner's ingest, POISON or a DLQ.
 #
-# Appending to AUDIT: the hub appends, and so does the operators' CLI (it
-# records who showed, replayed, edited what). An operator can therefore
-# append an event of its own making to edi.audit.events (not remove or
-# alter one). Partners cannot publish to edi.audit.> at all.
+# Within HUB: the AUDIT stream has deny_delete and deny_purge, and nobody
+# may DELETE, PURGE, UPDATE, SNAPSHOT or RESTORE it or delete a message;
+# only the system account (or an admin user you keep offline) can. The hub
+# appends to AUDIT, and so does the operators' CLI (who showed, replayed,
+# edited what); operators read every stream, replay into INGEST, park, drop
+# and edit dead letters, reanalyse and ticket poison; no stream may be
+# deleted by them.
+
 `
-
-const hubComment = `
-The hub (edihub serve, its sandbox worker, the bridge, the HTTP API):
-provisions and updates every stream except AUDIT (the hub sends the same
-config on start; an update with other flags is what this forbids), runs
-the pipeline, the forensic buckets (KV tickets, object store forensic),
-the ledger and attempt buckets, and appends to AUDIT.`
-
-const operatorComment = `
-Operators (edihub dlq, poison, audit, send, drill; the nats CLI for
-reading): read every stream, replay into INGEST, park, drop and edit in
-DLQ/PARKING/POISON, reanalyse and ticket poison, append to AUDIT. No
-stream may be deleted; none but the DLQ edits bucket created or updated;
-AUDIT may not be purged, updated or have messages deleted.`
-
-const partnerComment = `
-A partner (here ACME; copy the block per partner and replace ACME):
-publishes only to edi.ingest.ACME and reads only edi.parsed.ACME.>,
-by subscription or through a consumer on PARSED named ACME. Its replies
-come to _INBOX_ACME.> (nats --inbox-prefix _INBOX_ACME, edihub
---inbox-prefix _INBOX_ACME): _INBOX.> would show it everybody's replies.`

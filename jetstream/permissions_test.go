@@ -19,7 +19,10 @@ const confPath = "../configs/nats-permissions.conf"
 // TestPermissionsConf keeps configs/nats-permissions.conf equal to the role
 // table, so the external server and the embedded one cannot drift.
 func TestPermissionsConf(t *testing.T) {
-	want := PermissionsConf(DefaultAuthNames())
+	want, err := PermissionsConf(ExampleUsers(), DefaultAuthNames())
+	if err != nil {
+		t.Fatal(err)
+	}
 	if *update {
 		if err := os.WriteFile(confPath, want, 0o644); err != nil {
 			t.Fatal(err)

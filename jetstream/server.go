@@ -95,27 +95,26 @@ func StartServer(opts *ServerOptions) (*server.Server, error) {
 		return nil, err
 	}
 	host, port, _ := splitHostPort(o.Listen)
-	sopts := &server.Options{
-		ServerName: o.Name,
-		Host:       host,
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   filepath.Join(o.DataDir, "jetstream"),
-		MaxPayload: o.MaxPayload,
-		NoSigs:     true, // the hub owns signal handling and drains first
-		NoLog:      o.Logger == nil,
+	sopts := &server.Options{}
+	if len(o.Users) > 0 {
+		// The accounts config an external server gets (AccountsConf),
+		// parsed by the server's own parser; passwords are set on the
+		// parsed users, never written into the text.
+		if err := applyAccounts(sopts, o.Users, o.AuthNames); err != nil {
+			return nil, err
+		}
 	}
+	sopts.ServerName = o.Name
+	sopts.Host, sopts.Port = host, port
+	sopts.JetStream = true
+	sopts.StoreDir = filepath.Join(o.DataDir, "jetstream")
+	sopts.MaxPayload = o.MaxPayload
+	sopts.NoSigs = true // the hub owns signal handling and drains first
+	sopts.NoLog = o.Logger == nil
 	if o.Cluster.Enabled() {
 		if err := o.Cluster.apply(sopts); err != nil {
 			return nil, err
 		}
-	}
-	if len(o.Users) > 0 {
-		users, nkeys, err := serverUsers(o.Users, o.AuthNames)
-		if err != nil {
-			return nil, err
-		}
-		sopts.Users, sopts.Nkeys = users, nkeys
 	}
 	s, err := server.NewServer(sopts)
 	if err != nil {

@@ -26,7 +26,7 @@ func BenchmarkAgreements(b *testing.B) {
 	for _, lines := range []int{10, 1000} {
 		data := edifacttest.BigInvoice(lines)
 		h := nats.Header{}
-		key.Sign(h, data)
+		key.Sign(h, "ACME", data)
 		for _, c := range []struct {
 			name string
 			p    *Profile

@@ -1,6 +1,8 @@
 package partner
 
 import (
+	"time"
+
 	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -131,6 +133,20 @@ type Profile struct {
 type SignatureConfig struct {
 	Required bool              `yaml:"required"`
 	Keys     map[string]string `yaml:"keys"`
+	// Window is how far a signature's time may be from the hub's clock,
+	// either way (default 15m): a signed interchange is not accepted again
+	// once the window is over, whatever the ledger still remembers.
+	Window time.Duration `yaml:"window"`
+}
+
+// DefaultSignatureWindow is SignatureConfig.Window's default.
+const DefaultSignatureWindow = 15 * time.Minute
+
+func (c SignatureConfig) window() time.Duration {
+	if c.Window > 0 {
+		return c.Window
+	}
+	return DefaultSignatureWindow
 }
 
 // AckConfig is a profile's acknowledgement agreement.
@@ -299,6 +315,7 @@ type Set struct {
 func Load(c Config) (*Set, error) {
 	s := &Set{enabled: c.Enabled(), profiles: map[string]*Profile{}, sources: map[string]string{}}
 	var errs []error
+	keyOwner := map[string]string{} // public key → partner
 	add := func(p Profile, src string) {
 		if err := p.compile(c.ruleCost()); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))
@@ -307,6 +324,17 @@ func Load(c Config) (*Set, error) {
 		if prev, dup := s.sources[p.ID]; dup {
 			errs = append(errs, fmt.Errorf("%s: partner %s is already defined in %s", src, p.ID, prev))
 			return
+		}
+		// A key belongs to one partner: whoever holds it could otherwise
+		// sign as every partner that lists it.
+		for id, k := range p.keys {
+			if owner, dup := keyOwner[string(k)]; dup && owner != p.ID {
+				errs = append(errs, fmt.Errorf("%s: signature.keys.%s of %s is also a key of partner %s; a key belongs to one partner", src, id, p.ID, owner))
+				return
+			}
+		}
+		for _, k := range p.keys {
+			keyOwner[string(k)] = p.ID
 		}
 		s.profiles[p.ID], s.sources[p.ID] = &p, src
 	}

@@ -74,10 +74,10 @@ func TestEachCauseThroughTheHub(t *testing.T) {
 
 	ok := file(t, "invoic_ok.edi")
 	signedHdr := nats.Header{}
-	sig.Sign(signedHdr, []byte(ok))
+	sig.Sign(signedHdr, "SIGNED", []byte(ok))
 	// a valid signature of BETA's key, sent as SIGNED: the key id is not SIGNED's
 	otherHdr := nats.Header{}
-	betaKey.Sign(otherHdr, []byte(ok))
+	betaKey.Sign(otherHdr, "BETA", []byte(ok))
 
 	type want struct{ subject, reason, extraKey, extraVal string }
 	cases := []struct {
@@ -173,9 +173,10 @@ func TestEachCauseThroughTheHub(t *testing.T) {
 // subject's, and a signature header under another partner's key id fails.
 func TestForgedHeaders(t *testing.T) {
 	k, _ := partner.NewSigningKey("k1")
+	thiefKey, _ := partner.NewSigningKey("k9")
 	j, _ := e2eHub(t, partner.Profile{ID: "ACME", Messages: []string{"ORDERS D:96A"}},
 		partner.Profile{ID: "OWNER", Signature: partner.SignatureConfig{Required: true, Keys: map[string]string{"k1": k.PublicKey()}}},
-		partner.Profile{ID: "THIEF", Signature: partner.SignatureConfig{Required: true, Keys: map[string]string{"k9": k.PublicKey()}}})
+		partner.Profile{ID: "THIEF", Signature: partner.SignatureConfig{Required: true, Keys: map[string]string{"k9": thiefKey.PublicKey()}}})
 	ok := file(t, "invoic_ok.edi")
 	h := nats.Header{}
 	h.Set(wire.HdrPartnerID, "OWNER")
@@ -185,7 +186,7 @@ func TestForgedHeaders(t *testing.T) {
 	jetstreamtest.PublishIngest(t, j, "ACME", ok, h)
 	// THIEF replays OWNER's signed interchange with OWNER's key id
 	stolen := nats.Header{}
-	k.Sign(stolen, []byte(ok))
+	k.Sign(stolen, "OWNER", []byte(ok))
 	jetstreamtest.PublishIngest(t, j, "THIEF", ok, stolen)
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, j, "DLQ") == 2 }, "both refused")
 	for _, m := range jetstreamtest.StreamMsgs(t, j, "DLQ") {

@@ -8,6 +8,7 @@ import (
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -172,7 +173,7 @@ func TestSignature(t *testing.T) {
 	q := Profile{ID: "BETA", Signature: SignatureConfig{Required: true, Keys: map[string]string{"k2": other.PublicKey()}}}
 	r := newRegistry(t, p, q)
 	data := read(t, "invoic_ok.edi")
-	signed := func(k SigningKey, d []byte) nats.Header { h := nats.Header{}; k.Sign(h, d); return h }
+	signed := func(k SigningKey, d []byte) nats.Header { h := nats.Header{}; k.Sign(h, "ACME", d); return h }
 	check := func(name string, h nats.Header, reason string) {
 		t.Helper()
 		err := r.Admit("ACME", h, data, &edifact.Options{})
@@ -198,6 +199,23 @@ func TestSignature(t *testing.T) {
 	forged.Set(wire.HdrSignatureKey, "k1") // BETA's signature under ACME's key id
 	check("another key under our key id", forged, wire.ReasonSignatureMismatch)
 	check("other payload", signed(k, []byte("UNB+")), wire.ReasonSignatureMismatch)
+	forBeta := nats.Header{}
+	k.Sign(forBeta, "BETA", data) // the same payload and key, signed for another partner
+	check("signed for another partner", forBeta, wire.ReasonSignatureMismatch)
+	old := nats.Header{}
+	k.SignAt(old, "ACME", data, time.Now().Add(-DefaultSignatureWindow-time.Minute))
+	check("signed before the window", old, wire.ReasonSignatureBad)
+	late := signed(k, data)
+	late.Set(wire.HdrSignatureTime, strconv.FormatInt(time.Now().Unix()-3600, 10)) // the time is signed too
+	check("time changed", late, wire.ReasonSignatureMismatch)
+	noTime := signed(k, data)
+	noTime.Del(wire.HdrSignatureTime)
+	check("no time", noTime, wire.ReasonSignatureBad)
+	// One key listed for two partners is refused at load.
+	shared := Profile{ID: "GAMMA", Signature: SignatureConfig{Required: true, Keys: map[string]string{"g1": k.PublicKey()}}}
+	if _, err := Load(Config{Profiles: []Profile{p, shared}}); err == nil || !strings.Contains(err.Error(), "belongs to one partner") {
+		t.Errorf("a key of two partners: %v", err)
+	}
 	h := signed(k, data)
 	h.Set(wire.HdrSignature, "rsa:"+h.Get(wire.HdrSignature)[len(wire.SignatureScheme):])
 	check("other scheme", h, wire.ReasonSignatureBad)

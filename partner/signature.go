@@ -3,11 +3,14 @@ package partner
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -55,10 +58,36 @@ func (p *Profile) verify(h nats.Header, data []byte) *Rejection {
 	if !ok {
 		return rej(wire.ReasonSignatureKey, "key id %s is not a key of partner %s", escape.Header(kid), p.ID)
 	}
-	if !ed25519.Verify(key, data, sig) {
-		return rej(wire.ReasonSignatureMismatch, "the signature made with key %s does not match the payload", escape.Header(kid))
+	times := h.Values(wire.HdrSignatureTime)
+	if len(times) != 1 {
+		return rej(wire.ReasonSignatureBad, "%s must be set once (Unix seconds of the signature)", wire.HdrSignatureTime)
+	}
+	ts, err := strconv.ParseInt(times[0], 10, 64)
+	if err != nil || ts <= 0 {
+		return rej(wire.ReasonSignatureBad, "%s: want Unix seconds", wire.HdrSignatureTime)
+	}
+	if !ed25519.Verify(key, signedContent(p.ID, ts, data), sig) {
+		return rej(wire.ReasonSignatureMismatch, "the signature made with key %s does not match the payload, partner %s and time", escape.Header(kid), p.ID)
+	}
+	window := p.Signature.window()
+	if d := time.Since(time.Unix(ts, 0)); d > window || d < -window {
+		return rej(wire.ReasonSignatureBad, "the signature is from %s, outside the window of %s", time.Unix(ts, 0).UTC().Format(time.RFC3339), window)
 	}
 	return nil
+}
+
+// signedContent is what a signature covers: a version, the partner ID,
+// the signing time and the payload's SHA-256, so that a signature is valid
+// for one partner and one window only.
+func signedContent(partner string, ts int64, data []byte) []byte {
+	sum := sha256.Sum256(data)
+	b := make([]byte, 0, 64+len(partner)+len(sum))
+	b = append(b, "edihub-signature-v2\x00"...)
+	b = append(b, partner...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, ts, 10)
+	b = append(b, 0)
+	return append(b, sum[:]...)
 }
 
 // SigningKey is a private key with the id the partner's profile knows it
@@ -68,10 +97,18 @@ type SigningKey struct {
 	Key ed25519.PrivateKey
 }
 
-// Sign sets x-signature and x-signature-key of h for data.
-func (k SigningKey) Sign(h nats.Header, data []byte) {
-	h.Set(wire.HdrSignature, wire.SignatureScheme+base64.StdEncoding.EncodeToString(ed25519.Sign(k.Key, data)))
+// Sign sets x-signature, x-signature-key and x-signature-time of h for
+// data sent as partner, signed now.
+func (k SigningKey) Sign(h nats.Header, partner string, data []byte) {
+	k.SignAt(h, partner, data, time.Now())
+}
+
+// SignAt is Sign at time t.
+func (k SigningKey) SignAt(h nats.Header, partner string, data []byte, t time.Time) {
+	ts := t.Unix()
+	h.Set(wire.HdrSignature, wire.SignatureScheme+base64.StdEncoding.EncodeToString(ed25519.Sign(k.Key, signedContent(partner, ts, data))))
 	h.Set(wire.HdrSignatureKey, k.ID)
+	h.Set(wire.HdrSignatureTime, strconv.FormatInt(ts, 10))
 }
 
 // PublicKey is the base64 public key to put into the partner's profile.

@@ -90,6 +90,44 @@ var seccompDenied = []string{
 	"keyctl", "add_key", "request_key",
 	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
 	"init_module", "finit_module", "delete_module", "kexec_load",
+	"pidfd_send_signal", "process_madvise", "kcmp", "migrate_pages", "move_pages",
+}
+
+// pidCalls take a pid as their first argument, 0 meaning the caller: the
+// child may use them on itself only. kill(0) (the process group, the hub
+// included) and negative pids (groups) are refused too.
+var pidCalls = []string{"prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
+	"pidfd_open"}
+
+// parentGuards are the argument filters (conditions of one entry are all
+// true for the call to be refused; entries of one name are alternatives)
+// that keep the child from touching any process but itself.
+func parentGuards(self uint64) []seccomp.NameWithConditions {
+	other := func(arg uint32, allowZero bool) seccomp.ArgumentConditions {
+		c := seccomp.ArgumentConditions{{Argument: arg, Operation: seccomp.NotEqual, Value: self}}
+		if allowZero {
+			c = append(c, seccomp.Condition{Argument: arg, Operation: seccomp.NotEqual, Value: 0})
+		}
+		return c
+	}
+	var g []seccomp.NameWithConditions
+	for _, n := range pidCalls {
+		// pidfd_open(0) is no shorthand for the caller.
+		g = append(g, seccomp.NameWithConditions{Name: n, Conditions: other(0, n != "pidfd_open")})
+	}
+	// kill(pid): only itself (0 and -1 reach the group and every process).
+	g = append(g, seccomp.NameWithConditions{Name: "kill", Conditions: other(0, false)})
+	// setpriority(which, who) and ioprio_set(which, who): a process only
+	// (not a group or a user), and that process itself.
+	for _, c := range []struct {
+		name    string
+		process uint64
+	}{{"setpriority", unix.PRIO_PROCESS}, {"ioprio_set", 1 /* IOPRIO_WHO_PROCESS */}} {
+		g = append(g,
+			seccomp.NameWithConditions{Name: c.name, Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.NotEqual, Value: c.process}}},
+			seccomp.NameWithConditions{Name: c.name, Conditions: other(1, true)})
+	}
+	return g
 }
 
 // cloneNewNamespaces are clone(2)'s namespace flags (CLONE_NEWTIME only
@@ -130,6 +168,9 @@ func installSeccomp() error {
 				// (a user namespace opens much kernel attack surface).
 				{NamesWithCondtions: []seccomp.NameWithConditions{{Name: "clone", Conditions: seccomp.ArgumentConditions{
 					{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNewNamespaces}}}}, Action: seccomp.ActionErrno},
+				// Nothing that reaches another process: its limits, priority,
+				// CPUs, I/O class or signals (the hub, its parent, above all).
+				{NamesWithCondtions: parentGuards(uint64(os.Getpid())), Action: seccomp.ActionErrno},
 				// clone3 passes its flags in memory a filter cannot read;
 				// ENOSYS makes Go and glibc fall back to clone(2).
 				{Names: []string{"clone3"}, Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS)},

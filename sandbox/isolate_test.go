@@ -93,6 +93,7 @@ func probe(ctx context.Context, payload []byte, progress func(Progress)) (Result
 	default:
 		d["fd"] = "reused by another file"
 	}
+	parentProbe(d)
 	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	d["no_new_privs"] = strconv.Itoa(nnp) + "/" + errnoOf(err)
 	mode, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
@@ -266,6 +267,16 @@ func TestRunIsolationDeniesFromInsideTheChild(t *testing.T) {
 				t.Errorf("%s: %s, want EPERM from the seccomp filter", k, d[k])
 			}
 		}
+		for _, k := range parentProbes {
+			if d[k] != "EPERM" {
+				t.Errorf("%s on the parent: %s, want EPERM from the seccomp filter", k, d[k])
+			}
+		}
+		for _, k := range []string{"prlimit64_self", "setpriority_self", "kill_self"} {
+			if d[k] != "ok" {
+				t.Errorf("%s: %s, want ok (the child may touch itself)", k, d[k])
+			}
+		}
 		if d["seccomp_mode"] != "2/ok" || !iso.Seccomp {
 			t.Errorf("prctl says seccomp mode %s, report %v", d["seccomp_mode"], iso.Seccomp)
 		}
@@ -376,4 +387,48 @@ func TestNetnsFallbackIsReported(t *testing.T) {
 	if v.NetNamespace || v.Missing[LayerNetNamespace] == "" {
 		t.Errorf("netns claimed without one: %+v", v)
 	}
+}
+
+// parentProbes are the calls parentProbe tries on the child's parent (the
+// test, standing in for the hub), each harmless if it succeeded: a read of
+// a limit, the priority, CPU set and I/O class it already has, signal 0.
+var parentProbes = []string{"prlimit64_parent", "setpriority_parent", "sched_setaffinity_parent", "ioprio_set_parent",
+	"kill_parent", "kill_group", "setpriority_user"}
+
+func parentProbe(d map[string]string) {
+	ppid := os.Getppid()
+	var lim unix.Rlimit
+	d["prlimit64_parent"] = errnoOf(unix.Prlimit(ppid, unix.RLIMIT_NOFILE, nil, &lim))
+	d["prlimit64_self"] = errnoOf(unix.Prlimit(0, unix.RLIMIT_NOFILE, nil, &lim))
+	prio, err := unix.Getpriority(unix.PRIO_PROCESS, ppid)
+	if err == nil {
+		err = unix.Setpriority(unix.PRIO_PROCESS, ppid, 20-prio)
+	}
+	d["setpriority_parent"] = errnoOf(err)
+	own, _ := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	d["setpriority_self"] = errnoOf(unix.Setpriority(unix.PRIO_PROCESS, 0, 20-own))
+	d["setpriority_user"] = errnoOf(unix.Setpriority(unix.PRIO_USER, os.Getuid(), 20-own))
+	var set unix.CPUSet
+	err = unix.SchedGetaffinity(ppid, &set)
+	if err == nil {
+		err = unix.SchedSetaffinity(ppid, &set)
+	}
+	d["sched_setaffinity_parent"] = errnoOf(err)
+	const ioprioWhoProcess = 1
+	io, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(ppid), 0)
+	if e == 0 {
+		_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(ppid), io)
+	}
+	d["ioprio_set_parent"] = errnoOf(errnoErr(e))
+	d["kill_parent"] = errnoOf(unix.Kill(ppid, 0))
+	d["kill_group"] = errnoOf(unix.Kill(0, 0))
+	d["kill_self"] = errnoOf(unix.Kill(os.Getpid(), 0))
+	d["tgkill_parent"] = errnoOf(unix.Tgkill(ppid, ppid, 0))
+}
+
+func errnoErr(e unix.Errno) error {
+	if e == 0 {
+		return nil
+	}
+	return e
 }

@@ -29,7 +29,9 @@ const (
 	// abstract unix sockets to processes outside the domain).
 	LayerLandlock Layer = "landlock"
 	// LayerSeccomp: a seccomp filter that makes socket, connect, execve and
-	// similar calls fail with EPERM (see seccompDenied).
+	// similar calls fail with EPERM (see seccompDenied), and calls on other
+	// processes' limits, priority, CPUs and I/O class, and kill outside
+	// itself (parentGuards; tgkill is not filtered).
 	LayerSeccomp Layer = "seccomp"
 	// LayerNetNamespace: the child runs in a network namespace of its own,
 	// which has only a loopback interface that is down.

@@ -30,7 +30,7 @@ func TestDeployNATSConfigsParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd := exec.Command(bin, "-t", "-c", p)
-		cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD=x", "OPERATOR_NATS_PASSWORD=y", "ACME_NATS_PASSWORD=z")
+		cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD=x", "OPERATOR_NATS_PASSWORD=y", "ACME_NATS_PASSWORD=z", "BETA_NATS_PASSWORD=w")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("nats-server -t -c %s: %v\n%s", n, err, out)
 		}

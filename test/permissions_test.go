@@ -24,12 +24,13 @@ import (
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
-// Passwords of the three users of configs/nats-permissions.conf; none of
-// them may show up in a log line, an error or a command line.
+// Passwords of the users of the generated accounts config; none of them
+// may show up in a log line, an error or a command line.
 const (
 	hubPassword      = "hub-Secret-7731"
 	operatorPassword = "op-Secret-8842"
 	acmePassword     = "acme-Secret-9953"
+	betaPassword     = "beta-Secret-1064"
 )
 
 // natsServerBinary finds nats-server on PATH or where `go install` puts
@@ -49,17 +50,16 @@ func natsServerBinary(t testing.TB) string {
 }
 
 // startNATSServer runs a real nats-server process whose config includes
-// configs/nats-permissions.conf verbatim, with JetStream.
+// the accounts config `edihub nats-accounts` generates for the partners
+// ACME and BETA, with JetStream.
 func startNATSServer(t *testing.T) string {
 	t.Helper()
 	bin := natsServerBinary(t)
 	dir := t.TempDir()
-	conf, err := os.ReadFile(filepath.Join("..", "configs", "nats-permissions.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "nats-permissions.conf"), conf, 0o600); err != nil {
-		t.Fatal(err)
+	gen := exec.Command(binary, "nats-accounts", "--partner", "ACME", "--partner", "BETA",
+		"--out", filepath.Join(dir, "nats-permissions.conf"))
+	if out, err := gen.CombinedOutput(); err != nil {
+		t.Fatalf("edihub nats-accounts: %v\n%s", err, out)
 	}
 	port := freePort(t)
 	main := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 33554432\njetstream { store_dir: %q }\ninclude ./nats-permissions.conf\n",
@@ -70,7 +70,7 @@ func startNATSServer(t *testing.T) string {
 	}
 	cmd := exec.Command(bin, "-c", cfg)
 	cmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+hubPassword,
-		"OPERATOR_NATS_PASSWORD="+operatorPassword, "ACME_NATS_PASSWORD="+acmePassword)
+		"OPERATOR_NATS_PASSWORD="+operatorPassword, "ACME_NATS_PASSWORD="+acmePassword, "BETA_NATS_PASSWORD="+betaPassword)
 	log := &lockedWriter{mu: &sync.Mutex{}, w: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -148,7 +148,7 @@ func connectAs(t *testing.T, url string, a ejs.ClientAuth) (*nats.Conn, js.JetSt
 	return nc, j, v
 }
 
-// TestPermissionsConfInRealServer runs configs/nats-permissions.conf in a
+// TestPermissionsConfInRealServer runs the generated accounts config in a
 // real nats-server process: the real edihub binary runs the whole pipeline
 // as the hub user (quarantine and forensics included), a partner publishes
 // and reads its own results, the operator runs the runbook, and everything
@@ -247,25 +247,7 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	}
 	waitParsed("PERM0004")
 
-	// ... and reads its results through a durable consumer of its own.
-	cons, err := acmeJS.CreateOrUpdateConsumer(ctx, "PARSED", js.ConsumerConfig{Durable: "ACME", FilterSubject: "edi.parsed.ACME.>"})
-	if err != nil {
-		t.Fatalf("partner consumer on PARSED: %v", err)
-	}
-	batch, err := cons.Fetch(1, js.FetchMaxWait(5*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := 0
-	for m := range batch.Messages() {
-		got++
-		if err := m.Ack(); err != nil {
-			t.Errorf("partner acks its own consumer: %v", err)
-		}
-	}
-	if got != 1 || batch.Error() != nil {
-		t.Fatalf("partner consumer fetched %d messages (%v)", got, batch.Error())
-	}
+	hubNC, hubJS, hubV := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
 
 	// What the partner may not do.
 	acmeV.expectDenied(t, acme, "partner publishes for another partner", "edi.ingest.BETA", func() error {
@@ -283,10 +265,9 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 		_, err := acme.SubscribeSync("_INBOX.>")
 		return err
 	})
-	acmeV.expectDenied(t, acme, "partner consumer on another partner's results", "$JS.API.CONSUMER.CREATE.PARSED.ACME.edi.parsed.BETA.>", func() error {
-		c, cancel := context.WithTimeout(ctx, 2*time.Second)
-		defer cancel()
-		_, err := acmeJS.CreateOrUpdateConsumer(c, "PARSED", js.ConsumerConfig{Durable: "ACME", FilterSubject: "edi.parsed.BETA.>"})
+	acmeV.expectDenied(t, acme, "partner creates a push consumer delivering into AUDIT", "$JS.API.CONSUMER.CREATE.PARSED.ACME", func() error {
+		_, err := acme.Request("$JS.API.CONSUMER.CREATE.PARSED.ACME",
+			[]byte(`{"stream_name":"PARSED","config":{"durable_name":"ACME","deliver_subject":"edi.audit.events"}}`), time.Second)
 		return err
 	})
 	acmeV.expectDenied(t, acme, "partner reads INGEST", "$JS.API.STREAM.MSG.GET.INGEST", func() error {
@@ -296,6 +277,33 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	acmeV.expectDenied(t, acme, "partner forges an audit event", "edi.audit.events", func() error {
 		return acme.Publish("edi.audit.events", []byte(`{"action":"forged"}`))
 	})
+
+	// Reply-subject injection: a JetStream publish to its own ingest
+	// subject, with a reply subject naming the hub's state. In one account
+	// the server would store its PubAck there; the partner's account
+	// reaches the hub's through a service import, whose reply is the
+	// server's own.
+	injected := []string{"edi.audit.events", "$KV.tickets.x", "$KV.edihub-ledger.x", "edi.ingest.BETA",
+		"edi.poison.parse", "edi.parse.dlq.schema", "edi.parse.dlq.unknown"}
+	for _, reply := range injected {
+		if err := acme.PublishMsg(&nats.Msg{Subject: "edi.ingest.ACME", Reply: reply, Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "INJ00001"))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := acmeJS.Publish(ctx, "edi.ingest.ACME", []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "INJ00002"))); err != nil {
+		t.Fatalf("partner publish after the injections: %v", err)
+	}
+	waitParsed("INJ00002")
+	assertNoPubAck(t, hubJS, "INGEST", "DLQ", "POISON", "PARKING", "AUDIT")
+	for _, bucket := range []string{"tickets", "edihub-ledger"} {
+		kv, err := hubJS.KeyValue(ctx, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, err := kv.Get(ctx, "x"); !errors.Is(err, js.ErrKeyNotFound) {
+			t.Errorf("a PubAck reached the %s bucket (key x): %v %v", bucket, e, err)
+		}
+	}
 
 	// The hub quarantined the panicking message and the forensic worker
 	// (its child, as the hub user) analysed it: ticket in KV, report in
@@ -315,7 +323,6 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 		}
 		return string(out)
 	}
-	hubNC, hubJS, hubV := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
 	var dlqID, poisonID string
 	jetstreamtest.CheckFor(t, 30*time.Second, 200*time.Millisecond, func() error {
 		for stream, id := range map[string]*string{"DLQ": &dlqID, "POISON": &poisonID} {
@@ -414,6 +421,40 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 		if strings.Contains(logText(), pw) {
 			t.Errorf("serve's log contains a password")
 		}
+	}
+}
+
+// assertNoPubAck fails when a message of one of streams is a JetStream
+// PubAck (an injected reply), after the hub's own processing of the
+// messages published before had time to store one.
+func assertNoPubAck(t *testing.T, j js.JetStream, streams ...string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(3 * time.Second) // absence: look a few times
+	for {
+		for _, name := range streams {
+			s, err := j.Stream(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := s.Info(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+				m, err := s.GetMsg(ctx, seq)
+				if err != nil {
+					continue // deleted or consumed
+				}
+				if bytes.Contains(m.Data, []byte(`"stream":"INGEST"`)) {
+					t.Fatalf("a PubAck is stored in %s at %d on %s: %s", name, seq, m.Subject, m.Data)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

@@ -114,7 +114,7 @@ func init() {
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
 		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
-		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths} {
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC} {
 		hubOwned[n] = true
 	}
 }

@@ -107,3 +107,12 @@ func SignedSendMsgID(partner string, data []byte, signature string) string {
 	sum := sha256.Sum256([]byte(signature))
 	return SendMsgID(partner, data) + ":sig:" + hex.EncodeToString(sum[:8])
 }
+
+// OperatorCopyMsgID is the Nats-Msg-Id of an operator's copy (kind replay
+// or edit) for partner: <kind>:<partner>:<token>, where token is an HMAC
+// with the hub's key (or a random nonce) that no producer can compute, so
+// nobody can publish the id first and have the server drop the hub's copy
+// as a duplicate.
+func OperatorCopyMsgID(kind, partner, token string) string {
+	return kind + ":" + partner + ":" + token
+}

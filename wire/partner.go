@@ -13,6 +13,11 @@ const (
 	// HdrSignatureKey names the partner's key that made HdrSignature
 	// (a key id of the partner's profile, never the key).
 	HdrSignatureKey = "x-signature-key"
+	// HdrSignatureTime is when the producer signed (Unix seconds): part of
+	// the signed content with the partner ID, and checked against the
+	// profile's window, so a signature is neither replayed after the
+	// ledger forgot the interchange nor valid for another partner.
+	HdrSignatureTime = "x-signature-time"
 	// SignatureScheme prefixes the value of HdrSignature.
 	SignatureScheme = "ed25519:"
 
@@ -59,6 +64,7 @@ const (
 func init() {
 	producerSettable[HdrSignature] = true
 	producerSettable[HdrSignatureKey] = true
+	producerSettable[HdrSignatureTime] = true
 	for _, n := range []string{HdrRejectReason, HdrRule, HdrSignatureKeyID, HdrAckOf, HdrAckOrigin, HdrAckResult} {
 		hubOwned[n] = true
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +32,10 @@ const auditUsage = `Usage: edihub audit <subcommand> [flags]
                                  Note the printed last hash somewhere else (a ticket) and pass
                                  it as --anchor later: that also catches events cut off at the end.
 
+  ack-foreign SEQ... --reason R  acknowledge foreign messages verify reported (junk, forged,
+                                 unsigned) with an audited event: they stay listed as
+                                 foreign but no longer fail verify
+
 The audit key is <data>/audit.key (--data, default the config's data_dir or ./data),
 or $EDIHUB_AUDIT_KEY; serve creates the file at its first start.
 `
@@ -48,8 +53,10 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 		return auditLs(ctx, e, args[1:])
 	case "verify":
 		return auditVerify(ctx, e, args[1:])
+	case "ack-foreign":
+		return auditAckForeign(ctx, e, args[1:])
 	}
-	return usageErr("unknown subcommand %q (ls, verify)", escape.Line(args[0]))
+	return usageErr("unknown subcommand %q (ls, verify, ack-foreign)", escape.Line(args[0]))
 }
 
 func auditLs(ctx context.Context, e *env, args []string) error {
@@ -173,6 +180,14 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 		for _, p := range v.Problems {
 			fmt.Fprintf(e.stdout, "event %d: %s: %s\n", p.Seq, p.Kind, escape.Line(p.Detail))
 		}
+		if v.ChainOK && !v.OK {
+			fmt.Fprintf(e.stdout, "the hub's own events chain; the messages above are foreign: look at them, then 'edihub audit ack-foreign SEQ... --reason TEXT'\n")
+		}
+		for _, p := range v.Foreign {
+			if p.Acknowledged {
+				fmt.Fprintf(e.stdout, "message %d: foreign (%s), acknowledged\n", p.Seq, p.Kind)
+			}
+		}
 	}
 	switch {
 	case v.AnchorMissing && v.OK:
@@ -184,5 +199,37 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 	case !v.Authenticated:
 		return failedErr("%s; pass the hub's --data or set $%s", audit.NoKeyNote, audit.KeyEnv)
 	}
+	return nil
+}
+
+func auditAckForeign(ctx context.Context, e *env, args []string) error {
+	fs := newFlagSet(e, "audit ack-foreign", "SEQ... --reason TEXT")
+	var of opsFlags
+	of.register(fs, e)
+	reason := fs.String("reason", "", "why these messages may be left (required)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	var seqs []uint64
+	for _, p := range pos {
+		n, err := strconv.ParseUint(strings.TrimPrefix(p, "AUDIT:"), 10, 64)
+		if err != nil || n == 0 {
+			return usageErr("%q: want a sequence number of the audit stream", escape.Line(p))
+		}
+		seqs = append(seqs, n)
+	}
+	s, err := of.connectAs(e, "edihub-audit", true)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	if err := s.ops.AcknowledgeForeign(ctx, seqs, *reason); err != nil {
+		if errors.Is(err, ops.ErrNotForeign) || errors.Is(err, ops.ErrReasonRequired) {
+			return usageErr("%v", err)
+		}
+		return opsErr(err)
+	}
+	fmt.Fprintf(e.stdout, "acknowledged %d foreign message(s)\n", len(seqs))
 	return nil
 }

@@ -228,7 +228,7 @@ func runPartnerCheck(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return usageErr("--sign-key: %v", err)
 		}
-		k.Sign(h, data)
+		k.Sign(h, *id, data)
 	}
 	d := r.Try(ctx, *id, h, data, cfg.Parse.Options(*id))
 	if *asJSON {

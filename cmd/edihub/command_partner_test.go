@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -112,7 +113,8 @@ func TestSendSignKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := nats.Header{}
-	k.Sign(h, m.Data)
+	ts, _ := strconv.ParseInt(m.Header.Get(wire.HdrSignatureTime), 10, 64)
+	k.SignAt(h, "ACME", m.Data, time.Unix(ts, 0))
 	if m.Header.Get(wire.HdrSignature) != h.Get(wire.HdrSignature) || m.Header.Get(wire.HdrSignatureKey) != "k1" {
 		t.Fatalf("the published message is not signed: %v", m.Header)
 	}

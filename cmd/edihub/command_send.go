@@ -85,7 +85,7 @@ func runSend(ctx context.Context, e *env, args []string) error {
 			return usageErr("%s: %v", escape.Line(f), errors.Unwrap(err))
 		}
 	}
-	sign, err := loadSignKey(*signKey)
+	sign, err := loadSignKey(*signKey, o.Partner)
 	if err != nil {
 		return err
 	}

@@ -10,9 +10,10 @@ import (
 // signFunc adds a producer's signature headers for a payload.
 type signFunc func(h nats.Header, data []byte)
 
-// loadSignKey reads `send --sign-key FILE`; no file: a signFunc that does
-// nothing.
-func loadSignKey(path string) (signFunc, error) {
+// loadSignKey reads `send --sign-key FILE`: the signature covers the
+// payload, the partner sent as and the time of sending. No file: a
+// signFunc that does nothing.
+func loadSignKey(path, partnerID string) (signFunc, error) {
 	if path == "" {
 		return func(nats.Header, []byte) {}, nil
 	}
@@ -20,5 +21,5 @@ func loadSignKey(path string) (signFunc, error) {
 	if err != nil {
 		return nil, usageErr("--sign-key %s: %v (make one with 'edihub partner keygen')", escape.Line(path), err)
 	}
-	return k.Sign, nil
+	return func(h nats.Header, data []byte) { k.Sign(h, partnerID, data) }, nil
 }

@@ -31,6 +31,7 @@ type api struct {
 	log      zerolog.Logger
 	opt      Options
 	sessions *sessions
+	logins   *loginLimiter
 	cache    *entryCache // nil without Options.JS
 	memoMu   sync.Mutex
 	memo     map[string]overviewMemo // by chart window

@@ -113,7 +113,7 @@ func NewWithOptions(o Options) http.Handler {
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
 	}
-	a := &api{ops: o.Ops, log: o.Logger.With().Str("component", "api").Logger(), opt: o, sessions: newSessions(o.Now, o.SessionTTL)}
+	a := &api{ops: o.Ops, log: o.Logger.With().Str("component", "api").Logger(), opt: o, sessions: newSessions(o.Now, o.SessionTTL), logins: newLoginLimiter()}
 	if o.JS != nil {
 		a.cache = newEntryCache(o.Ops, o.JS, o.Streams, o.Now)
 		if o.WarmUp != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"mime"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -17,14 +18,32 @@ import (
 // read (GET /api/v1/session). Sessions live in memory: a restart of serve
 // logs everyone out.
 
-// SessionCookie is the name of the console's session cookie.
+// SessionCookie is the base name of the console's session cookie; the
+// name used is cookieName's.
 const SessionCookie = "edihub_session"
+
+// cookieName: over TLS __Host-edihub_session (Secure, Path=/, no Domain:
+// the browser sends it to this origin only); otherwise a name with the
+// port, since a cookie without Secure is sent to every port of the host
+// and another service there must not receive (or set) this one.
+func cookieName(r *http.Request) string {
+	if r.TLS != nil {
+		return "__Host-" + SessionCookie
+	}
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" {
+		port = "80"
+	}
+	return SessionCookie + "_" + port
+}
 
 // CSRFHeader carries the session's CSRF token on every write.
 const CSRFHeader = "X-CSRF-Token"
 
-// maxSessions bounds memory: logins beyond it drop the oldest session.
-const maxSessions = 10000
+// maxSessionsPerToken bounds memory: a token's login beyond it drops that
+// token's oldest session, never another token's (so a read token cannot
+// log an operator out by logging in often).
+const maxSessionsPerToken = 32
 
 type session struct {
 	id, csrf   string
@@ -61,13 +80,18 @@ func (s *sessions) create(name, role string) *session {
 			delete(s.m, id)
 		}
 	}
-	if len(s.m) >= maxSessions {
-		var oldest *session
-		for _, o := range s.m {
-			if oldest == nil || o.expires.Before(oldest.expires) {
-				oldest = o
-			}
+	var oldest *session
+	n := 0
+	for _, o := range s.m {
+		if o.name != name {
+			continue
 		}
+		n++
+		if oldest == nil || o.expires.Before(oldest.expires) {
+			oldest = o
+		}
+	}
+	if n >= maxSessionsPerToken {
 		delete(s.m, oldest.id)
 	}
 	s.m[ss.id] = ss
@@ -84,7 +108,7 @@ func (s *sessions) delete(id string) {
 // message of the refusal. A request that is not a GET (or HEAD) must
 // carry the session's CSRF token.
 func (s *sessions) fromRequest(r *http.Request) (*session, int, string) {
-	c, err := r.Cookie(SessionCookie)
+	c, err := r.Cookie(cookieName(r))
 	if err != nil || c.Value == "" {
 		return nil, http.StatusUnauthorized, "log in: a bearer token (Authorization: Bearer <token>) or a console session is required"
 	}
@@ -131,14 +155,24 @@ func (a *api) login(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, 4096, &b) {
 		return
 	}
+	client, now := clientKey(r), a.sessions.now()
+	if d := a.logins.wait(client, now); d > 0 {
+		retryAfter(w, d)
+		return
+	}
 	t := a.lookupToken(b.Token)
 	if b.Token == "" || t == nil {
+		a.logins.failed(client, now)
 		writeJSONError(w, http.StatusUnauthorized, "unknown token")
+		return
+	}
+	if d := a.logins.succeeded(client, t.name, now); d > 0 {
+		retryAfter(w, d)
 		return
 	}
 	ss := a.sessions.create(t.name, t.role)
 	http.SetCookie(w, &http.Cookie{
-		Name: SessionCookie, Value: ss.id, Path: "/", Expires: ss.expires, MaxAge: int(a.opt.SessionTTL / time.Second),
+		Name: cookieName(r), Value: ss.id, Path: "/", Expires: ss.expires, MaxAge: int(a.opt.SessionTTL / time.Second),
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
 	})
 	a.log.Info().Str("actor", t.name).Str("role", t.role).Msg("console login")
@@ -160,6 +194,6 @@ func (a *api) logout(w http.ResponseWriter, r *http.Request) {
 	if ss, _ := r.Context().Value(sessionKey{}).(*session); ss != nil {
 		a.sessions.delete(ss.id)
 	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 }

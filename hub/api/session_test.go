@@ -41,7 +41,7 @@ func request(t *testing.T, srv *httptest.Server, method, path, cookie, csrf, con
 	t.Helper()
 	req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
 	if cookie != "" {
-		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: cookie})
+		req.AddCookie(&http.Cookie{Name: cookieName(req), Value: cookie})
 	}
 	if csrf != "" {
 		req.Header.Set(CSRFHeader, csrf)
@@ -67,7 +67,7 @@ func loginAs(t *testing.T, srv *httptest.Server, token string) (cookie, csrf str
 		t.Fatalf("login: %d %v", resp.StatusCode, out)
 	}
 	for _, c := range resp.Cookies() {
-		if c.Name == SessionCookie {
+		if c.Name == cookieName(resp.Request) {
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.Value == "" {
 				t.Fatalf("session cookie %+v: want HttpOnly, SameSite=Strict, Path=/", c)
 			}
@@ -185,5 +185,50 @@ func TestConsoleBulkAndPagination(t *testing.T) {
 	}
 	if ev := lastAudit(t, e.JS); ev.Action != "drop" || ev.Actor != "bob" || ev.Reason != "test files" {
 		t.Fatalf("bulk drop audited as %+v", ev)
+	}
+}
+
+// A read token's logins never evict an operator's session; failed logins
+// earn a client a back-off; the cookie is port-scoped without TLS.
+func TestConsoleLoginLimits(t *testing.T) {
+	e := newOpsEnv(t)
+	clock := &fakeClock{t: time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)}
+	srv := sessionServer(t, e, clock)
+	opCookie, _ := loginAs(t, srv, opTok)
+	for i := 0; i < maxSessionsPerToken+5; i++ {
+		if i > 0 && i%loginsPerMinute == 0 {
+			clock.add(time.Minute) // stay under the per-token rate
+		}
+		loginAs(t, srv, readTok)
+	}
+	if resp, out := request(t, srv, "GET", "/api/v1/session", opCookie, "", "", ""); resp.StatusCode != 200 || out["name"] != "bob" {
+		t.Fatalf("the operator's session was evicted by a read token's logins: %d %v", resp.StatusCode, out)
+	}
+	// Per token: more than loginsPerMinute logins in a minute are refused.
+	clock.add(time.Minute)
+	for i := 0; i < loginsPerMinute; i++ {
+		loginAs(t, srv, readTok)
+	}
+	if resp, _ := request(t, srv, "POST", "/api/v1/session", "", "", "application/json", `{"token":"`+readTok+`"}`); resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("login %d of a token in a minute: %d", loginsPerMinute+1, resp.StatusCode)
+	}
+	// Per client: failures beyond the free ones are refused, even with the
+	// right token, until the back-off passes.
+	clock.add(time.Minute)
+	for i := 0; i < freeFailures+1; i++ {
+		if resp, _ := request(t, srv, "POST", "/api/v1/session", "", "", "application/json", `{"token":"guess-0123456789abcdef"}`); resp.StatusCode != 401 {
+			t.Fatalf("guess %d: %d", i, resp.StatusCode)
+		}
+	}
+	resp, _ := request(t, srv, "POST", "/api/v1/session", "", "", "application/json", `{"token":"`+opTok+`"}`)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a login during the back-off: %d %v", resp.StatusCode, resp.Header)
+	}
+	clock.add(2 * time.Second)
+	loginAs(t, srv, opTok)
+	// The cookie's name carries the port.
+	u := strings.TrimPrefix(srv.URL, "http://")
+	if _, port, _ := strings.Cut(u, ":"); cookieName(&http.Request{Host: u}) != SessionCookie+"_"+port {
+		t.Fatalf("cookie name %q", cookieName(&http.Request{Host: u}))
 	}
 }

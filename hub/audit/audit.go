@@ -202,3 +202,19 @@ func (a *Auditor) Append(ctx context.Context, ev Event, dedupeID string) (Event,
 	}
 	return ev, fmt.Errorf("append audit event %s: lost the race 10 times", ev.Action)
 }
+
+// GenesisAction is the keyed event serve appends when it creates the audit
+// key: from it on, an event without a MAC is unauthenticated, never legacy,
+// even on a trail that had no keyed event yet.
+const GenesisAction = "audit-key-created"
+
+// Genesis appends the keyed genesis event naming the key's ID. Without a
+// keyring it does nothing.
+func (a *Auditor) Genesis(ctx context.Context, actor string) error {
+	if a.keys == nil {
+		return nil
+	}
+	_, err := a.Append(ctx, Event{Action: GenesisAction, Actor: actor, Details: map[string]string{"kid": a.keys.CurrentID()}},
+		"audit:genesis:"+a.keys.CurrentID())
+	return err
+}

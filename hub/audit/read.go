@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	ejs "github.com/edihub/edihub/jetstream"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
@@ -60,6 +62,20 @@ type Problem struct {
 	Seq    uint64 `json:"seq"`
 	Kind   string `json:"kind"`
 	Detail string `json:"detail"`
+	// Acknowledged: a foreign message an operator acknowledged with an
+	// authentic AckForeignAction event (Verification.Foreign only).
+	Acknowledged bool `json:"acknowledged,omitempty"`
+}
+
+// AckForeignAction is the event by which an operator acknowledges foreign
+// messages in the audit stream (IDs AUDIT:<seq>): once acknowledged by an
+// authentic event they no longer turn the verdict red.
+const AckForeignAction = "acknowledge-foreign"
+
+// isForeign: the kinds of messages that are not the hub's events (junk,
+// forged, unsigned), as opposed to damage to the hub's own chain.
+func isForeign(kind string) bool {
+	return kind == Unreadable || kind == Forged || kind == Unauthenticated
 }
 
 // Verification is the result of Verify.
@@ -86,6 +102,13 @@ type Verification struct {
 	// Problem is the first of Problems, for callers that show one.
 	Problem  *Problem  `json:"problem,omitempty"`
 	Problems []Problem `json:"problems,omitempty"`
+	// ChainOK: the authentic events chain (nothing altered, missing,
+	// reordered), whatever foreign messages lie between them.
+	ChainOK bool `json:"chain_ok"`
+	// Foreign lists every message that is not an authentic event, by
+	// sequence, acknowledged or not; the unacknowledged ones are also in
+	// Problems and make OK false.
+	Foreign []Problem `json:"foreign,omitempty"`
 }
 
 // NoKeyNote is Verification.Note when no keyring was given.
@@ -145,6 +168,8 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 		return v, err
 	}
 	anchorMatches := map[string]bool{}
+	acked := map[uint64]bool{} // foreign messages acknowledged by an operator's event
+	var pending []altered      // hash mismatches waiting for the next authentic event (with keys)
 	problem := func(seq uint64, kind, format string, a ...any) {
 		v.Problems = append(v.Problems, Problem{Seq: seq, Kind: kind, Detail: fmt.Sprintf(format, a...)})
 	}
@@ -165,8 +190,16 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 			return nil
 		}
 		if h := ev.computeHash(); h != ev.Hash {
-			problem(seq, Altered, "event %d (%s by %s) was altered: its hash is %s, its content hashes to %s",
+			detail := fmt.Sprintf("event %d (%s by %s) was altered: its hash is %s, its content hashes to %s",
 				seq, escape.Line(ev.Action), escape.Line(ev.Actor), escape.Line(ev.Hash), h)
+			if keys != nil {
+				// With a key, junk with an event's shape and an altered
+				// event look alike until the next authentic event: it
+				// chains onto an altered event's hash, never onto junk.
+				pending = append(pending, altered{seq: seq, hash: ev.Hash, detail: detail})
+				return nil
+			}
+			problem(seq, Altered, "%s", detail)
 			prev, resync = ev.Hash, false // what comes next chained onto the original
 			return nil
 		}
@@ -187,6 +220,15 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 				signed = true
 			}
 		}
+		for _, p := range pending {
+			if p.hash == ev.Prev {
+				problem(p.seq, Altered, "%s", p.detail)
+				prev, resync = p.hash, false
+			} else {
+				problem(p.seq, Forged, "message %d has an event's shape but is no event of the hub (its hash does not match its content, and no event chains onto it; skipped)", p.seq)
+			}
+		}
+		pending = nil
 		if ev.Prev != prev && !resync {
 			where := "no event before it has that hash"
 			if k, ok := seen[ev.Prev]; ok {
@@ -196,6 +238,9 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 				seq, v.LastSeq, escape.Line(ev.Prev), cmp.Or(prev, `""`), where)
 		} else {
 			v.Events++
+			if ev.Action == AckForeignAction && (keys == nil || ev.MAC != "") {
+				ackedSeqs(ev, stream, acked)
+			}
 		}
 		prev, resync = ev.Hash, false
 		seen[ev.Hash] = seq
@@ -207,6 +252,9 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 	})
 	if err != nil {
 		return v, err
+	}
+	for _, p := range pending { // nothing authentic after them: altered at the end, or junk
+		problem(p.seq, Altered, "%s (or junk: no authentic event follows to tell)", p.detail)
 	}
 	if next <= info.State.LastSeq {
 		problem(next, Missing, "events %d..%d are missing (deleted at the end of the stream)", next, info.State.LastSeq)
@@ -222,9 +270,40 @@ func VerifyWith(ctx context.Context, j js.JetStream, stream, anchor string, keys
 			return v, fmt.Errorf("%w: %s matches %d events; give more digits", ErrBadAnchor, escape.Line(anchor), len(anchorMatches))
 		}
 	}
+	sort.SliceStable(v.Problems, func(i, j int) bool { return v.Problems[i].Seq < v.Problems[j].Seq })
+	all := v.Problems
+	v.Problems, v.ChainOK = nil, true
+	for _, p := range all {
+		if !isForeign(p.Kind) {
+			v.ChainOK = false
+			v.Problems = append(v.Problems, p)
+			continue
+		}
+		p.Acknowledged = acked[p.Seq]
+		v.Foreign = append(v.Foreign, p)
+		if !p.Acknowledged {
+			v.Problems = append(v.Problems, p)
+		}
+	}
 	if len(v.Problems) > 0 {
 		v.Problem = &v.Problems[0]
 	}
 	v.OK = len(v.Problems) == 0
 	return v, nil
+}
+
+// altered is a message whose hash does not match its content.
+type altered struct {
+	seq          uint64
+	hash, detail string
+}
+
+// ackedSeqs reads the sequences an AckForeignAction event names (IDs
+// <stream>:<seq>).
+func ackedSeqs(ev Event, stream string, into map[uint64]bool) {
+	for _, id := range ev.IDs {
+		if ref, err := wire.ParseMsgRef(id, stream); err == nil {
+			into[ref.Seq] = true
+		}
+	}
 }

@@ -262,7 +262,8 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	if ttl := raw.Header.Get(wire.HdrTTL); ttl != "" && o.o.Streams.KindOf(ref.Stream) == wire.KindDLQ {
 		m.Header.Set(wire.HdrTTL, ttl) // the cause's retention applies to the edit too
 	}
-	ack, err := o.o.JS.PublishMsg(ctx, m, js.WithMsgID("edit:"+ref.String()+":"+after[:16]))
+	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	ack, err := o.publishOwnCopy(ctx, m, o.copyMsgID("edit", e.Partner, ref, after), wire.HdrEditedFrom)
 	if err != nil {
 		return nil, fmt.Errorf("store the edited version of %s: %w", ref, err)
 	}

@@ -2,10 +2,14 @@ package ops
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/wire"
 )
 
 // AuditFilter selects audit events; empty fields match everything.
@@ -59,4 +63,38 @@ func (o *Ops) AuditList(ctx context.Context, f AuditFilter, limit int) ([]audit.
 // Auditor's keyring (none: the hash chain only, and the result says so).
 func (o *Ops) AuditVerify(ctx context.Context, anchor string) (audit.Verification, error) {
 	return audit.VerifyWith(ctx, o.o.JS, o.o.Streams.Audit, anchor, o.o.Auditor.Keyring())
+}
+
+// ErrNotForeign: a sequence given to AcknowledgeForeign is not a foreign
+// message of the audit stream (an authentic event, or nothing at all).
+var ErrNotForeign = errors.New("not a foreign message of the audit stream")
+
+// AcknowledgeForeign records, with an audited event, that an operator has
+// looked at the foreign messages seqs of the audit stream (junk, forged or
+// unsigned messages that `audit verify` reports): from then on they are
+// listed as acknowledged and no longer make the verdict red. Only messages
+// verify reports as foreign may be acknowledged, and the reason is required.
+func (o *Ops) AcknowledgeForeign(ctx context.Context, seqs []uint64, reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return ErrReasonRequired
+	}
+	if len(seqs) == 0 {
+		return BadRequest("name the sequences of the foreign messages to acknowledge")
+	}
+	v, err := o.AuditVerify(ctx, "")
+	if err != nil {
+		return err
+	}
+	foreign := map[uint64]bool{}
+	for _, p := range v.Foreign {
+		foreign[p.Seq] = true
+	}
+	ids := make([]string, 0, len(seqs))
+	for _, seq := range seqs {
+		if !foreign[seq] {
+			return fmt.Errorf("%w: %s:%d", ErrNotForeign, o.o.Streams.Audit, seq)
+		}
+		ids = append(ids, wire.MsgRef{Stream: o.o.Streams.Audit, Seq: seq}.String())
+	}
+	return o.audit(ctx, audit.Event{Action: audit.AckForeignAction, IDs: ids, Reason: reason}, "")
 }

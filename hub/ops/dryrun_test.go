@@ -77,7 +77,7 @@ func TestDryRunDecidesAsTheStage(t *testing.T) {
 	ags := oddAgreements{reg}
 	ok := partnerFile(t, "invoic_ok.edi")
 	signed := nats.Header{}
-	sig.Sign(signed, ok)
+	sig.Sign(signed, "SIGNED", ok)
 	cases := []struct {
 		name, partner string
 		data          []byte

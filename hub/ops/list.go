@@ -138,10 +138,13 @@ func (o *Ops) Inspect(ctx context.Context, f Filter) ([]Entry, error) {
 			return nil, err
 		}
 	}
-	// An edited copy supersedes its original even if the KV write was lost.
+	// An edited copy supersedes its original even if the KV link was lost
+	// after the copy was stored, but only when Edit claimed the original
+	// first (editPending): an x-edited-from that someone else published on
+	// a DLQ subject never hides a real dead letter.
 	for _, e := range all {
 		if e.EditedFrom != "" {
-			if _, ok := edits[e.EditedFrom]; !ok || edits[e.EditedFrom] == editPending {
+			if edits[e.EditedFrom] == editPending {
 				edits[e.EditedFrom] = e.ID
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	ejs "github.com/edihub/edihub/jetstream"
 
 	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
@@ -184,9 +183,11 @@ func checkReplaySubject(s string) error {
 
 // Replay publishes messages back, byte for byte, to their original topic
 // (or To), paced by Rate and capped by Max. Each copy carries the history
-// headers plus x-replayed-from and has Nats-Msg-Id replay:<ID>, so a re-run
-// after a crash is dropped by the server; only after the server's ack is
-// the event audited and the message removed from its stream. An edited
+// headers plus x-replayed-from and has Nats-Msg-Id replay:<partner>:<HMAC
+// of the ID with the audit key>, so a re-run after a crash is dropped by the
+// server and nobody else can publish the id first; only after the server's
+// ack names the hub's own copy is the event audited and the message
+// removed from its stream. An edited
 // original is replaced by its edit; the original is never sent.
 func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, error) {
 	if err := o.checkReplay(&req); err != nil {
@@ -319,7 +320,8 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 			return fail(OutcomeFailed, err)
 		}
 	}
-	ack, err := o.o.JS.PublishMsg(ctx, m, js.WithMsgID("replay:"+target.String()))
+	partner, _ := wire.PartnerOfTopic(it.Subject)
+	ack, err := o.publishOwnCopy(ctx, m, o.copyMsgID("replay", partner, target, ""), wire.HdrReplayedFrom)
 	if err != nil {
 		return fail(OutcomeFailed, fmt.Errorf("publish to %s: %w", it.Subject, err))
 	}
