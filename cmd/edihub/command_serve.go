@@ -207,6 +207,9 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := ejs.WaitStream(wctx, j, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
 		return unreachableErr(err)
 	}
+	if _, err := watchServerLimits(wctx, nc, j, cfg, log); err != nil {
+		return usageErr("%v", err)
+	}
 
 	// The ledger gets a connection of its own: on the hub's, its batch
 	// entries and their acks queued behind the outputs, in the client's

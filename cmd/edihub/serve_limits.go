@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	ejs "github.com/edihub/edihub/jetstream"
+)
+
+// ingestNeeds are the sizes the config promises to take in through the
+// ingest stream: hub.edifact.max_size and each partner's override.
+func ingestNeeds(cfg fileConfig) []ejs.Need {
+	e := cfg.Hub.EDIFACT
+	needs := []ejs.Need{{Setting: "hub.edifact.max_size", Size: e.MaxSize, Stream: cfg.Hub.Streams.Ingest}}
+	ids := make([]string, 0, len(e.Partners))
+	for id := range e.Partners {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if n := e.Partners[id].MaxSize; n > 0 {
+			needs = append(needs, ejs.Need{Setting: fmt.Sprintf("hub.edifact.partners.%s.max_size", id), Size: n, Stream: cfg.Hub.Streams.Ingest})
+		}
+	}
+	return needs
+}
+
+// watchServerLimits refuses a config whose interchanges the server cannot
+// take (its max_payload, the ingest stream's max_msg_size), and reads them
+// again after every reconnect: a server replaced by one with smaller
+// limits is logged with the setting to change.
+func watchServerLimits(ctx context.Context, nc *nats.Conn, j js.JetStream, cfg fileConfig, log zerolog.Logger) (*ejs.LimitWatch, error) {
+	w, err := ejs.NewLimitWatch(ctx, nc, j, ingestNeeds(cfg)...)
+	if err != nil {
+		return nil, err
+	}
+	w.WatchReconnects(func(err error) {
+		log.Error().Str("component", "serve").Err(err).Msg("the NATS server reconnected to cannot take the configured interchanges")
+	})
+	l := w.Limits()
+	log.Info().Str("component", "serve").Int64("max_payload", l.MaxPayload).Int64("max_interchange", l.MaxBody(cfg.Hub.Streams.Ingest)).
+		Msg("the NATS server's limits take the configured interchanges")
+	return w, nil
+}
