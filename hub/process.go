@@ -262,13 +262,12 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		err = wait(ctx)
 	}
 	if err != nil {
-		// Not the message's fault: leave it for redelivery, which
-		// republishes; the dedupe ids drop what was already stored.
-		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("storing the outputs (or the ledger's commit) failed; will redeliver")
-		h.recordPublishFailure(d, err)
-		_ = d.msg.NakWithDelay(time.Second)
+		// The environment's: redelivered, which republishes (the dedupe
+		// ids drop what was already stored); the message's: a dead letter.
+		h.publishFailed(d, rec, attempts, err)
 		return
 	}
+	h.pub.ok()
 	if dups > 0 {
 		h.met.duplicates.Add(float64(dups))
 	}
