@@ -207,7 +207,8 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	if err := ejs.WaitStream(wctx, j, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
 		return unreachableErr(err)
 	}
-	if _, err := watchServerLimits(wctx, nc, j, cfg, log); err != nil {
+	limits, err := watchServerLimits(wctx, nc, j, cfg, log)
+	if err != nil {
 		return usageErr("%v", err)
 	}
 
@@ -288,7 +289,9 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		apiHandler = api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: h.Auditor(),
 			JS: j, Streams: h.Config().Streams, Forensics: &cfg.Sandbox, Status: h.Status, WarmUp: ctx})
 	}
-	httpSrv := startHTTP(httpLn, reg, h.Ready, nc, newJSWriteCheck(j, cfg.NATS.Replicas), apiHandler, log)
+	// not ready while a server reconnected to cannot take the interchanges
+	ready := func() bool { return h.Ready() && limits.Err() == nil }
+	httpSrv := startHTTP(httpLn, reg, ready, nc, newJSWriteCheck(j, cfg.NATS.Replicas), apiHandler, log)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
