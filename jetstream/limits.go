@@ -46,6 +46,7 @@ type Need struct {
 // configuration, at start and after every reconnect.
 func CheckLimits(l Limits, needs ...Need) error {
 	var errs []error
+	seen := map[string]bool{}
 	for _, n := range needs {
 		fit := l.MaxBody(n.Stream)
 		if n.Size <= fit {
@@ -59,8 +60,12 @@ func CheckLimits(l Limits, needs ...Need) error {
 			fix = fmt.Sprintf("raise max_msg_size of stream %s to at least %d (nats stream edit %s --max-msg-size=%d)",
 				n.Stream, n.Size+HeaderRoom, n.Stream, n.Size+HeaderRoom)
 		}
-		errs = append(errs, fmt.Errorf("%s is %d bytes, but %s is %d bytes (%d for a body, %d held for headers): %s, or lower %s to %d",
-			n.Setting, n.Size, where, limit, fit, HeaderRoom, fix, n.Setting, fit))
+		err := fmt.Errorf("%s is %d bytes, but %s is %d bytes (%d for a body, %d held for headers): %s, or lower %s to %d",
+			n.Setting, n.Size, where, limit, fit, HeaderRoom, fix, n.Setting, fit)
+		if !seen[err.Error()] { // max_payload is one for every stream: said once
+			seen[err.Error()] = true
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

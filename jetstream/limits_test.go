@@ -186,3 +186,16 @@ func TestLimitWatchOnARealServer(t *testing.T) {
 	default:
 	}
 }
+
+// The server's max_payload is one for every stream: said once.
+func TestCheckLimitsSaysMaxPayloadOnce(t *testing.T) {
+	l := ejs.Limits{MaxPayload: 1 << 20, Streams: map[string]int64{}}
+	var needs []ejs.Need
+	for _, s := range []string{"INGEST", "DLQ", "POISON"} {
+		needs = append(needs, ejs.Need{Setting: "hub.edifact.max_size", Size: 10 << 20, Stream: s})
+	}
+	err := ejs.CheckLimits(l, needs...)
+	if err == nil || strings.Count(err.Error(), "max_payload is") != 1 {
+		t.Fatalf("want one refusal, got %v", err)
+	}
+}

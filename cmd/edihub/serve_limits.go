@@ -12,11 +12,13 @@ import (
 	ejs "github.com/edihub/edihub/jetstream"
 )
 
-// ingestNeeds are the sizes the config promises to take in through the
-// ingest stream: hub.edifact.max_size and each partner's override.
-func ingestNeeds(cfg fileConfig) []ejs.Need {
-	e := cfg.Hub.EDIFACT
-	needs := []ejs.Need{{Setting: "hub.edifact.max_size", Size: e.MaxSize, Stream: cfg.Hub.Streams.Ingest}}
+// interchangeNeeds are the sizes the config promises to take: an
+// interchange of hub.edifact.max_size (and of each partner's override)
+// is stored in the ingest stream, and its copies (a retry, a dead letter,
+// the parking lot, quarantine) carry it whole into theirs.
+func interchangeNeeds(cfg fileConfig) []ejs.Need {
+	e, st := cfg.Hub.EDIFACT, cfg.Hub.Streams
+	sizes := []ejs.Need{{Setting: "hub.edifact.max_size", Size: e.MaxSize}}
 	ids := make([]string, 0, len(e.Partners))
 	for id := range e.Partners {
 		ids = append(ids, id)
@@ -24,18 +26,25 @@ func ingestNeeds(cfg fileConfig) []ejs.Need {
 	sort.Strings(ids)
 	for _, id := range ids {
 		if n := e.Partners[id].MaxSize; n > 0 {
-			needs = append(needs, ejs.Need{Setting: fmt.Sprintf("hub.edifact.partners.%s.max_size", id), Size: n, Stream: cfg.Hub.Streams.Ingest})
+			sizes = append(sizes, ejs.Need{Setting: fmt.Sprintf("hub.edifact.partners.%s.max_size", id), Size: n})
+		}
+	}
+	var needs []ejs.Need
+	for _, n := range sizes {
+		for _, stream := range []string{st.Ingest, st.Retry, st.DLQ, st.Parking, st.Poison} {
+			n.Stream = stream
+			needs = append(needs, n)
 		}
 	}
 	return needs
 }
 
 // watchServerLimits refuses a config whose interchanges the server cannot
-// take (its max_payload, the ingest stream's max_msg_size), and reads them
+// take (its max_payload, the max_msg_size of the streams they go to), and reads them
 // again after every reconnect: a server replaced by one with smaller
 // limits is logged with the setting to change.
 func watchServerLimits(ctx context.Context, nc *nats.Conn, j js.JetStream, cfg fileConfig, log zerolog.Logger) (*ejs.LimitWatch, error) {
-	w, err := ejs.NewLimitWatch(ctx, nc, j, ingestNeeds(cfg)...)
+	w, err := ejs.NewLimitWatch(ctx, nc, j, interchangeNeeds(cfg)...)
 	if err != nil {
 		return nil, err
 	}
