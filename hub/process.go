@@ -248,6 +248,10 @@ const duplicateAuditEvery = time.Minute
 // from the interchange's identity (the ledger's commit runs meanwhile),
 // waits for every ack and the commit together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
+	if err := h.outputsFit(m.outputs); err != nil { // before any is stored or the ledger commits
+		h.publishFailed(d, rec, attempts, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()
 	waits := make([]func(context.Context) error, 0, len(m.commits))

@@ -137,3 +137,25 @@ func TestRepeatsIdentically(t *testing.T) {
 		}
 	}
 }
+
+// An interchange whose second output is over the max payload stores none
+// of them: half an interchange never reaches PARSED.
+func TestOutputsCheckedBeforeAnyIsStored(t *testing.T) {
+	stage := Stage{Name: "parse", Handle: func(ctx context.Context, m *Message) error {
+		h := nats.Header{wire.HdrPartnerID: []string{m.Partner}}
+		m.Emit(wire.ParsedSubject(m.Partner, "TEST"), h, []byte("small first output"))
+		m.Emit(wire.ParsedSubject(m.Partner, "TEST"), h, bytes.Repeat([]byte("x"), 2<<20))
+		return nil
+	}}
+	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{MaxPayload: 1 << 20})
+	env := startHub(t, srv.URL, "", fastConfig(), []Stage{stage}, nil)
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "two outputs", nil)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
+	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 0 {
+		t.Fatalf("%d outputs of a dead-lettered interchange were stored", n)
+	}
+	msg := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0].Header.Get(wire.HdrErrorMsg)
+	if !strings.Contains(msg, "output 2 of 2") || !strings.Contains(msg, "max_payload") {
+		t.Fatalf("reason: %q", msg)
+	}
+}
