@@ -80,6 +80,7 @@ type App struct {
 	// keyCreated: this start created the audit key (New writes the
 	// keyed genesis event)
 	keyCreated bool
+	limits     *ejs.LimitWatch // the server's limits, read again on reconnect
 	shared     sharedParts
 	hub        *hub.Hub
 	handler    http.Handler
@@ -223,6 +224,9 @@ func (a *App) open(ctx context.Context) error {
 	if err := ejs.WaitStream(wctx, a.js, readyzStreamConfig(cfg.NATS.Replicas)); err != nil {
 		return unreachableErr(err)
 	}
+	if a.limits, err = watchServerLimits(wctx, a.nc, a.js, cfg, log); err != nil {
+		return configErr(err)
+	}
 	a.keyCreated = created
 	return a.assemble(wctx, keys, inflight, suspects)
 }
@@ -348,7 +352,9 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if err != nil {
 		return err
 	}
-	a.handler = newMux(reg, a.hub.Ready, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
+	// not ready while a server reconnected to cannot take the interchanges
+	ready := func() bool { return a.hub.Ready() && a.limits.Err() == nil }
+	a.handler = newMux(reg, ready, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
 	if cfg.Bridge.Enabled() {
 		if a.bridge, err = bridge.New(&cfg.Bridge, a.nc, a.js, log, reg); err != nil {
 			return configErr(fmt.Errorf("bridge: %w", err))

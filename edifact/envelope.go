@@ -176,7 +176,7 @@ func (c *checker) add(s *Segment) error {
 		case "UNB", "UNG":
 			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %s", s.Tag, quoted(c.msg.Ref, 20))
 		}
-		c.msg.Segments = append(c.msg.Segments, *s)
+		c.msg.Segments = appendSegment(c.msg.Segments, s)
 		return nil
 	}
 	if maxServiceElements[s.Tag] > 0 {

@@ -17,7 +17,7 @@ func (c *checker) addX12(s *Segment) error {
 			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %s (segment %d) is open",
 				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
 		}
-		c.msg.Segments = append(c.msg.Segments, *s)
+		c.msg.Segments = appendSegment(c.msg.Segments, s)
 		return nil
 	}
 	switch s.Tag {

@@ -111,6 +111,7 @@ type Hub struct {
 	stages  []Stage
 	log     zerolog.Logger
 	met     *metrics
+	pub     *publishHealth
 	alerter *alert.Alerter
 	board   statusBoard // leak probe and recent alerts for Status
 	audit   *audit.Auditor
@@ -176,7 +177,7 @@ func New(o Options) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
-		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg),
+		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg), pub: newPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
@@ -233,8 +234,10 @@ func (h *Hub) Config() Config { return h.cfg }
 // Auditor returns the hub's audit appender.
 func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 
-// Ready reports whether streams are provisioned and workers run.
-func (h *Hub) Ready() bool { return h.ready.Load() }
+// Ready reports whether streams are provisioned and workers run, and the
+// environment takes outputs (no publish failed for it since the last one
+// stored).
+func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.healthy() }
 
 // Processed is how many messages have left a partition since Run began:
 // acked with their outputs, skipped as duplicates, dead-lettered or

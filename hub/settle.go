@@ -98,6 +98,10 @@ const duplicateAuditEvery = time.Minute
 // from the interchange's identity (the ledger's commit runs meanwhile),
 // waits for every ack and the commit together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
+	if err := h.outputsFit(m.outputs); err != nil { // before any is stored or the ledger commits
+		h.publishFailed(d, rec, attempts, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
 	defer cancel()
 	waits := make([]func(context.Context) error, 0, len(m.commits))
@@ -112,13 +116,12 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		err = wait(ctx)
 	}
 	if err != nil {
-		// Not the message's fault: leave it for redelivery, which
-		// republishes; the dedupe ids drop what was already stored.
-		h.log.Error().Err(err).Uint64("seq", d.origSeq).Msg("storing the outputs (or the ledger's commit) failed; will redeliver")
-		h.recordPublishFailure(d, err)
-		_ = d.msg.NakWithDelay(time.Second)
+		// The environment's: redelivered, which republishes (the dedupe
+		// ids drop what was already stored); the message's: a dead letter.
+		h.publishFailed(d, rec, attempts, err)
 		return
 	}
+	h.pub.ok()
 	if dups > 0 {
 		h.met.duplicates.Add(float64(dups))
 	}
@@ -142,7 +145,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 func (h *Hub) recordPublishFailure(d *delivery, err error) {
 	h.count(d, counter.Failure{
 		Stage: h.stages[len(h.stages)-1].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
-		Fingerprint: "publish-outputs", Message: escape.Header("not the message's fault: " + err.Error()),
+		Fingerprint: publishFingerprint, Message: publishFailureMessage(err),
 		Delivery: d.meta.NumDelivered, Solo: d.solo,
 	}, counter.Record{})
 }

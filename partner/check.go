@@ -135,7 +135,11 @@ func (p *Profile) checkRules(ctx context.Context, em *edifact.Message, view []by
 			return businessRejection(em, e)
 		}
 	}
-	if e := runRules(ctx, p.rules, em, view); e != nil {
+	e, err := runRules(ctx, p.rules, p.ruleTime, em, view)
+	if err != nil {
+		return err
+	}
+	if e != nil {
 		return businessRejection(em, e)
 	}
 	return nil

@@ -1,8 +1,6 @@
 package partner
 
 import (
-	"time"
-
 	"bytes"
 	"crypto/ed25519"
 	"encoding/base64"
@@ -14,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -46,16 +45,26 @@ type Config struct {
 	// more over a partner's message refuses it (business, naming the
 	// rule) instead of holding the partition.
 	RuleCostLimit uint64 `yaml:"rule_cost_limit"`
+	// RuleTimeLimit bounds the rules of one message in time (the decode
+	// of its view and every rule's evaluation; 0: 1s, at most 10s): the
+	// cost tracker does not bound time, and a rule that runs out refuses
+	// the message (business, naming the rule) long before the stage's
+	// deadline would make it a timeout.
+	RuleTimeLimit time.Duration `yaml:"rule_time_limit"`
 	// Profiles are partner profiles written in the config itself.
 	Profiles []Profile `yaml:"profiles"`
 }
 
-// ruleCost is the effective RuleCostLimit.
-func (c Config) ruleCost() uint64 {
-	if c.RuleCostLimit == 0 {
-		return defaultRuleCostLimit
+// ruleLimits are the effective RuleCostLimit and RuleTimeLimit.
+func (c Config) ruleLimits() ruleLimits {
+	l := ruleLimits{cost: c.RuleCostLimit, time: c.RuleTimeLimit}
+	if l.cost == 0 {
+		l.cost = defaultRuleCostLimit
 	}
-	return c.RuleCostLimit
+	if l.time == 0 {
+		l.time = defaultRuleTimeLimit
+	}
+	return l
 }
 
 // SetDefaults fills every unset field with its default.
@@ -75,8 +84,12 @@ func (c Config) Validate() error {
 	if _, err := directory.ParseStrictness(c.Directory); err != nil {
 		errs = append(errs, fmt.Errorf("partners.directory: %w", err))
 	}
+	if c.RuleTimeLimit < 0 || c.RuleTimeLimit > maxRuleTimeLimit {
+		errs = append(errs, fmt.Errorf("partners.rule_time_limit: %s: want 0 (the default, %s) up to %s, well under the stage deadline",
+			c.RuleTimeLimit, defaultRuleTimeLimit, maxRuleTimeLimit))
+	}
 	for i := range c.Profiles {
-		if err := c.Profiles[i].compile(c.ruleCost()); err != nil {
+		if err := c.Profiles[i].compile(c.ruleLimits()); err != nil {
 			errs = append(errs, fmt.Errorf("partners.profiles[%d]: %w", i, err))
 		}
 	}
@@ -127,6 +140,7 @@ type Profile struct {
 	messages            []agreedMessage
 	keys                map[string]ed25519.PublicKey
 	rules               []*compiledRule
+	ruleTime            time.Duration // the rules' time limit per message
 }
 
 // SignatureConfig is a profile's signing agreement.
@@ -207,7 +221,7 @@ func parseMessage(s string) (agreedMessage, error) {
 }
 
 // compile checks a profile and prepares its lookups.
-func (p *Profile) compile(costLimit uint64) error {
+func (p *Profile) compile(limits ruleLimits) error {
 	if err := wire.ValidPartnerID(p.ID); err != nil {
 		return fmt.Errorf("id %q: %w", p.ID, err)
 	}
@@ -284,11 +298,11 @@ func (p *Profile) compile(costLimit uint64) error {
 	if p.Signature.Required && len(p.keys) == 0 {
 		return fmt.Errorf("%s: signature.required needs at least one key in signature.keys", p.ID)
 	}
-	rules, err := compileRules(p.Rules, costLimit)
+	rules, err := compileRules(p.Rules, limits.cost)
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.ID, err)
 	}
-	p.rules = rules
+	p.rules, p.ruleTime = rules, limits.time
 	return nil
 }
 
@@ -317,7 +331,7 @@ func Load(c Config) (*Set, error) {
 	var errs []error
 	keyOwner := map[string]string{} // public key → partner
 	add := func(p Profile, src string) {
-		if err := p.compile(c.ruleCost()); err != nil {
+		if err := p.compile(c.ruleLimits()); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,30 @@ import (
 // but the message it runs over is the partner's, and a comprehension over
 // 100 000 segments must not hold a partition.
 const defaultRuleCostLimit = 1_000_000
+
+// defaultRuleTimeLimit and maxRuleTimeLimit bound the rules of one message
+// in time: cel-go's cost tracker slows down quadratically in the length of
+// a comprehension (its stack of values is searched per step), so a rule
+// over the 600 000 segments of a 10 MiB message would run for minutes
+// before its cost limit, and only a deadline holds it. The maximum stays
+// well under the parse stage's deadline, so that a rule out of time is
+// the business refusal it is, never a stage timeout.
+const (
+	defaultRuleTimeLimit = time.Second
+	maxRuleTimeLimit     = 10 * time.Second
+)
+
+// ruleLimits bound one message's rules: CEL cost units per evaluation,
+// and time for all of them (the view's decode included).
+type ruleLimits struct {
+	cost uint64
+	time time.Duration
+}
+
+// interruptEvery is how many comprehension steps cel-go takes between two
+// looks at the deadline: a step over a huge list costs microseconds, so
+// the limit holds within milliseconds.
+const interruptEvery = 20
 
 type compiledRule struct {
 	Rule
@@ -55,7 +80,7 @@ func compileRules(rules []Rule, costLimit uint64) ([]*compiledRule, error) {
 		if ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType {
 			return nil, fmt.Errorf("rule %s: the expression gives %s, want a bool", r.Name, ast.OutputType())
 		}
-		prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(100))
+		prg, err := env.Program(ast, cel.CostLimit(costLimit), cel.InterruptCheckFrequency(interruptEvery))
 		if err != nil {
 			return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 		}
@@ -72,27 +97,76 @@ type ruleError struct {
 func (e *ruleError) Error() string { return "rule " + e.name + " failed: " + e.msg }
 
 // runRules runs the profile's rules for one message over its JSON view;
-// the view is decoded once, and only when a rule applies.
-func runRules(ctx context.Context, rules []*compiledRule, em *edifact.Message, view []byte) *ruleError {
+// the view is decoded once, and only when a rule applies. The decode and
+// the evaluations share one deadline of limit: a rule still running at it
+// (or at its cost limit) is a failing rule. err is set only when ctx
+// itself ends (the stage's deadline or shutdown), which is not the rule's.
+func runRules(ctx context.Context, rules []*compiledRule, limit time.Duration, em *edifact.Message, view []byte) (*ruleError, error) {
+	if limit <= 0 {
+		limit = defaultRuleTimeLimit
+	}
+	if !slices.ContainsFunc(rules, func(r *compiledRule) bool { return r.applies(em) }) {
+		return nil, nil
+	}
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	var msg any
 	for _, r := range rules {
-		if r.Type != "" && r.Type != em.Type {
+		if !r.applies(em) {
 			continue
 		}
 		if msg == nil {
-			if err := json.Unmarshal(view, &msg); err != nil {
-				return &ruleError{name: r.Name, msg: "the JSON view does not decode: " + err.Error()}
+			var err error
+			if msg, err = decodeView(rctx, view); err != nil {
+				return outOfTime(ctx, r, limit, em, "the JSON view does not decode: "+err.Error())
 			}
 		}
-		out, _, err := r.prg.ContextEval(ctx, map[string]any{"msg": msg})
+		out, _, err := r.prg.ContextEval(rctx, map[string]any{"msg": msg})
 		if err != nil {
-			return &ruleError{name: r.Name, msg: "evaluation error: " + err.Error()}
+			return outOfTime(ctx, r, limit, em, "evaluation error: "+err.Error())
 		}
 		if out != types.True {
-			return &ruleError{name: r.Name, msg: fmt.Sprintf("%s is not true for message %s", r.Expr, em.Ref)}
+			return &ruleError{name: r.Name, msg: fmt.Sprintf("%s is not true for message %s", r.Expr, em.Ref)}, nil
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+func (r *compiledRule) applies(em *edifact.Message) bool { return r.Type == "" || r.Type == em.Type }
+
+// outOfTime names why rule r stopped: the stage's end (ctx's error, not
+// the rule's), its time limit, or msg.
+func outOfTime(ctx context.Context, r *compiledRule, limit time.Duration, em *edifact.Message, msg string) (*ruleError, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
+	}
+	if strings.Contains(msg, "operation interrupted") || strings.Contains(msg, context.DeadlineExceeded.Error()) {
+		msg = fmt.Sprintf("ran out of its time limit (partners.rule_time_limit %s) over message %s (%d segments)", limit, em.Ref, len(em.Segments))
+	}
+	return &ruleError{name: r.Name, msg: msg}, nil
+}
+
+// decodeView decodes a message's JSON view for CEL within ctx. The decode
+// itself cannot be interrupted (4 s for the 29 MB view of a 10 MiB
+// message on a busy machine): past the deadline it is left to finish on
+// its own and its result dropped, so that the rule's limit holds.
+func decodeView(ctx context.Context, view []byte) (any, error) {
+	type result struct {
+		v   any
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var v any
+		err := json.Unmarshal(view, &v)
+		done <- result{v, err}
+	}()
+	select {
+	case res := <-done:
+		return res.v, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // Built-in rules, named builtin:<name> in x-rule.

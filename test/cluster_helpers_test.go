@@ -53,7 +53,7 @@ func startNATSCluster(t testing.TB, n int) []*natsNode {
 		name := fmt.Sprintf("nats-%d", i+1)
 		conf := fmt.Sprintf(`server_name: %s
 listen: 127.0.0.1:%d
-max_payload: 8388608
+max_payload: 33554432
 jetstream { store_dir: %q }
 cluster {
   name: edi
