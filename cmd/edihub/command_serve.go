@@ -435,7 +435,7 @@ func (c *jsWriteCheck) check(ctx context.Context) error {
 
 func (c *jsWriteCheck) probe(ctx context.Context) error {
 	if !c.created {
-		_, err := c.js.CreateOrUpdateStream(ctx, readyzStreamConfig(c.replicas))
+		_, err := ejs.EnsureStream(ctx, c.js, readyzStreamConfig(c.replicas))
 		if err != nil {
 			return fmt.Errorf("probe stream %s: %w", readyzStream, err)
 		}
