@@ -78,8 +78,13 @@ func ensureStreamOnce(ctx context.Context, j js.JetStream, want js.StreamConfig)
 			refused = append(refused, fmt.Sprintf("%s (%v → %v)", f, field(have, f), field(want, f)))
 		}
 	}
+	// A lower MaxBytes than the stream holds makes JetStream drop its
+	// oldest messages (dead letters, evidence): refused, never done.
+	if held := s.CachedInfo().State.Bytes; want.MaxBytes > 0 && want.MaxBytes < have.MaxBytes && uint64(want.MaxBytes) < held {
+		refused = append(refused, fmt.Sprintf("MaxBytes (%d → %d, below the %d bytes it holds: JetStream would drop its oldest messages; raise the setting or drain the stream first)", have.MaxBytes, want.MaxBytes, held))
+	}
 	if len(refused) > 0 {
-		return "", permanent(fmt.Errorf("stream %s: JetStream cannot change %s on an existing stream; keep the old setting in the config, or back up and delete the stream to re-create it",
+		return "", permanent(fmt.Errorf("stream %s: cannot change %s on the existing stream; keep the old setting in the config, or back up and delete the stream to re-create it",
 			want.Name, strings.Join(refused, ", ")))
 	}
 	next := have

@@ -77,7 +77,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	log.Info().Str("component", "serve").Str("runtime", cfg.Runtime.apply(e.getenv)).Msg("garbage collector set")
-	return serve(ctx, cfg, log)
+	return serveWithStoreBackoff(ctx, log, func(ctx context.Context) error { return serve(ctx, cfg, log) })
 }
 
 func applyServeFlags(cfg *fileConfig, fs *flag.FlagSet, dataDir, listen, httpAddr, natsURL, logLevel string, drill bool) {
@@ -249,6 +249,9 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 
 	shared.register(reg, cfg.Hub.Partitions)
+	if lim, src, err := ejs.StoreLimit(wctx, j, srv); err == nil {
+		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
+	}
 	h, err := hub.New(hub.Options{
 		Config: cfg.Hub, Conn: nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: actorName("edihub-serve"), Keyring: keys,

@@ -166,5 +166,10 @@ func (c *fileConfig) complete() error {
 	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {
 		return fmt.Errorf("ledger.ttl %v: must be at least a minute", c.Ledger.TTL)
 	}
+	// The ledger's entries name the INGEST message an interchange came in
+	// as; INGEST must keep it as long as the ledger remembers it.
+	if ia := c.Hub.Retention.Ingest.MaxAge; ia > 0 && !c.Ledger.Disabled && ia < c.Ledger.TTL {
+		return fmt.Errorf("hub.retention.ingest.max_age %v is shorter than ledger.ttl %v: the ledger would name INGEST messages that are gone; raise hub.retention.ingest.max_age to %v or more, or lower ledger.ttl", ia, c.Ledger.TTL, c.Ledger.TTL)
+	}
 	return nil
 }

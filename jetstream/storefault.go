@@ -1,0 +1,59 @@
+package jetstream
+
+import (
+	"errors"
+	"strings"
+	"syscall"
+
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStream API error codes of a store that cannot take a write
+// (nats-server's jetstream_errors_generated.go).
+const (
+	codeAccountResourcesExceeded = 10002
+	codeInsufficientResources    = 10023
+	codeMemoryResourcesExceeded  = 10028
+	codeStorageResourcesExceeded = 10047
+	codeStreamStoreFailed        = 10077
+)
+
+// storeFaultTexts are how the same faults read once an error was
+// formatted with %v (serve's exit errors) or came back as a server log
+// line or a plain publish error.
+var storeFaultTexts = []string{
+	"no space left on device",
+	"insufficient resources",
+	"resources exceeded",
+	"insufficient storage",
+	"jetstream not enabled",
+}
+
+// StorageFault says whether err is the store's refusal to write (a full
+// disk, JetStream's store or account limit, a store that failed and
+// disabled JetStream): the environment's fault, never the message's.
+// A missing quorum reads as a timeout; the caller decides what a
+// timeout means (Transient).
+func StorageFault(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return true
+	}
+	var api *js.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode {
+		case codeAccountResourcesExceeded, codeInsufficientResources, codeMemoryResourcesExceeded,
+			codeStorageResourcesExceeded, codeStreamStoreFailed, codeJetStreamNotEnabled:
+			return true
+		}
+	}
+	msg := strings.ToLower(err.Error())
+	for _, t := range storeFaultTexts {
+		if strings.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
+}
