@@ -187,6 +187,7 @@ func (s *KVStore) update(k Key, change func(*Record)) (Record, error) {
 			return r, nil
 		}
 		if !conflict(err) {
+			ejs.StoreFaults.Observe(err)
 			return Record{}, err
 		}
 	}

@@ -153,6 +153,9 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 		return failedErr("%v", err)
 	}
 	defer inflight.Close()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go boundShutdown(ctx, cfg.ShutdownTimeout, stopped, inflight, log)
 	if len(suspects) > 0 {
 		log.Warn().Str("component", "serve").Int("suspects", len(suspects)).
 			Msg("the previous hub died while running messages: they run alone first, so that one that kills the process is found")
@@ -249,6 +252,7 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}
 
 	shared.register(reg, cfg.Hub.Partitions)
+	reg.MustRegister(ejs.StoreFaults.Collectors()...)
 	if lim, src, err := ejs.StoreLimit(wctx, j, srv); err == nil {
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
@@ -305,6 +309,10 @@ func serve(ctx context.Context, cfg fileConfig, log zerolog.Logger) error {
 	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); shared.run(ctx) }()
+	if srv != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); watchEmbeddedStore(ctx, srv, log) }()
+	}
 	if cfg.Bridge.Enabled() {
 		b, err := bridge.New(&cfg.Bridge, nc, j, log, reg)
 		if err != nil {
@@ -385,6 +393,9 @@ func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Hand
 			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
 		case !ready():
 			http.Error(w, "hub not running", http.StatusServiceUnavailable)
+		case storeRefusing():
+			_, last := ejs.StoreFaults.Unavailable(time.Now())
+			http.Error(w, "JetStream store refuses writes: "+escape.Text(oneLine(last)), http.StatusServiceUnavailable)
 		default:
 			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
@@ -395,6 +406,13 @@ func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Hand
 			fmt.Fprintln(w, "ready")
 		}
 	})
+}
+
+// storeRefusing is /readyz's storage condition: a write of any hub stream
+// or of the attempt store was refused in the last seconds (ejs.StoreFaults).
+func storeRefusing() bool {
+	u, _ := ejs.StoreFaults.Unavailable(time.Now())
+	return u
 }
 
 // The write check's stream: one file-stored message at most (each probe

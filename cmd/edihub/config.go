@@ -20,11 +20,14 @@ import (
 // fileConfig is the YAML file `serve --config` reads; configs/edihub.yaml
 // documents every field with its default. Flags override the file.
 type fileConfig struct {
-	DataDir string     `yaml:"data_dir"`
-	NATS    natsConfig `yaml:"nats"`
-	HTTP    httpConfig `yaml:"http"`
-	Log     logConfig  `yaml:"log"`
-	Hub     hub.Config `yaml:"hub"`
+	DataDir string `yaml:"data_dir"`
+	// ShutdownTimeout bounds serve's stop after SIGTERM whatever the
+	// store does (serve_shutdown.go).
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	NATS            natsConfig    `yaml:"nats"`
+	HTTP            httpConfig    `yaml:"http"`
+	Log             logConfig     `yaml:"log"`
+	Hub             hub.Config    `yaml:"hub"`
 	// Bridge routes Kafka topics in and out; serve runs it when any route
 	// is configured.
 	Bridge bridge.Config `yaml:"bridge"`
@@ -98,7 +101,7 @@ type logConfig struct {
 }
 
 func defaultFileConfig() fileConfig {
-	c := fileConfig{DataDir: "data"}
+	c := fileConfig{DataDir: "data", ShutdownTimeout: 30 * time.Second}
 	c.NATS.Listen = "127.0.0.1:4222"
 	c.NATS.MaxPayload = 32 << 20
 	c.NATS.PasswordEnv = envNATSPassword
@@ -162,6 +165,9 @@ func (c *fileConfig) complete() error {
 	c.Runtime.setDefaults()
 	if err := c.Runtime.validate(); err != nil {
 		return err
+	}
+	if c.ShutdownTimeout < time.Second {
+		return fmt.Errorf("shutdown_timeout %v: must be at least 1s", c.ShutdownTimeout)
 	}
 	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {
 		return fmt.Errorf("ledger.ttl %v: must be at least a minute", c.Ledger.TTL)
