@@ -104,3 +104,69 @@ func TestThreeHubsProvisionAtOnceOnAColdCluster(t *testing.T) {
 		})
 	}
 }
+
+// The reduced case of issue 25, side by side in one run: on a fresh
+// three-node cluster three clients open one new R3 bucket with
+// CreateOrUpdateKeyValue while three others open another with
+// create-then-bind (EnsureKeyValue), each call bounded to 10 s. The
+// create-then-bind calls must all succeed; the CreateOrUpdate outcomes are
+// logged (BENCHMARKS.md, issue 25).
+func TestCreateThenBindVersusCreateOrUpdateOnAColdCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three three-node clusters")
+	}
+	var couFailed, ctbFailed, calls int
+	for round := range 3 {
+		nodes := startNATSProcesses(t, 3)
+		url := clusterURL(nodes)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		open := func(ensure bool, bucket string) {
+			defer wg.Done()
+			nc, err := nats.Connect(url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer nc.Close()
+			j, _ := js.New(nc)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := ejs.WaitReady(ctx, j); err != nil {
+				t.Error(err)
+				return
+			}
+			cfg := js.KeyValueConfig{Bucket: bucket, Replicas: 3, Storage: js.FileStorage}
+			start := time.Now()
+			if ensure {
+				_, err = ejs.EnsureKeyValue(ctx, j, cfg)
+			} else {
+				_, err = j.CreateOrUpdateKeyValue(ctx, cfg)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if ensure {
+					ctbFailed++
+				} else {
+					couFailed++
+				}
+			}
+			t.Logf("round %d %s: %v after %v", round+1, map[bool]string{true: "create-then-bind", false: "CreateOrUpdate"}[ensure], err, time.Since(start).Round(time.Millisecond))
+		}
+		for range 3 {
+			wg.Add(2)
+			go open(false, "cou")
+			go open(true, "ctb")
+		}
+		wg.Wait()
+		calls += 3
+		for _, n := range nodes {
+			n.stop()
+		}
+	}
+	t.Logf("CreateOrUpdateKeyValue: %d of %d calls failed; create-then-bind: %d of %d", couFailed, calls, ctbFailed, calls)
+	if ctbFailed > 0 {
+		t.Fatalf("create-then-bind failed %d of %d calls", ctbFailed, calls)
+	}
+}
