@@ -26,14 +26,14 @@ var storeFaultTexts = []string{
 	"insufficient resources",
 	"resources exceeded",
 	"insufficient storage",
-	"jetstream not enabled",
 }
 
 // StorageFault says whether err is the store's refusal to write (a full
 // disk, JetStream's store or account limit, a store that failed and
 // disabled JetStream): the environment's fault, never the message's.
-// A missing quorum reads as a timeout; the caller decides what a
-// timeout means (Transient).
+// A missing quorum reads as a timeout, and a JetStream that is not
+// enabled may be a server's configuration: the caller decides what those
+// mean (Transient).
 func StorageFault(err error) bool {
 	if err == nil {
 		return false
@@ -45,7 +45,7 @@ func StorageFault(err error) bool {
 	if errors.As(err, &api) {
 		switch api.ErrorCode {
 		case codeAccountResourcesExceeded, codeInsufficientResources, codeMemoryResourcesExceeded,
-			codeStorageResourcesExceeded, codeStreamStoreFailed, codeJetStreamNotEnabled:
+			codeStorageResourcesExceeded, codeStreamStoreFailed:
 			return true
 		}
 	}
