@@ -80,6 +80,8 @@ type App struct {
 	// keyCreated: this start created the audit key (New writes the
 	// keyed genesis event)
 	keyCreated bool
+	srv        *server.Server // the embedded server (nil: nats.url)
+	inflight   *counter.InFlight
 	limits     *ejs.LimitWatch // the server's limits, read again on reconnect
 	shared     sharedParts
 	hub        *hub.Hub
@@ -201,6 +203,7 @@ func (a *App) open(ctx context.Context) error {
 		return err
 	}
 	a.onClose(func() { inflight.Close() })
+	a.inflight = inflight
 	if len(suspects) > 0 {
 		log.Warn().Str("component", "serve").Int("suspects", len(suspects)).
 			Msg("the previous hub died while running messages: they run alone first, so that one that kills the process is found")
@@ -257,6 +260,7 @@ func (a *App) connect(ctx context.Context) error {
 			srv.WaitForShutdown()
 		})
 		a.url = srv.ClientURL()
+		a.srv = srv
 		log.Info().Str("component", "serve").Str("nats", a.url).Int("users", len(users)).Str("store", filepath.Join(cfg.DataDir, "jetstream")).Msg("embedded NATS with JetStream started")
 	}
 	var err error
@@ -331,6 +335,12 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 			os.Exit(ExitFatal)
 		}
 	}
+	reg.MustRegister(ejs.StoreFaults.Collectors()...)
+	// stream reservations sized from the store (the embedded server's
+	// disk, an account's limit)
+	if lim, src, err := ejs.StoreLimit(ctx, a.js, a.srv); err == nil {
+		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
+	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: a.env.Actor, Keyring: keys,
@@ -393,8 +403,13 @@ func (a *App) apiHandler() (http.Handler, error) {
 // and the sandbox worker until ctx is done, then stops them and closes
 // everything New opened.
 func (a *App) Run(ctx context.Context) error {
+	// Closed after everything Run and close stop: until then a stop that
+	// outlasts shutdown_timeout ends the process (boundShutdown).
+	stopped := make(chan struct{})
+	defer close(stopped)
 	defer a.close()
 	cfg, log := &a.cfg, a.log
+	go boundShutdown(ctx, cfg.ShutdownTimeout, stopped, a.inflight, log)
 	httpSrv := startHTTP(a.httpLn, a.handler, log)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -412,6 +427,10 @@ func (a *App) Run(ctx context.Context) error {
 	}()
 	wg.Add(1)
 	go func() { defer wg.Done(); a.shared.run(ctx) }()
+	if a.srv != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); watchEmbeddedStore(ctx, a.srv, log) }()
+	}
 	if a.bridge != nil {
 		wg.Add(1)
 		go func() {

@@ -26,11 +26,14 @@ import (
 // default). New fills in its defaults and refuses what cannot work, so an
 // embedder gets the refusals the CLI gives.
 type Config struct {
-	DataDir string     `yaml:"data_dir"`
-	NATS    NATSConfig `yaml:"nats"`
-	HTTP    HTTPConfig `yaml:"http"`
-	Log     LogConfig  `yaml:"log"`
-	Hub     hub.Config `yaml:"hub"`
+	DataDir string `yaml:"data_dir"`
+	// ShutdownTimeout bounds the stop after SIGTERM whatever the store
+	// does (shutdown.go).
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"`
+	NATS            NATSConfig    `yaml:"nats"`
+	HTTP            HTTPConfig    `yaml:"http"`
+	Log             LogConfig     `yaml:"log"`
+	Hub             hub.Config    `yaml:"hub"`
 	// Parse tunes the built-in parse stage (hub.edifact before: still
 	// read, with a deprecation line).
 	Parse parse.Config `yaml:"parse"`
@@ -118,7 +121,7 @@ type LogConfig struct {
 // DefaultConfig is the configuration with no file: what New uses for a
 // nil *Config.
 func DefaultConfig() Config {
-	c := Config{DataDir: "data"}
+	c := Config{DataDir: "data", ShutdownTimeout: 30 * time.Second}
 	c.NATS.Listen = "127.0.0.1:4222"
 	c.NATS.MaxPayload = 32 << 20
 	c.NATS.PasswordEnv = EnvNATSPassword
@@ -204,6 +207,9 @@ func TakeHubEDIFACT(b []byte) (old, rest []byte, err error) {
 // nats.replicas (cluster.shared, the attempt store, the ledger's replicas).
 // It only fills unset fields, so it may run twice.
 func (c *Config) SetDefaults() {
+	if c.ShutdownTimeout == 0 {
+		c.ShutdownTimeout = 30 * time.Second
+	}
 	c.setClusterDefaults()
 	c.Hub.SetDefaults()
 	c.Parse.SetDefaults()
@@ -247,8 +253,16 @@ func (c *Config) Validate() error {
 	if err := c.Runtime.validate(); err != nil {
 		return err
 	}
+	if c.ShutdownTimeout < time.Second {
+		return fmt.Errorf("shutdown_timeout %v: must be at least 1s", c.ShutdownTimeout)
+	}
 	if c.Ledger.TTL < time.Minute && !c.Ledger.Disabled {
 		return fmt.Errorf("ledger.ttl %v: must be at least a minute", c.Ledger.TTL)
+	}
+	// The ledger's entries name the INGEST message an interchange came in
+	// as; INGEST must keep it as long as the ledger remembers it.
+	if ia := c.Hub.Retention.Ingest.MaxAge; ia > 0 && !c.Ledger.Disabled && ia < c.Ledger.TTL {
+		return fmt.Errorf("hub.retention.ingest.max_age %v is shorter than ledger.ttl %v: the ledger would name INGEST messages that are gone; raise hub.retention.ingest.max_age to %v or more, or lower ledger.ttl", ia, c.Ledger.TTL, c.Ledger.TTL)
 	}
 	return nil
 }

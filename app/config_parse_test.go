@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func loadYAML(t *testing.T, text string) (*Config, error) {
@@ -61,4 +62,19 @@ func writeTemp(t *testing.T, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// INGEST must keep a message as long as the ledger names it.
+func TestIngestMaxAgeBelowTheLedgerIsRefused(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Hub.Retention.Ingest.MaxAge = 24 * time.Hour
+	err := cfg.Complete()
+	if err == nil || !strings.Contains(err.Error(), "hub.retention.ingest.max_age") || !strings.Contains(err.Error(), "ledger.ttl") {
+		t.Fatalf("a 24h INGEST under a 30-day ledger: %v", err)
+	}
+	cfg = DefaultConfig()
+	cfg.Hub.Retention.Ingest.MaxAge = 31 * 24 * time.Hour
+	if err := cfg.Complete(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/console"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -76,6 +77,9 @@ func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Hand
 			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
 		case !ready():
 			http.Error(w, "hub not running", http.StatusServiceUnavailable)
+		case storeRefusing():
+			_, last := ejs.StoreFaults.Unavailable(time.Now())
+			http.Error(w, "JetStream store refuses writes: "+escape.Text(oneLine(last)), http.StatusServiceUnavailable)
 		default:
 			ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 			defer cancel()
@@ -129,7 +133,7 @@ func (c *jsWriteCheck) check(ctx context.Context) error {
 
 func (c *jsWriteCheck) probe(ctx context.Context) error {
 	if !c.created {
-		_, err := c.js.CreateOrUpdateStream(ctx, readyzStreamConfig(c.replicas))
+		_, err := ejs.EnsureStream(ctx, c.js, readyzStreamConfig(c.replicas))
 		if err != nil {
 			return fmt.Errorf("probe stream %s: %w", readyzStream, err)
 		}
@@ -151,4 +155,11 @@ func readyzStreamConfig(replicas int) js.StreamConfig {
 		MaxMsgs: 1, Discard: js.DiscardOld, MaxAge: time.Hour, Replicas: max(replicas, 1),
 		Description: "edihub /readyz write check: one message, replaced on every check",
 	}
+}
+
+// storeRefusing is /readyz's storage condition: a write of any hub stream
+// or of the attempt store was refused in the last seconds (ejs.StoreFaults).
+func storeRefusing() bool {
+	u, _ := ejs.StoreFaults.Unavailable(time.Now())
+	return u
 }

@@ -40,6 +40,9 @@ type inbound struct {
 
 	mu  sync.Mutex
 	adm *kadm.Client // lag queries; nil while the consumer is not running
+
+	rereadMu sync.Mutex
+	reread   map[int32]bool // partitions whose re-read was logged this run
 }
 
 // inItem is one record on its way to JetStream.
@@ -281,14 +284,28 @@ func (in *inbound) publish(ctx context.Context, items []*inItem) (failed int) {
 	return failed
 }
 
-// duplicate logs a record the server already had under its dedupe id: a
+// duplicate counts a record the server already had under its dedupe id: a
 // re-read after a crash or a stop before the commit, never a new record
-// (the id names cluster, topic id, partition and offset).
+// (the id names cluster, topic id, partition and offset). It is logged
+// once per partition per run, at the first such record: a kill -9 re-reads
+// everything since the last commit, and a line per record (6 856 for three
+// kills, issue 25) buried the log; edihub_bridge_duplicates_total counts
+// them all.
 func (in *inbound) duplicate(it *inItem, ack *js.PubAck) {
 	in.b.m.duplicates.WithLabelValues(in.r.Name).Inc()
+	in.rereadMu.Lock()
+	first := !in.reread[it.rec.Partition]
+	if in.reread == nil {
+		in.reread = map[int32]bool{}
+	}
+	in.reread[it.rec.Partition] = true
+	in.rereadMu.Unlock()
+	if !first {
+		return
+	}
 	in.log.Warn().Str("topic", it.rec.Topic).Int32("partition", it.rec.Partition).Int64("offset", it.rec.Offset).
 		Str("msg_id", it.id).Str("stream", ack.Stream).Uint64("seq", ack.Sequence).
-		Msg("JetStream already had this record (duplicate id): not stored again")
+		Msg("re-reading records JetStream already has (after a crash or a stop before the commit): not stored again; logged once per partition, counted in edihub_bridge_duplicates_total")
 }
 
 // failed records a failed publish and returns 1 when it is transient. A

@@ -50,7 +50,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, []string{"route"}),
 		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_bridge_duplicates_total",
-			Help: "Inbound records JetStream reported as duplicates of a stored one (re-read after a crash); each is logged.",
+			Help: "Inbound records JetStream reported as duplicates of a stored one (re-read after a crash); logged once per partition per run.",
 		}, []string{"route"}),
 		resets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_bridge_consumer_resets_total",

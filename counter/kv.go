@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // KVOptions configure a KVStore. A nil *KVOptions means defaults.
@@ -94,7 +96,7 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := ejs.EnsureKeyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket:      o.Bucket,
 		Description: "edihub attempt records",
 		TTL:         o.TTL,
@@ -185,6 +187,7 @@ func (s *KVStore) update(k Key, change func(*Record)) (Record, error) {
 			return r, nil
 		}
 		if !conflict(err) {
+			ejs.StoreFaults.Observe(err)
 			return Record{}, err
 		}
 	}

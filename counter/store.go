@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 var bucket = []byte("attempts")
@@ -167,6 +169,7 @@ func (s *Store) update(k Key, change func(*Record)) (Record, error) {
 		return b.Put(kb, v)
 	})
 	if err != nil {
+		ejs.StoreFaults.Observe(err) // a full disk: the environment's, not the message's
 		return Record{}, err
 	}
 	s.remember(string(kb))

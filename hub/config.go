@@ -36,6 +36,14 @@ type Config struct {
 	Drill bool `yaml:"drill"`
 	// Cluster is how instances on a NATS cluster share the work.
 	Cluster ClusterConfig `yaml:"cluster"`
+	// Retention bounds INGEST and PARSED (storebudget.go).
+	Retention RetentionConfig `yaml:"retention"`
+	// StoreLimit is how many bytes the JetStream store may hold, as serve
+	// measured it at start (0: unknown); the DLQ, PARKING and POISON
+	// defaults are a share of it and Validate refuses reservations beyond
+	// it. StoreLimitSource says where it came from, for the error.
+	StoreLimit       int64  `yaml:"-"`
+	StoreLimitSource string `yaml:"-"`
 }
 
 // AttemptConfig tunes the attempt counter and poison detection.
@@ -76,7 +84,7 @@ func (c *Config) setDefaults() {
 	setInt(&a.MaxAbandoned, 4)
 	setDur(&a.CounterTTL, 7*24*time.Hour)
 	c.Retry.setDefaults()
-	c.DLQ.setDefaults()
+	c.DLQ.setDefaults(c.StoreLimit)
 	c.Alerts.SetDefaults()
 	c.LeakProbe.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
@@ -111,6 +119,10 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Cluster.validate()...)
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
+	errs = append(errs, c.Retention.validate()...)
+	if err := c.checkStoreBudget(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.Alerts.Validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid config: %w", errors.Join(errs...))

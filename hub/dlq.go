@@ -37,7 +37,7 @@ var defaultRetention = map[string]time.Duration{
 	wire.CauseUnknown:          30 * 24 * time.Hour,
 }
 
-func (c *DLQConfig) setDefaults() {
+func (c *DLQConfig) setDefaults(storeLimit int64) {
 	if c.Retention == nil {
 		c.Retention = map[string]time.Duration{}
 	}
@@ -46,14 +46,15 @@ func (c *DLQConfig) setDefaults() {
 			c.Retention[k] = v
 		}
 	}
+	r := defaultReservation(storeLimit)
 	if c.MaxBytes == 0 {
-		c.MaxBytes = 1 << 30
+		c.MaxBytes = r
 	}
 	if c.ParkingMaxBytes == 0 {
-		c.ParkingMaxBytes = 1 << 30
+		c.ParkingMaxBytes = r
 	}
 	if c.PoisonMaxBytes == 0 {
-		c.PoisonMaxBytes = 1 << 30
+		c.PoisonMaxBytes = r
 	}
 }
 

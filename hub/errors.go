@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -126,6 +127,13 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 
 func isUnavailable(err error) (*UnavailableError, bool) {
 	var u *UnavailableError
-	ok := errors.As(err, &u)
-	return u, ok
+	if errors.As(err, &u) {
+		return u, true
+	}
+	// A store that refused a stage's write (a full disk, a store limit)
+	// is the environment's fault, never the message's (issue 25).
+	if ejs.StorageFault(err) {
+		return &UnavailableError{Err: err}, true
+	}
+	return nil, false
 }

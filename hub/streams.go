@@ -31,8 +31,10 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 				Destination: wire.IngestTransform(c.Partitions),
 			},
 			Duplicates: c.DuplicateWindow,
+			MaxAge:     c.Retention.Ingest.MaxAge, MaxBytes: c.Retention.Ingest.MaxBytes, Discard: js.DiscardNew,
 		},
-		{Name: c.Streams.Parsed, Subjects: []string{wire.ParsedAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow},
+		{Name: c.Streams.Parsed, Subjects: []string{wire.ParsedAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
+			MaxAge: c.Retention.Parsed.MaxAge, MaxBytes: c.Retention.Parsed.MaxBytes, Discard: js.DiscardOld},
 		{
 			Name: c.Streams.Retry, Subjects: retry, Storage: js.FileStorage, Retention: js.WorkQueuePolicy,
 			AllowMsgSchedules: true, Duplicates: c.DuplicateWindow,

@@ -86,25 +86,15 @@ func CheckReplicas(nc *nats.Conn, replicas int) error {
 	return nil
 }
 
-// WaitStream creates or updates the stream want, retrying until it works
-// or ctx ends: a cluster that has just elected its meta leader answers
-// account info before it can place a replicated stream on its peers.
+// WaitStream ensures the stream want (EnsureStream), retrying until it
+// works or ctx ends: a cluster that has just elected its meta leader
+// answers account info before it can place a replicated stream on its
+// peers.
 func WaitStream(ctx context.Context, j js.JetStream, want js.StreamConfig) error {
-	var last error
-	for {
-		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := j.CreateOrUpdateStream(actx, want)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("stream %s (%d replicas) cannot be placed: %w", want.Name, want.Replicas, last)
-		case <-time.After(250 * time.Millisecond):
-		}
+	if _, err := EnsureStream(ctx, j, want); err != nil {
+		return fmt.Errorf("stream %s (%d replicas) cannot be placed: %w", want.Name, want.Replicas, err)
 	}
+	return nil
 }
 
 // WaitReady waits until JetStream answers (a cluster that is still

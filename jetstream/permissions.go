@@ -168,8 +168,8 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.CREATE.KV_" + n.Edits, // the first dlq edit creates the bucket
 				api + "STREAM.UPDATE.KV_" + n.Edits,
 				// poison reanalyse runs the worker's code, which opens the
-				// forensic buckets with CreateOrUpdate (an UPDATE request, a
-				// CREATE when missing) and replaces a report (a purge of its
+				// forensic buckets with EnsureObjectStore (a CREATE, an UPDATE
+				// when a setting differs) and replaces a report (a purge of its
 				// old chunks). An operator could thus change those two
 				// buckets' limits; they hold evidence, not the audit trail.
 				api + "STREAM.CREATE.OBJ_" + n.Forensic,

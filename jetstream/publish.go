@@ -18,6 +18,7 @@ func Publish(ctx context.Context, j js.JetStream, msg *nats.Msg, id string, opts
 	}
 	ack, err = j.PublishMsg(ctx, msg, append(opts, js.WithMsgID(id))...)
 	if err != nil {
+		StoreFaults.Observe(err)
 		return nil, fmt.Errorf("publish %s (id %s): %w", msg.Subject, id, err)
 	}
 	return ack, nil
@@ -49,6 +50,7 @@ func PublishAll(ctx context.Context, j js.JetStream, msgs []*nats.Msg, idOf func
 		}
 		f, err := j.PublishMsgAsync(m, js.WithMsgID(idOf(i)))
 		if err != nil {
+			StoreFaults.Observe(err)
 			return 0, fmt.Errorf("publish %s (id %s): %w", m.Subject, idOf(i), err)
 		}
 		futures = append(futures, f)
@@ -60,6 +62,7 @@ func PublishAll(ctx context.Context, j js.JetStream, msgs []*nats.Msg, idOf func
 				duplicates++
 			}
 		case err := <-f.Err():
+			StoreFaults.Observe(err)
 			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[i].Subject, idOf(i), err)
 		case <-ctx.Done():
 			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[i].Subject, idOf(i), ctx.Err())

@@ -10,6 +10,8 @@ import (
 
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // Options configure a Manager. A nil *Options means defaults.
@@ -73,7 +75,7 @@ func Open(ctx context.Context, j js.JetStream, opts *Options) (*Manager, error) 
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := j.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{
+	kv, err := ejs.EnsureKeyValue(ctx, j, js.KeyValueConfig{
 		Bucket: o.Bucket, Description: "edihub singleton leases (one holder at a time)",
 		TTL: o.TTL, History: 1, Replicas: o.Replicas, Storage: js.FileStorage,
 	})

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // KVOptions configure a KVStore; nil means defaults.
@@ -102,7 +104,7 @@ func OpenKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := ejs.EnsureKeyValue(ctx, js, jetstream.KeyValueConfig{
 		Bucket:         o.Bucket,
 		Description:    "edihub interchange ledger",
 		TTL:            o.TTL,

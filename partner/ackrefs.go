@@ -8,6 +8,8 @@ import (
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // ackRefs hands out the block numbers our acknowledgement control
@@ -30,7 +32,7 @@ const blockLimit = 100_000_000
 var epoch2020 = time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newAckRefs(ctx context.Context, j js.JetStream, bucket string, replicas int, now func() time.Time) (*ackRefs, error) {
-	kv, err := j.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{Bucket: bucket, History: 1, Replicas: replicas, Storage: js.FileStorage,
+	kv, err := ejs.EnsureKeyValue(ctx, j, js.KeyValueConfig{Bucket: bucket, History: 1, Replicas: replicas, Storage: js.FileStorage,
 		Description: "edihub: per-partner acknowledgement reference counters"})
 	if err != nil {
 		return nil, fmt.Errorf("acknowledgement reference bucket %s: %w", bucket, err)

@@ -39,6 +39,27 @@ type natsNode struct {
 // the full route list, with JetStream; they stop when the test ends.
 func startNATSCluster(t testing.TB, n int) []*natsNode {
 	t.Helper()
+	nodes := startNATSProcesses(t, n)
+	_, j := jetstreamtest.Connect(t, clusterURL(nodes))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := ejs.WaitReady(ctx, j); err != nil {
+		t.Fatalf("the cluster did not become ready: %v", err)
+	}
+	// A meta leader answers account info before it takes streams: wait
+	// until an R3 stream can be made (and remove it).
+	jetstreamtest.CheckFor(t, 60*time.Second, 250*time.Millisecond, func() error {
+		_, err := j.CreateOrUpdateStream(ctx, js.StreamConfig{Name: "CLUSTER_READY", Subjects: []string{"cluster.ready"}, Replicas: 3, Storage: js.MemoryStorage})
+		return err
+	})
+	_ = j.DeleteStream(ctx, "CLUSTER_READY")
+	return nodes
+}
+
+// startNATSProcesses starts the n nodes and returns once each takes a
+// client connection; the cluster may still be electing its meta leader.
+func startNATSProcesses(t testing.TB, n int) []*natsNode {
+	t.Helper()
 	bin := natsServerBinary(t)
 	var routes []string
 	clusterPorts := make([]int, n)
@@ -79,19 +100,6 @@ cluster {
 			return err
 		})
 	}
-	_, j := jetstreamtest.Connect(t, clusterURL(nodes))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := ejs.WaitReady(ctx, j); err != nil {
-		t.Fatalf("the cluster did not become ready: %v", err)
-	}
-	// A meta leader answers account info before it takes streams: wait
-	// until an R3 stream can be made (and remove it).
-	jetstreamtest.CheckFor(t, 60*time.Second, 250*time.Millisecond, func() error {
-		_, err := j.CreateOrUpdateStream(ctx, js.StreamConfig{Name: "CLUSTER_READY", Subjects: []string{"cluster.ready"}, Replicas: 3, Storage: js.MemoryStorage})
-		return err
-	})
-	_ = j.DeleteStream(ctx, "CLUSTER_READY")
 	return nodes
 }
 

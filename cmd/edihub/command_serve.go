@@ -77,15 +77,24 @@ func applyServeFlags(cfg *app.Config, fs *flag.FlagSet, dataDir, listen, httpAdd
 
 // serve runs the application until ctx is done; its errors get the
 // CLI's exit codes.
+// A store that cannot be used at start is waited for (serve_backoff.go).
 func serve(ctx context.Context, cfg *app.Config, log zerolog.Logger) error {
-	a, err := app.New(ctx, cfg, &app.Env{Logger: &log})
-	if err != nil {
+	started := false
+	err := serveWithStoreBackoff(ctx, log, func(ctx context.Context) error {
+		a, err := app.New(ctx, cfg, &app.Env{Logger: &log})
+		if err != nil {
+			return err
+		}
+		started = true
+		return a.Run(ctx)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case !started:
 		return appErr(err)
 	}
-	if err := a.Run(ctx); err != nil {
-		return failedErr("%v", err)
-	}
-	return nil
+	return failedErr("%v", err)
 }
 
 // appErr maps an error of app.New to the exit codes scripts rely on.

@@ -17,4 +17,3 @@ func TestServeRefusesLimitsTheServerCannotTake(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
-

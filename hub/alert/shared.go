@@ -9,6 +9,8 @@ import (
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // Limiter shares the rate limit of alerts between the instances of a
@@ -45,7 +47,7 @@ func OpenKVLimiter(ctx context.Context, j js.JetStream, o KVLimiterOptions) (*KV
 	if o.Replicas == 0 {
 		o.Replicas = 1
 	}
-	kv, err := j.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{
+	kv, err := ejs.EnsureKeyValue(ctx, j, js.KeyValueConfig{
 		Bucket: o.Bucket, Description: "edihub alert rate limits shared by the hub instances",
 		TTL: o.Interval, History: 1, Replicas: o.Replicas, Storage: js.FileStorage,
 	})

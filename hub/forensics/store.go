@@ -41,13 +41,13 @@ func OpenStore(ctx context.Context, j js.JetStream, cfg Config, create bool) (*S
 	s := &Store{js: j, cfg: cfg, now: time.Now}
 	var err error
 	if create {
-		s.obj, err = j.CreateOrUpdateObjectStore(ctx, js.ObjectStoreConfig{
+		s.obj, err = ejs.EnsureObjectStore(ctx, j, js.ObjectStoreConfig{
 			Bucket: cfg.Bucket, Description: "edihub forensic reports and quarantined payloads", Storage: js.FileStorage,
 			Replicas: max(cfg.Replicas, 1)})
 		if err != nil {
 			return nil, fmt.Errorf("object store %s: %w", cfg.Bucket, err)
 		}
-		s.kv, err = j.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{
+		s.kv, err = ejs.EnsureKeyValue(ctx, j, js.KeyValueConfig{
 			Bucket: cfg.TicketBucket, Description: "edihub analysis tickets", History: 16, Storage: js.FileStorage,
 			Replicas: max(cfg.Replicas, 1)})
 		if err != nil {

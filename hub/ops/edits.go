@@ -8,6 +8,8 @@ import (
 
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // Edits are tracked in a small KV bucket, original ID → edited ID, so that
@@ -30,7 +32,7 @@ func (o *Ops) editsKV(ctx context.Context, create bool) (js.KeyValue, error) {
 	case !errors.Is(err, js.ErrBucketNotFound):
 		return nil, fmt.Errorf("edits bucket %s: %w", o.o.EditsBucket, err)
 	}
-	kv, err = o.o.JS.CreateOrUpdateKeyValue(ctx, js.KeyValueConfig{
+	kv, err = ejs.EnsureKeyValue(ctx, o.o.JS, js.KeyValueConfig{
 		Bucket: o.o.EditsBucket, Description: "edihub: edited dead letters, original ID -> edited ID",
 		History: 1, Storage: js.FileStorage, Replicas: max(1, o.o.Replicas),
 	})
