@@ -18,11 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
-	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/parse"

@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/lease"
 	"github.com/edihub/edihub/wire"
 )

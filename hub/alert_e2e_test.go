@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 

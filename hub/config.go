@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/hub/leakprobe"
 	"github.com/edihub/edihub/wire"
 )

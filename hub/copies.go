@@ -10,10 +10,10 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/alert"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/alert"
-	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"

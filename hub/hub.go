@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/alert"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
-	"github.com/edihub/edihub/hub/alert"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/wire"
 )
 

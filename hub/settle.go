@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )

@@ -3,7 +3,7 @@ package hub
 import (
 	"sync"
 
-	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/hub/leakprobe"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/hub/leakprobe"
 )
 

@@ -8,8 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/alert"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/wire"
 )

@@ -15,8 +15,8 @@ const module = "github.com/edihub/edihub"
 // on, directly or through others. Imports point one way:
 //
 //	cmd → app → hub/api → hub/ops ──┐
-//	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → hub/alert
-//	                                           └→ hub/audit → leaves
+//	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
+//	                                           └→ audit → leaves
 //	            bridge, partner, ubl ──────────────────────────→ leaves
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
@@ -38,26 +38,26 @@ var allowedDeps = map[string][]string{
 	"counter":                        {"jetstream"},
 	"ledger":                         {"jetstream"},
 	"lease":                          {"jetstream"},
-	"hub/alert":                      {"wire", "escape", "jetstream"},
-	"hub/audit":                      {"wire", "escape", "jetstream"},
-	"hub/leakprobe":                  {"hub/alert", "wire", "escape", "jetstream"},
-	"hub":                            {"hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"alert":                          {"wire", "escape", "jetstream"},
+	"audit":                          {"wire", "escape", "jetstream"},
+	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
+	"hub":                            {"alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
+	"parse":                          {"hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/alert", "hub/leakprobe", "hub/audit",
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "hub/alert", "hub/leakprobe", "hub/audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

@@ -11,9 +11,9 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/alert"
 	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/lease"

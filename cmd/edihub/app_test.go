@@ -14,9 +14,9 @@ import (
 
 	"github.com/edihub/edihub/app"
 	"github.com/edihub/edihub/app/apptest"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/hub/api"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
 )
 
 // dataFlag is --data on the commands that append audit events or verify

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )

@@ -18,8 +18,8 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"

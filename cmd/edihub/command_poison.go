@@ -13,8 +13,8 @@ import (
 
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
 )
 

@@ -9,7 +9,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
 	"github.com/edihub/edihub/wire"

@@ -22,8 +22,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub/api"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/console"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/hubtest"

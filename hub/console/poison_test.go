@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/wire"
 )

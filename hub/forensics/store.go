@@ -13,7 +13,7 @@ import (
 
 	ejs "github.com/edihub/edihub/jetstream"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
 )

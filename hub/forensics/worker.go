@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/alert"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/alert"
-	"github.com/edihub/edihub/hub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"

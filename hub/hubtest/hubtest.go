@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/parse"
 )

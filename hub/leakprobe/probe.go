@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edihub/edihub/hub/alert"
+	"github.com/edihub/edihub/alert"
 )
 
 // Probe watches dead-letter subjects for growth and the dead-letter

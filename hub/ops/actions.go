@@ -10,8 +10,8 @@ import (
 
 	ejs "github.com/edihub/edihub/jetstream"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"

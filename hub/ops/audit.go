@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/wire"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/ledger"

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/edihub/edihub/hub/audit"
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"

@@ -12,10 +12,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/audit"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )

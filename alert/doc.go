@@ -3,6 +3,6 @@
 // fanned out to sinks (the log, NATS subjects <prefix>.<name>, an
 // Alertmanager webhook).
 //
-// It may import wire and escape; it knows nothing of the pipeline, so the
+// It may import wire, escape and jetstream (limits shared in KV); it knows nothing of the pipeline, so the
 // hub, the forensic worker and the bridge can all alert through it.
 package alert
