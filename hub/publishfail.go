@@ -50,8 +50,18 @@ func newPublishHealth(reg prometheus.Registerer) *publishHealth {
 func (p *publishHealth) ok() { p.lastOK.Store(time.Now().UnixNano()) }
 
 // healthy is false from an environment failure until the next stored
-// output.
-func (p *publishHealth) healthy() bool { return p.lastEnv.Load() <= p.lastOK.Load() }
+// output, or until no such failure came for envFailureHold: the message
+// that failed is redelivered within a second, so a lasting fault keeps
+// refreshing lastEnv, and an instance whose partitions have no traffic
+// (or were handed to another instance) is not held not-ready for good.
+func (p *publishHealth) healthy() bool {
+	env := p.lastEnv.Load()
+	return env <= p.lastOK.Load() || time.Since(time.Unix(0, env)) > envFailureHold
+}
+
+// envFailureHold is how long an environment failure without a stored
+// output since keeps /readyz not ready.
+const envFailureHold = 10 * time.Second
 
 // publishFailed decides what a failed publish of d's outputs becomes: the
 // message's failure is a dead letter with the reason (cause unknown: the
