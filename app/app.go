@@ -341,11 +341,17 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if lim, src, err := ejs.StoreLimit(ctx, a.js, a.srv); err == nil {
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
+	var claim hub.ClaimChecker
+	if cfg.Hub.ClaimCheck.On() {
+		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
+			return err
+		}
+	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: a.env.Actor, Keyring: keys,
 		Singletons: a.shared.singletons, AlertLimiter: a.shared.limiter, ForgetPartners: forget, Owners: a.shared.hubOwners(),
-		OnFatal: onFatal,
+		OnFatal: onFatal, ClaimCheck: claim,
 	})
 	if err != nil {
 		return configErr(err)
