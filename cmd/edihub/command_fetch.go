@@ -40,10 +40,11 @@ func runFetch(ctx context.Context, e *env, args []string) error {
 	var cf clientFlags
 	cf.register(fs, e)
 	out := fs.String("out", "", "write the payload to `file` (default: standard output)")
-	if err := parseFlags(fs, args); err != nil {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return usageErr("fetch: want one SUBJECT (its last message) or STREAM:SEQ, e.g. PARSED:12")
 	}
 	if *out == "" && cf.json {
@@ -56,13 +57,13 @@ func runFetch(ctx context.Context, e *env, args []string) error {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	m, err := fetchMsg(ctx, j, fs.Arg(0))
+	m, err := fetchMsg(ctx, j, pos[0])
 	if err != nil {
-		return failedErr("fetch %s: %v", escape.Line(fs.Arg(0)), err)
+		return failedErr("fetch %s: %v", escape.Line(pos[0]), err)
 	}
 	payload, err := hubclient.PayloadOf(ctx, j, m.Header, m.Data)
 	if err != nil {
-		return failedErr("fetch %s: %v", escape.Line(fs.Arg(0)), err)
+		return failedErr("fetch %s: %v", escape.Line(pos[0]), err)
 	}
 	res := fetchResult{Message: wire.MsgRef{Stream: m.stream, Seq: m.Sequence}.String(), Subject: m.Subject, Size: len(payload), Out: *out,
 		Ref: m.Header.Get(wire.HdrPayloadRef)}

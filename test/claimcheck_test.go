@@ -1,0 +1,86 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edihub/edihub/hubclient"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+// The real binary on a real nats-server with its default configuration
+// (max_payload 1 MiB) and the claim check on (the default): a 480 KB
+// interchange whose view (2.6 MB) cannot be a message ends in PARSED as
+// a reference; its payload, fetched by hubclient and by `edihub fetch`,
+// is byte for byte what the embedded server (32 MiB) stores inline;
+// nothing is dead-lettered or retried, and the partner's next
+// interchange is parsed.
+func TestStockServerClaimCheck(t *testing.T) {
+	n := startStockNATS(t)
+	h := startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\n  edifact:\n    max_size: 1000000\nsandbox:\n  enabled: false\n")
+	_, j := jetstreamtest.Connect(t, n.url)
+	big := tinyInvoic("BIG1", 480<<10)
+	jetstreamtest.PublishIngest(t, j, "ACME", string(big), nil)
+	jetstreamtest.PublishIngest(t, j, "ACME", string(tinyInvoic("NEXT1", 2000)), nil)
+	jetstreamtest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if p := jetstreamtest.CountMsgs(t, j, "PARSED"); p != 2 {
+			return fmt.Errorf("PARSED %d", p)
+		}
+		return nil
+	})
+	parsed := jetstreamtest.StreamMsgs(t, j, "PARSED")
+	ref := parsed[0]
+	if ref.Header.Get("x-message-id") != "BIG1" || ref.Header.Get("x-payload-ref") != "edihub-payloads/INGEST:1:out:0" ||
+		len(ref.Data) > 1024 || !strings.Contains(string(ref.Data), `"claim_check"`) {
+		t.Fatalf("first output %s: headers %v, %d bytes: %.200s", ref.Subject, ref.Header, len(ref.Data), ref.Data)
+	}
+	if got := parsed[1].Header.Get("x-message-id"); got != "NEXT1" || parsed[1].Header.Get("x-payload-ref") != "" {
+		t.Fatalf("second output %q (ref %q), want NEXT1 inline", got, parsed[1].Header.Get("x-payload-ref"))
+	}
+	for _, s := range []string{"DLQ", "RETRY", "POISON"} {
+		if c := jetstreamtest.CountMsgs(t, j, s); c != 0 {
+			t.Fatalf("%s holds %d messages", s, c)
+		}
+	}
+	if f := metricValue(t, h.httpAddr, "edihub_pipeline_publish_failures_total"); f != 0 {
+		t.Fatalf("%v publish failures", f)
+	}
+	if a := metricValue(t, h.httpAddr, "edihub_pipeline_payloads_stored_aside_total"); a != 1 {
+		t.Fatalf("%v payloads stored aside, want 1", a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	view, err := hubclient.PayloadOf(ctx, j, ref.Header, ref.Data)
+	if err != nil || len(view) <= 1<<20 {
+		t.Fatalf("hubclient: %d bytes, %v", len(view), err)
+	}
+	out := filepath.Join(t.TempDir(), "view.json")
+	if _, stderr, code := runCLI(t, 60*time.Second, "fetch", "--server", n.url, "PARSED:1", "--out", out); code != 0 ||
+		!strings.Contains(stderr, "SHA-256 checked") {
+		t.Fatalf("edihub fetch: exit %d: %s", code, stderr)
+	}
+	if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, view) {
+		t.Fatalf("edihub fetch wrote %d bytes (%v), hubclient gave %d", len(got), err, len(view))
+	}
+
+	// the same interchange through the embedded server: inline, the same bytes
+	e := startHubConfig(t, "")
+	_, ej := jetstreamtest.Connect(t, e.url)
+	jetstreamtest.PublishIngest(t, ej, "ACME", string(big), nil)
+	jetstreamtest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		if p := jetstreamtest.CountMsgs(t, ej, "PARSED"); p != 1 {
+			return fmt.Errorf("embedded PARSED %d", p)
+		}
+		return nil
+	})
+	inline := jetstreamtest.StreamMsgs(t, ej, "PARSED")[0]
+	if inline.Header.Get("x-payload-ref") != "" || !bytes.Equal(inline.Data, view) {
+		t.Fatalf("embedded output: %d bytes inline (ref %q), the stored-aside one %d", len(inline.Data), inline.Header.Get("x-payload-ref"), len(view))
+	}
+}
