@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/claimcheck"
 	"github.com/edihub/edihub/hubclient"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
@@ -82,5 +86,46 @@ func TestStockServerClaimCheck(t *testing.T) {
 	inline := jetstreamtest.StreamMsgs(t, ej, "PARSED")[0]
 	if inline.Header.Get("x-payload-ref") != "" || !bytes.Equal(inline.Data, view) {
 		t.Fatalf("embedded output: %d bytes inline (ref %q), the stored-aside one %d", len(inline.Data), inline.Header.Get("x-payload-ref"), len(view))
+	}
+}
+
+// The generated permissions in a real nats-server: the hub user creates
+// the claim-check bucket and stores a payload aside (replacing it on a
+// second store); the operator reads it back through hubclient (as
+// `edihub fetch` and `nats obj get` do) but may not write or purge it; a
+// partner cannot reach the bucket at all (chunk subjects cannot be tied to
+// a partner).
+func TestClaimCheckPermissions(t *testing.T) {
+	url := startNATSServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, hubJS, _ := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
+	s, err := claimcheck.Open(ctx, hubJS, claimcheck.Config{})
+	if err != nil {
+		t.Fatalf("hub opens the bucket: %v", err)
+	}
+	payload := bytes.Repeat([]byte("LIN+1'"), 300000) // 1.8 MB, 14 chunks
+	var m *nats.Msg
+	for range 2 {
+		if m, err = s.Aside(ctx, &nats.Msg{Subject: "edi.parsed.ACME.INVOIC", Data: payload}, "INGEST:1:out:0"); err != nil {
+			t.Fatalf("hub stores aside: %v", err)
+		}
+	}
+	opNC, opJS, opV := connectAs(t, url, ejs.ClientAuth{User: "operator", Password: operatorPassword})
+	got, err := hubclient.PayloadOf(ctx, opJS, m.Header, m.Data)
+	if err != nil || !bytes.Equal(got, payload) {
+		t.Fatalf("operator reads the payload: %d bytes, %v", len(got), err)
+	}
+	opV.expectDenied(t, opNC, "operator writes a chunk", "$O.edihub-payloads.C.forged", func() error {
+		return opNC.Publish("$O.edihub-payloads.C.forged", []byte("x"))
+	})
+	opV.expectDenied(t, opNC, "operator purges the bucket", "$JS.API.STREAM.PURGE.OBJ_edihub-payloads", func() error {
+		return opNC.Publish("$JS.API.STREAM.PURGE.OBJ_edihub-payloads", nil)
+	})
+	_, acmeJS, _ := connectAs(t, url, ejs.ClientAuth{User: "acme", Password: acmePassword, InboxPrefix: ejs.PartnerInboxPrefix("ACME")})
+	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer pcancel()
+	if _, err := hubclient.PayloadOf(pctx, acmeJS, m.Header, m.Data); err == nil {
+		t.Fatal("a partner read a payload stored aside")
 	}
 }
