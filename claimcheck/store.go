@@ -31,6 +31,7 @@ type Config struct {
 // Store is an open payload bucket.
 type Store struct {
 	obj    js.ObjectStore
+	nc     *nats.Conn
 	bucket string
 }
 
@@ -46,7 +47,7 @@ func Open(ctx context.Context, j js.JetStream, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim check: %w", err)
 	}
-	return &Store{obj: obj, bucket: cfg.Bucket}, nil
+	return &Store{obj: obj, nc: j.Conn(), bucket: cfg.Bucket}, nil
 }
 
 // Bucket is the bucket's name.
@@ -60,8 +61,9 @@ func (s *Store) Bucket() string { return s.bucket }
 func (s *Store) Aside(ctx context.Context, m *nats.Msg, name string) (*nats.Msg, error) {
 	sum := sha256.Sum256(m.Data)
 	sha := hex.EncodeToString(sum[:])
-	if _, err := s.obj.Put(ctx, js.ObjectMeta{Name: name, Metadata: map[string]string{"subject": m.Subject, "sha256": sha}},
-		bytes.NewReader(m.Data)); err != nil {
+	meta := js.ObjectMeta{Name: name, Metadata: map[string]string{"subject": m.Subject, "sha256": sha},
+		Opts: &js.ObjectMetaOptions{ChunkSize: s.chunkSize()}}
+	if _, err := s.obj.Put(ctx, meta, bytes.NewReader(m.Data)); err != nil {
 		return nil, fmt.Errorf("claim check: store %d bytes as %s/%s: %w", len(m.Data), s.bucket, name, err)
 	}
 	ref := wire.PayloadRef{Bucket: s.bucket, Object: name}
@@ -73,4 +75,14 @@ func (s *Store) Aside(ctx context.Context, m *nats.Msg, name string) (*nats.Msg,
 	h.Set(wire.HdrPayloadSize, strconv.Itoa(len(m.Data)))
 	h.Set(wire.HdrPayloadSHA256, sha)
 	return &nats.Msg{Subject: m.Subject, Header: h, Data: wire.NewClaimStub(ref, int64(len(m.Data)), sha)}, nil
+}
+
+// chunkSize is nats.go's 128 KiB, or less on a server whose max payload
+// would not take a chunk of that size with its headers.
+func (s *Store) chunkSize() uint32 {
+	const def, room = 128 << 10, 4 << 10
+	if mp := s.nc.MaxPayload(); mp > 0 && mp-room < def {
+		return uint32(max(mp-room, 1<<10))
+	}
+	return def
 }
