@@ -23,8 +23,10 @@ type Config struct {
 	// Replicas as the streams' (1).
 	Replicas int
 	// TTL is the retention of the stream the referencing messages are in
-	// (PARSED's max_age): an object outlives no message that names it by
-	// much, and none dies before it. 0 keeps objects, as the stream does.
+	// (PARSED's max_age): an object expires with the message that names
+	// it (stored just before it, it goes just before it). 0 keeps
+	// objects, as the stream does. A stream's max_bytes is not followed:
+	// a reference PARSED drops leaves its object until the TTL.
 	TTL time.Duration
 }
 
