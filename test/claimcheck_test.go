@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -115,6 +116,20 @@ func TestClaimCheckPermissions(t *testing.T) {
 	got, err := hubclient.PayloadOf(ctx, opJS, m.Header, m.Data)
 	if err != nil || !bytes.Equal(got, payload) {
 		t.Fatalf("operator reads the payload: %d bytes, %v", len(got), err)
+	}
+	// the README's line, as the operator
+	if cli, err := exec.LookPath("nats"); err == nil {
+		f := filepath.Join(t.TempDir(), "view.json")
+		cmd := exec.Command(cli, "--server", url, "--user", "operator", "obj", "get", "edihub-payloads", "INGEST:1:out:0", "-O", f, "--no-progress", "-f")
+		cmd.Env = append(os.Environ(), "NATS_CONTEXT=", "HOME="+t.TempDir(), "NATS_PASSWORD="+operatorPassword)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("operator: nats obj get: %v\n%s", err, out)
+		}
+		if got, err := os.ReadFile(f); err != nil || !bytes.Equal(got, payload) {
+			t.Fatalf("nats obj get wrote %d bytes (%v), want %d", len(got), err, len(payload))
+		}
+	} else {
+		t.Log("the nats CLI is not installed: nats obj get not tried")
 	}
 	opV.expectDenied(t, opNC, "operator writes a chunk", "$O.edihub-payloads.C.forged", func() error {
 		return opNC.Publish("$O.edihub-payloads.C.forged", []byte("x"))
