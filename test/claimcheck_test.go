@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -142,5 +143,60 @@ func TestClaimCheckPermissions(t *testing.T) {
 	defer pcancel()
 	if _, err := hubclient.PayloadOf(pctx, acmeJS, m.Header, m.Data); err == nil {
 		t.Fatal("a partner read a payload stored aside")
+	}
+}
+
+// A legal 9.9 MiB interchange of tiny segments on a server with the
+// embedded server's 32 MiB max payload: its 55 MB view cannot be a
+// message either, and ends in PARSED as a reference (it was retried for
+// ever before the claim check); the partner's next interchange is parsed.
+func TestClaimCheckTenMiB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("parses a 9.9 MiB interchange (about 2 GB of memory)")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "server.conf")
+	port := freePort(t)
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "listen: 127.0.0.1:%d\nmax_payload: 33554432\njetstream { store_dir: %q }\n", port, filepath.Join(dir, "js")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := &natsNode{t: t, bin: natsServerBinary(t), name: "32mib", conf: conf, url: fmt.Sprintf("nats://127.0.0.1:%d", port)}
+	n.start()
+	t.Cleanup(n.stop)
+	jetstreamtest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
+		nc, err := nats.Connect(n.url)
+		if err == nil {
+			nc.Close()
+		}
+		return err
+	})
+	h := startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\nsandbox:\n  enabled: false\n")
+	_, j := jetstreamtest.Connect(t, n.url)
+	big := tinyInvoic("HUGE1", 9900<<10)
+	jetstreamtest.PublishIngest(t, j, "ACME", string(big), nil)
+	jetstreamtest.PublishIngest(t, j, "ACME", string(tinyInvoic("NEXT2", 2000)), nil)
+	jetstreamtest.CheckFor(t, 120*time.Second, 200*time.Millisecond, func() error {
+		if p := jetstreamtest.CountMsgs(t, j, "PARSED"); p != 2 {
+			return fmt.Errorf("PARSED %d", p)
+		}
+		return nil
+	})
+	parsed := jetstreamtest.StreamMsgs(t, j, "PARSED")
+	if parsed[0].Header.Get("x-message-id") != "HUGE1" || parsed[0].Header.Get("x-payload-ref") == "" || parsed[1].Header.Get("x-message-id") != "NEXT2" {
+		t.Fatalf("PARSED: %v / %v", parsed[0].Header, parsed[1].Header)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	view, err := hubclient.PayloadOf(ctx, j, parsed[0].Header, parsed[0].Data)
+	if err != nil || len(view) <= 32<<20 || !json.Valid(view) {
+		t.Fatalf("payload: %d bytes, %v", len(view), err)
+	}
+	for _, s := range []string{"DLQ", "RETRY", "POISON"} {
+		if c := jetstreamtest.CountMsgs(t, j, s); c != 0 {
+			t.Fatalf("%s holds %d messages", s, c)
+		}
+	}
+	if f := metricValue(t, h.httpAddr, "edihub_pipeline_publish_failures_total"); f != 0 {
+		t.Fatalf("%v publish failures", f)
 	}
 }
