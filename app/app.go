@@ -248,7 +248,8 @@ func (a *App) connect(ctx context.Context) error {
 		names := ejs.AuthNames{Ingest: cfg.Hub.Streams.Ingest, Parsed: cfg.Hub.Streams.Parsed, DLQ: cfg.Hub.Streams.DLQ,
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
 			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
-			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket}
+			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket,
+			Payloads: cfg.Hub.ClaimCheck.Bucket}
 		var srv *server.Server
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
 			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
@@ -341,11 +342,17 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if lim, src, err := ejs.StoreLimit(ctx, a.js, a.srv); err == nil {
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
+	var claim hub.ClaimChecker
+	if cfg.Hub.ClaimCheck.On() {
+		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
+			return err
+		}
+	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: a.env.Actor, Keyring: keys,
 		Singletons: a.shared.singletons, AlertLimiter: a.shared.limiter, ForgetPartners: forget, Owners: a.shared.hubOwners(),
-		OnFatal: onFatal,
+		OnFatal: onFatal, ClaimCheck: claim,
 	})
 	if err != nil {
 		return configErr(err)

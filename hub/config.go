@@ -38,6 +38,9 @@ type Config struct {
 	Cluster ClusterConfig `yaml:"cluster"`
 	// Retention bounds INGEST and PARSED (storebudget.go).
 	Retention RetentionConfig `yaml:"retention"`
+	// ClaimCheck stores outputs too large for the server aside
+	// (claimcheck.go).
+	ClaimCheck ClaimCheckConfig `yaml:"claim_check"`
 	// StoreLimit is how many bytes the JetStream store may hold, as serve
 	// measured it at start (0: unknown); the DLQ, PARKING and POISON
 	// defaults are a share of it and Validate refuses reservations beyond
@@ -89,6 +92,7 @@ func (c *Config) setDefaults() {
 	c.LeakProbe.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 	c.Cluster.setDefaults()
+	c.ClaimCheck.setDefaults()
 }
 
 // SetDefaults fills every unset field with its default.
@@ -120,6 +124,7 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Retention.validate()...)
+	errs = append(errs, c.ClaimCheck.validate()...)
 	if err := c.checkStoreBudget(); err != nil {
 		errs = append(errs, err)
 	}

@@ -93,6 +93,10 @@ type Options struct {
 	// AlertLimiter, when set, shares the alert rate limits with the other
 	// instances (alert.KVLimiter).
 	AlertLimiter alert.Limiter
+	// ClaimCheck stores outputs too large for the server aside
+	// (claimcheck.Store, when hub.claim_check is on). Nil: they are dead
+	// letters.
+	ClaimCheck ClaimChecker
 
 	// testHooks let tests crash the pipeline between two steps.
 	testHooks testHooks
@@ -142,6 +146,8 @@ type Hub struct {
 	singletons     Singletons
 	owners         PartitionOwners
 	forgetPartners func(partners []string)
+	claim          ClaimChecker
+	claimMet       *claimMetrics
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -182,6 +188,7 @@ func New(o Options) (*Hub, error) {
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
+		claim: o.ClaimCheck, claimMet: newClaimMetrics(reg),
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq

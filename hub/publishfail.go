@@ -115,20 +115,33 @@ func publishFailureMessage(err error) string {
 	return escape.Header("not the message's fault: " + err.Error())
 }
 
-// outputsFit refuses, before any is published, outputs of which one is
-// over the connection's max payload: published in turn, those before it
+// outputsFit makes the outputs fit the connection's max payload before
+// any is published: published in turn, those before one that does not
 // would be stored (half an interchange downstream) and the ledger's
-// commit started, for an attempt that can never succeed. msgIDRoom is
-// what the dedupe id's header adds.
-func (h *Hub) outputsFit(outs []*nats.Msg) error {
+// commit started, for an attempt that can never succeed. One over it is
+// stored aside by the claim check (claimcheck.go) when there is one, and
+// refused when there is none. msgIDRoom is what the dedupe id's header
+// adds. For outputs that fit this is one comparison each.
+func (h *Hub) outputsFit(d *delivery, outs []*nats.Msg) error {
 	const msgIDRoom = 256
 	limit := h.nc.MaxPayload()
 	for i, o := range outs {
 		size := int64(len(o.Data)) + headerSize(o.Header) + msgIDRoom
-		if size > limit {
-			return fmt.Errorf("output %d of %d (%s, %d bytes with its headers, max payload %d): %w",
-				i+1, len(outs), o.Subject, size, limit, nats.ErrMaxPayload)
+		if size <= limit {
+			continue
 		}
+		if h.claim != nil {
+			stub, err := h.storeAside(d, i, o)
+			if err != nil {
+				return err
+			}
+			if size = int64(len(stub.Data)) + headerSize(stub.Header) + msgIDRoom; size <= limit {
+				outs[i] = stub
+				continue
+			}
+		}
+		return fmt.Errorf("output %d of %d (%s, %d bytes with its headers, max payload %d): %w",
+			i+1, len(outs), o.Subject, size, limit, nats.ErrMaxPayload)
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ const duplicateAuditEvery = time.Minute
 // from the interchange's identity (the ledger's commit runs meanwhile),
 // waits for every ack and the commit together, then acks the interchange.
 func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int) {
-	if err := h.outputsFit(m.outputs); err != nil { // before any is stored or the ledger commits
+	if err := h.outputsFit(d, m.outputs); err != nil { // before any is stored or the ledger commits
 		h.publishFailed(d, rec, attempts, err)
 		return
 	}

@@ -36,6 +36,9 @@ type AuthNames struct {
 	Leases, AlertLimits string
 	// AckRefs holds the partners' acknowledgement reference counters (KV).
 	AckRefs string
+	// Payloads is the claim check's object store: outputs too large for
+	// the server, referenced by x-payload-ref.
+	Payloads string
 }
 
 // DefaultAuthNames are the default stream and bucket names.
@@ -44,6 +47,7 @@ func DefaultAuthNames() AuthNames {
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
 		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs",
+		Payloads: "edihub-payloads",
 	}
 }
 
@@ -68,6 +72,7 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.Leases, d.Leases)
 	set(&n.AlertLimits, d.AlertLimits)
 	set(&n.AckRefs, d.AckRefs)
+	set(&n.Payloads, d.Payloads)
 	return n
 }
 
@@ -133,12 +138,14 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.PURGE.KV_" + n.Tickets,
 				api + "STREAM.PURGE.KV_" + n.Edits,
 				api + "STREAM.PURGE.OBJ_" + n.Forensic,
+				api + "STREAM.PURGE.OBJ_" + n.Payloads, // an output stored again replaces its object
 				api + "CONSUMER.>",
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
 				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs),
 				"$O." + n.Forensic + ".>",
+				"$O." + n.Payloads + ".>",
 				"_INBOX.>",
 			},
 			PublishDeny:    auditDeny,
@@ -182,6 +189,10 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "CONSUMER.DELETE.>",
 				api + "CONSUMER.MSG.NEXT.>",
 				api + "DIRECT.GET.>",
+				// flow control of the ordered consumer an object is read
+				// with (edihub fetch, nats obj get of a payload stored
+				// aside; the claim check's bucket is read, never written)
+				"$JS.FC.>",
 				kv(n.Edits), kv(n.Tickets),
 				"$O." + n.Forensic + ".>",
 				"_INBOX.>",
@@ -194,6 +205,11 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 			return Permissions{}, err
 		}
 		own := "edi.parsed." + partner + ".>"
+		// No access to the claim check's bucket: an object's chunks are
+		// on $O.<bucket>.C.<nuid>, a name no permission can tie to a
+		// partner, so whoever may read one object may read them all. A
+		// partner gets an output stored aside through the operator or
+		// an application with the hub's consumer rights (README).
 		return Permissions{
 			// Its account reaches the hub's through the imports of
 			// AccountsConf only: no JetStream API.

@@ -17,7 +17,8 @@ const module = "github.com/edihub/edihub"
 //	cmd → app → hub/api → hub/ops ──┐
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
 //	                                           └→ audit → leaves
-//	            bridge, partner, ubl ──────────────────────────→ leaves
+//	            bridge, partner, ubl, claimcheck ──────────────→ leaves
+//	(hubclient, for downstream apps: wire only)
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
 //
@@ -48,10 +49,12 @@ var allowedDeps = map[string][]string{
 	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
+	"claimcheck":                     {"wire", "jetstream"},
+	"hubclient":                      {"wire"}, // for downstream apps: never the hub
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,

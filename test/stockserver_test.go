@@ -52,20 +52,20 @@ func tinyInvoic(ref string, size int) []byte {
 }
 
 // The real binary on a real nats-server with its default configuration
-// (max_payload 1 MiB): serve with the default parse.max_size
+// (max_payload 1 MiB): serve with the default hub.edifact.max_size
 // (10 MiB) refuses to start and names the setting; with a max_size the
-// server takes, a 480 KB interchange whose view (2.6 MB) can never be
-// stored is dead-lettered once with the reason, nothing retries it, and
-// the partner's next interchange is parsed.
+// server takes and the claim check off, a 480 KB interchange whose view
+// (2.6 MB) can never be stored is dead-lettered once with the reason,
+// nothing retries it, and the partner's next interchange is parsed.
 func TestStockServerLimits(t *testing.T) {
 	n := startStockNATS(t)
 	_, stderr, code := runCLI(t, 60*time.Second, "serve", "--nats-url", n.url, "--data", t.TempDir(), "--http", "127.0.0.1:0")
-	if code != 2 || !strings.Contains(stderr, "parse.max_size is 10485760 bytes") || !strings.Contains(stderr, "raise max_payload") {
+	if code != 2 || !strings.Contains(stderr, "max_size is 10485760 bytes") || !strings.Contains(stderr, "raise max_payload") {
 		t.Fatalf("serve with 10 MiB on a stock server: exit %d: %s", code, stderr)
 	}
 
 	// one partition: the next interchange waits behind the big one
-	startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\nparse:\n  max_size: 1000000\nsandbox:\n  enabled: false\n")
+	startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\n  claim_check: {enabled: false}\n  edifact:\n    max_size: 1000000\nsandbox:\n  enabled: false\n")
 	_, j := jetstreamtest.Connect(t, n.url)
 	big := tinyInvoic("BIG1", 480<<10)
 	jetstreamtest.PublishIngest(t, j, "ACME", string(big), nil)

@@ -84,6 +84,12 @@ const (
 	HdrBridgeRoute      = "x-bridge-route"
 	HdrPayloadSize      = "x-payload-size"
 	HdrPayloadTruncated = "x-payload-truncated"
+
+	// Set by the claim check on a message whose payload would not fit the
+	// server (claim.go): the payload is an object, the body a small JSON
+	// stub (ClaimStub); x-payload-size is the object's size.
+	HdrPayloadRef    = "x-payload-ref"    // <bucket>/<object>
+	HdrPayloadSHA256 = "x-payload-sha256" // hex SHA-256 of the object
 )
 
 // Server headers the hub reads or sets.
@@ -114,7 +120,7 @@ func init() {
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
 		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
-		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC} {
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC, HdrPayloadRef, HdrPayloadSHA256} {
 		hubOwned[n] = true
 	}
 }
