@@ -247,29 +247,7 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 	}
 	if action == 4 && t.msg != nil {
 		m := t.msg
-		ucm := []([]string){el(cut(m.Ref, 14)), el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)), el("4")}
-		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
-		switch {
-		case onHeader:
-			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), serviceS011(t.svcTag, t.elem, t.comp))
-		case t.msgSeg == 0:
-			ucm = append(ucm, el(strconv.Itoa(t.code)))
-		}
-		w.seg("UCM", ucm...)
-		if !onHeader && t.msgSeg > 0 {
-			if t.elem > 0 {
-				w.seg("UCS", el(strconv.Itoa(t.msgSeg)))
-				s011 := el(strconv.Itoa(t.elem), num(t.comp))
-				if w.v4 && t.rep > 0 {
-					// S011 0136 (ISO 9735-4 V4 UCD): the occurrence of
-					// the repeated element in error
-					s011 = append(s011, strconv.Itoa(t.rep))
-				}
-				w.seg("UCD", el(strconv.Itoa(t.code)), s011)
-			} else {
-				w.seg("UCS", el(strconv.Itoa(t.msgSeg)), el(strconv.Itoa(t.code)))
-			}
-		}
+		w.messageFault(t, el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)))
 	}
 	return w.close(ref)
 }

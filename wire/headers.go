@@ -84,6 +84,10 @@ const (
 	HdrBridgeRoute      = "x-bridge-route"
 	HdrPayloadSize      = "x-payload-size"
 	HdrPayloadTruncated = "x-payload-truncated"
+	// HdrRefusedMessages names the messages (UNH 0062, ST02) refused
+	// alone in a partially accepted interchange (a profile's accept:
+	// message), comma-separated, on its one dead letter.
+	HdrRefusedMessages = "x-refused-messages"
 )
 
 // Server headers the hub reads or sets.
@@ -114,7 +118,7 @@ func init() {
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
 		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
-		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC} {
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC, HdrRefusedMessages} {
 		hubOwned[n] = true
 	}
 }
