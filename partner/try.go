@@ -14,7 +14,7 @@ import (
 // partner (`edihub partner check`).
 type Decision struct {
 	Accepted bool   `json:"accepted"`
-	Cause    string `json:"cause,omitempty"`  // DLQ cause when refused
+	Cause    string `json:"cause,omitempty"`  // DLQ cause when refused (or some messages refused)
 	Reason   string `json:"reason,omitempty"` // x-reject-reason
 	Rule     string `json:"rule,omitempty"`
 	KeyID    string `json:"key_id,omitempty"`
@@ -42,6 +42,10 @@ func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data 
 	if err == nil && len(refused) > 0 {
 		d.Acks = r.Acks(partner, origin, "", data, doc, errors.Join(refused...))
 		d.Accepted = true
+		var first *Rejection
+		if errors.As(refused[0], &first) {
+			d.Cause = first.DLQCause // the dead letter's
+		}
 		for _, e := range refused {
 			var rej *Rejection
 			if errors.As(e, &rej) {
