@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
@@ -56,7 +58,16 @@ func TestCheckAgreesWithOutbound(t *testing.T) {
 	cfg.SetDefaults()
 	var pc parse.Config
 	pc.SetDefaults()
-	hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.New(pc, &parse.Options{Agreements: reg, JS: j})}})
+	keys, err := audit.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := ledger.OpenKV(t.Context(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Keyring: keys,
+		Stages: []hub.Stage{parse.New(pc, &parse.Options{Agreements: reg, JS: j, Ledger: led, Keys: keys})}})
 
 	var want [][]string // per input: type/result/normalized body of each ack the check names
 	total := 0
@@ -107,26 +118,42 @@ func TestCheckAgreesWithOutbound(t *testing.T) {
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		return jetstreamtest.CountMsgs(t, j, wire.DefaultDLQStream) >= len(inputs)-firstMixed
 	}, "MIXED's dead letters")
-	var named []string
-	for _, m := range jetstreamtest.StreamMsgs(t, j, wire.DefaultDLQStream) {
-		if m.Header.Get(wire.HdrPartnerID) == "MIXED" {
-			named = append(named, m.Header.Get(wire.HdrRefusedMessages))
-			if m.Subject != wire.DLQSubject("parse", wire.CausePartnerRejected) {
-				t.Errorf("MIXED's dead letter on %s", m.Subject)
+	mixedState := func() (named []string, views map[string]int) {
+		for _, m := range jetstreamtest.StreamMsgs(t, j, wire.DefaultDLQStream) {
+			if m.Header.Get(wire.HdrPartnerID) == "MIXED" {
+				named = append(named, m.Header.Get(wire.HdrRefusedMessages))
+				if m.Subject != wire.DLQSubject("parse", wire.CausePartnerRejected) {
+					t.Errorf("MIXED's dead letter on %s", m.Subject)
+				}
+				if err := audit.VerifyCopy(keys, m.Header, m.Data); err != nil {
+					t.Errorf("MIXED's dead letter is not marked as the hub's (dlq replay would refuse it): %v", err)
+				}
 			}
 		}
+		views = map[string]int{}
+		for _, m := range jetstreamtest.StreamMsgs(t, j, wire.DefaultParsedStream) {
+			if m.Header.Get(wire.HdrPartnerID) == "MIXED" {
+				views[m.Header.Get(wire.HdrMessageType)]++
+			}
+		}
+		return named, views
 	}
+	named, views := mixedState()
 	if strings.Join(named, ",") != strings.Join(refused, ",") {
 		t.Errorf("DLQ names %v refused, the check %v", named, refused)
 	}
-	views := map[string]int{}
-	for _, m := range jetstreamtest.StreamMsgs(t, j, wire.DefaultParsedStream) {
-		if m.Header.Get(wire.HdrPartnerID) == "MIXED" {
-			views[m.Header.Get(wire.HdrMessageType)]++
-		}
-	}
 	if len(views) != 2 || views["INVOIC"] != 1 || views["850"] != 1 {
 		t.Errorf("MIXED's views on PARSED: %v, want one INVOIC and one 850", views)
+	}
+	// the ledger recorded the partially accepted interchange once: sent
+	// again, it is a duplicate, and neither its views nor its dead letter
+	// are stored twice
+	jetstreamtest.PublishIngest(t, j, "MIXED", inputs[firstMixed], nil)
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		return jetstreamtest.MetricSum(t, env.Registry, "edihub_pipeline_duplicate_interchanges_total") == 1
+	}, "the resent interchange skipped as a duplicate")
+	if again, viewsAgain := mixedState(); len(again) != len(named) || viewsAgain["INVOIC"] != 1 {
+		t.Errorf("after the resend: dead letters %v, views %v", again, viewsAgain)
 	}
 	t.Logf("%d acknowledgements of %d interchanges agree", total, len(inputs))
 }
