@@ -276,7 +276,13 @@ func aperak(t target, ref string, now time.Time) []byte {
 	w.seg("BGM", el("23"), el(ref), el("27"))
 	w.seg("DTM", el("137", now.Format("200601021504"), "203"))
 	w.seg("RFF", el("ACW", t.msg.Ref))
-	w.seg("ERC", el("BUSINESS"))
+	// 9321 has no UN code list: "User or association defined code. May
+	// be used in combination with 1131/3055" (UNTDID EDED 9321, D.95A,
+	// D.97A and D.97B; the shipped D96A codes have no list for it). BUSINESS is edihub's code for a business rule refused;
+	// 3055 86 ("assigned by party originating the message", D.96A code
+	// list 3055; shared reference data D96A/codes.xml line 8813) says
+	// whose list it is.
+	w.seg("ERC", el("BUSINESS", "", "86"))
 	w.seg("FTX", el("AAO"), el(""), el(""), freeText(t.business.Msg))
 	return w.close(ref)
 }
