@@ -318,7 +318,7 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		registerLedgerMetrics(reg, a.ledger)
 	}
 	a.ags, a.led = ags, led
-	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log})}, a.env.Stages...)
+	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys})}, a.env.Stages...)
 	store, err := openAttemptStore(ctx, a.js, cfg)
 	if err != nil {
 		return err

@@ -50,3 +50,12 @@ type AckNumberer interface {
 type DuplicateAcker interface {
 	DuplicateAcks(partner, origin, corr string, data []byte) []*nats.Msg
 }
+
+// MessageAcceptor is Agreements that may refuse one message of an
+// interchange alone (a profile's accept: message): AcceptsMessage tells
+// whether err, the refusal of a message by Message, refuses that message
+// only. The other messages are then published, the refused ones named in
+// the acknowledgements and in one dead letter of the interchange.
+type MessageAcceptor interface {
+	AcceptsMessage(partner string, err error) bool
+}

@@ -84,6 +84,21 @@ type Decision struct {
 	// Messages counts the messages read, Types their distinct types.
 	Messages int
 	Types    []string
+	// Refused are the messages refused alone of an accepted interchange
+	// (MessageAcceptor: a profile's accept: message), in order; their
+	// views are not among Outputs.
+	Refused []Refusal
+	// DeadLetter, with Refused, is the interchange's one dead letter
+	// naming them (x-refused-messages) on edi.parse.dlq.<cause of the
+	// first>: the stage publishes it with the outputs, so a redelivery
+	// stores it once (the outputs' dedupe ids).
+	DeadLetter *nats.Msg
+}
+
+// Refusal is one message refused alone.
+type Refusal struct {
+	Ref, Type string
+	Err       error // permanent, with its cause
 }
 
 // Cause is the DLQ cause of a permanent refusal, "" otherwise.
@@ -113,6 +128,12 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 		}
 	}
 	d.Err = err
+	if err != nil {
+		d.Refused = nil
+	}
+	if err == nil && len(d.Refused) > 0 {
+		d.DeadLetter = deadLetter(in, d)
+	}
 	if w.Agreements == nil {
 		return d
 	}
@@ -124,6 +145,12 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 	}
 	var f *hub.Failure
 	switch {
+	case err == nil && len(d.Refused) > 0:
+		errs := make([]error, len(d.Refused))
+		for i, r := range d.Refused {
+			errs[i] = r.Err
+		}
+		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, doc, errors.Join(errs...))
 	case err == nil:
 		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, doc, nil)
 	case errors.As(err, &f) && f.Class == hub.Permanent:
@@ -158,6 +185,7 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 	// message at a time, plus the JSON of every message until the worker
 	// has published them; the guard's max_size bounds that.
 	r := renderer{in: in, d: d, corr: in.correlation(), seq: strconv.FormatUint(in.Seq, 10), ags: ags}
+	r.acceptor, _ = ags.(MessageAcceptor)
 	doc, err := edifact.Walk(in.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 	if doc != nil {
 		d.Standard = doc.Standard
@@ -171,6 +199,9 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 	}
 	if d.Messages == 0 {
 		return nil, hub.PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
+	}
+	if len(d.Refused) == d.Messages { // every message refused: the interchange is
+		return nil, d.Refused[0].Err
 	}
 	if ags != nil {
 		for _, ich := range doc.Interchanges {

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
 	ejs "github.com/edihub/edihub/jetstream"
@@ -33,6 +36,9 @@ type Options struct {
 	// EDIFACT, when set, are the resolved parse options of every message
 	// (the forensic child's, from the hub); nil: cfg.Options(partner).
 	EDIFACT *edifact.Options
+	// Keys sign the dead letter of a partially accepted interchange
+	// (x-hub-mac), so `dlq replay` knows it for the hub's; nil: unsigned.
+	Keys *audit.Keyring
 }
 
 // Stage is the built-in stage without partner agreements: guard, parse
@@ -57,7 +63,7 @@ func New(cfg Config, o *Options) hub.Stage {
 	}
 	w := With{Config: cfg, Options: opts.EDIFACT, Ledger: opts.Ledger, Agreements: opts.Agreements}
 	log := opts.Logger.With().Str("component", "parse").Logger()
-	return hub.Stage{Name: "parse", ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
+	return hub.Stage{Name: StageName, ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
 		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
 		if n, ok := w.Agreements.(AckNumberer); ok {
 			in.AckRef = n.NextAckRef(ctx, m.Partner)
@@ -87,6 +93,17 @@ func New(cfg Config, o *Options) hub.Stage {
 		}
 		for _, a := range d.Acks {
 			m.Emit(a.Subject, a.Header, a.Data)
+		}
+		if dl := d.DeadLetter; dl != nil {
+			// published with the outputs (the same dedupe ids): the
+			// refused messages end in the DLQ once, beside the accepted
+			// ones' views
+			dl.Header.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
+			dl.Header.Set(wire.HdrAttempts, strconv.FormatUint(max(m.Delivered, 1), 10))
+			audit.SignCopy(opts.Keys, dl.Header, dl.Data)
+			m.Emit(dl.Subject, dl.Header, dl.Data)
+			log.Info().Str("partner", m.Partner).Uint64("seq", m.Seq).Int("refused", len(d.Refused)).Int("messages", d.Messages).
+				Str("subject", dl.Subject).Msg("interchange partially accepted: refused messages dead-lettered")
 		}
 		commitOnSuccess(w.Ledger, m, d.Keys)
 		return nil
@@ -118,7 +135,8 @@ type renderer struct {
 	// of the same type (an interchange usually holds one type)
 	typ, subject string
 
-	ags Agreements
+	ags      Agreements
+	acceptor MessageAcceptor // nil: one refused message refuses the interchange
 }
 
 // parsedHeaders is how many headers an output carries; the worker adds
@@ -160,6 +178,11 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 	d.Outputs = append(d.Outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
 	if r.ags != nil {
 		if err := r.ags.Message(ctx, r.in.Partner, em, body); err != nil {
+			if r.acceptor != nil && r.acceptor.AcceptsMessage(r.in.Partner, err) {
+				d.Outputs = d.Outputs[:len(d.Outputs)-1]
+				d.Refused = append(d.Refused, Refusal{Ref: em.Ref, Type: em.Type, Err: permanent(err)})
+				return nil
+			}
 			return permanent(err)
 		}
 	}

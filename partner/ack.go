@@ -62,6 +62,10 @@ func (r *Registry) AcksAt(partner, origin, corr string, data []byte, doc *edifac
 		return nil
 	}
 	b := ackBuilder{p: p, now: r.now().UTC(), origin: origin, corr: corr, seq: seq, data: data}
+	if failure != nil && doc != nil { // accept: message, some refused
+		b.partial(doc, rejections(failure))
+		return b.out
+	}
 	if failure == nil {
 		if doc == nil {
 			return nil
@@ -136,7 +140,7 @@ func (b *ackBuilder) accepted(ich *edifact.Interchange) {
 		if a.X12 != AckNone && a.X12All {
 			for _, g := range b.x12Groups(ich, target{}) {
 				ref := b.x12Ref()
-				b.add(a.X12, ich.ControlRef, ref, "accepted", ich, functionalAck(a.X12, target{ich: ich, group: g.g}, g, ref, b.now, true))
+				b.add(a.X12, ich.ControlRef, ref, "accepted", ich, functionalAck(a.X12, target{ich: ich, group: g.g}, g, ref, b.now, true, nil))
 			}
 		}
 		return
@@ -187,7 +191,7 @@ func (b *ackBuilder) rejected(t target) {
 		if a.X12 != AckNone && t.svcTag != "ISA" {
 			for _, g := range b.x12Groups(ich, t) {
 				ref := b.x12Ref()
-				b.add(a.X12, ich.ControlRef, ref, "rejected", ich, functionalAck(a.X12, t, g, ref, b.now, false))
+				b.add(a.X12, ich.ControlRef, ref, "rejected", ich, functionalAck(a.X12, t, g, ref, b.now, false, nil))
 			}
 		}
 		return

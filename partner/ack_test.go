@@ -58,7 +58,10 @@ func ackCases() []ackCase {
 		{name: "contrl-directory-type", file: "invoic_qty_letter.edi", types: []string{TypeCONTRL}, code: 37},
 		{name: "contrl-directory-missing", file: "invoic_no_bgm.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
 			profile: func(p *Profile) { p.Directory = "strict" }},
-		{name: "aperak-total", file: "invoic_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}},
+		// ERC C901: 9321 is user or association defined (UNTDID EDED
+		// 9321), so the code names its list's owner, 3055 86 (assigned by
+		// the party originating the message, code list 3055)
+		{name: "aperak-total", file: "invoic_bad_total.edi", types: []string{TypeAPERAK, TypeCONTRL}, want: []string{"'ERC+BUSINESS::86'"}},
 		{name: "x12-999-accepted", file: "x12_850.edi", types: []string{Type999}, profile: x12Partner},
 		{name: "x12-999-count", file: "x12_850_bad_count.edi", types: []string{Type999}, code: edifact.CodeCountMismatch, profile: x12Partner},
 		{name: "x12-997-count", file: "x12_850_bad_count.edi", types: []string{Type997}, code: edifact.CodeCountMismatch,

@@ -49,7 +49,8 @@ func BenchmarkAgreements(b *testing.B) {
 						continue
 					}
 					var n int
-					if _, err := r.try(context.Background(), "ACME", h, data, &edifact.Options{}, &n); err != nil {
+					var refused []error
+					if _, err := r.try(context.Background(), "ACME", h, data, &edifact.Options{}, &n, &refused); err != nil {
 						b.Fatal(err)
 					}
 				}

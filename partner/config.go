@@ -127,6 +127,13 @@ type Profile struct {
 	Signature SignatureConfig `yaml:"signature"`
 	// Ack says which acknowledgements the partner gets.
 	Ack AckConfig `yaml:"ack"`
+	// Accept is what one refused message refuses: "interchange" (default:
+	// the whole interchange, nothing of it is published) or "message"
+	// (the other messages are published; the refused ones are named in
+	// the acknowledgements and in one dead letter of the interchange).
+	// Only a message's own refusal (type, directory, rules) is per
+	// message; a syntax or envelope error refuses the interchange.
+	Accept string `yaml:"accept"`
 	// Rules are business rules in CEL over the JSON view of each message.
 	Rules []Rule `yaml:"rules"`
 	// Directory overrides partners.directory for this partner: strict,
@@ -259,6 +266,13 @@ func (p *Profile) compile(limits ruleLimits) error {
 	default:
 		return fmt.Errorf("%s: test: %q, want any, production or test", p.ID, p.Test)
 	}
+	switch p.Accept {
+	case "":
+		p.Accept = AcceptInterchange
+	case AcceptInterchange, AcceptMessage:
+	default:
+		return fmt.Errorf("%s: accept: %q, want interchange or message", p.ID, p.Accept)
+	}
 	a := &p.Ack
 	if a.CONTRL == "" {
 		a.CONTRL = AckNone
@@ -308,12 +322,15 @@ func (p *Profile) compile(limits ruleLimits) error {
 
 // Test-indicator policies and acknowledgement modes.
 const (
-	TestAny        = "any"
-	TestProduction = "production"
-	TestOnly       = "test"
-	AckNone        = "none"
-	AckErrors      = "errors"
-	AckAll         = "all"
+	TestAny = "any"
+	// Accept: what one refused message refuses.
+	AcceptInterchange = "interchange"
+	AcceptMessage     = "message"
+	TestProduction    = "production"
+	TestOnly          = "test"
+	AckNone           = "none"
+	AckErrors         = "errors"
+	AckAll            = "all"
 )
 
 // Set is a validated set of profiles by partner id.

@@ -247,29 +247,7 @@ func contrl(t target, ref string, now time.Time, action int) []byte {
 	}
 	if action == 4 && t.msg != nil {
 		m := t.msg
-		ucm := []([]string){el(cut(m.Ref, 14)), el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)), el("4")}
-		onHeader := t.svcTag == "UNH" || t.svcTag == "UNT"
-		switch {
-		case onHeader:
-			ucm = append(ucm, el(strconv.Itoa(t.code)), el(t.svcTag), serviceS011(t.svcTag, t.elem, t.comp))
-		case t.msgSeg == 0:
-			ucm = append(ucm, el(strconv.Itoa(t.code)))
-		}
-		w.seg("UCM", ucm...)
-		if !onHeader && t.msgSeg > 0 {
-			if t.elem > 0 {
-				w.seg("UCS", el(strconv.Itoa(t.msgSeg)))
-				s011 := el(strconv.Itoa(t.elem), num(t.comp))
-				if w.v4 && t.rep > 0 {
-					// S011 0136 (ISO 9735-4 V4 UCD): the occurrence of
-					// the repeated element in error
-					s011 = append(s011, strconv.Itoa(t.rep))
-				}
-				w.seg("UCD", el(strconv.Itoa(t.code)), s011)
-			} else {
-				w.seg("UCS", el(strconv.Itoa(t.msgSeg)), el(strconv.Itoa(t.code)))
-			}
-		}
+		w.messageFault(t, el(cut(m.Type, 6), cut(m.Version, 3), cut(m.Release, 3), cut(m.Agency, 2)))
 	}
 	return w.close(ref)
 }
@@ -298,7 +276,13 @@ func aperak(t target, ref string, now time.Time) []byte {
 	w.seg("BGM", el("23"), el(ref), el("27"))
 	w.seg("DTM", el("137", now.Format("200601021504"), "203"))
 	w.seg("RFF", el("ACW", t.msg.Ref))
-	w.seg("ERC", el("BUSINESS"))
+	// 9321 has no UN code list: "User or association defined code. May
+	// be used in combination with 1131/3055" (UNTDID EDED 9321, D.95A,
+	// D.97A and D.97B; the shipped D96A codes have no list for it). BUSINESS is edihub's code for a business rule refused;
+	// 3055 86 ("assigned by party originating the message", D.96A code
+	// list 3055; shared reference data D96A/codes.xml line 8813) says
+	// whose list it is.
+	w.seg("ERC", el("BUSINESS", "", "86"))
 	w.seg("FTX", el("AAO"), el(""), el(""), freeText(t.business.Msg))
 	return w.close(ref)
 }

@@ -14,12 +14,15 @@ import (
 // partner (`edihub partner check`).
 type Decision struct {
 	Accepted bool   `json:"accepted"`
-	Cause    string `json:"cause,omitempty"`  // DLQ cause when refused
+	Cause    string `json:"cause,omitempty"`  // DLQ cause when refused (or some messages refused)
 	Reason   string `json:"reason,omitempty"` // x-reject-reason
 	Rule     string `json:"rule,omitempty"`
 	KeyID    string `json:"key_id,omitempty"`
 	Error    string `json:"error,omitempty"` // x-error-msg
 	Messages int    `json:"messages"`
+	// Refused are the messages refused alone (accept: message) of an
+	// accepted interchange: their references, in order.
+	Refused []string `json:"refused,omitempty"`
 	// Acks are the acknowledgements it would send.
 	Acks []*nats.Msg `json:"-"`
 }
@@ -33,8 +36,25 @@ func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data 
 		h = nats.Header{}
 	}
 	var d Decision
-	doc, err := r.try(ctx, partner, h, data, opts, &d.Messages)
-	d.Acks = r.Acks(partner, wire.MsgRef{Stream: wire.DefaultIngestStream, Seq: 1}.String(), "", data, doc, err)
+	var refused []error
+	doc, err := r.try(ctx, partner, h, data, opts, &d.Messages, &refused)
+	origin := wire.MsgRef{Stream: wire.DefaultIngestStream, Seq: 1}.String()
+	if err == nil && len(refused) > 0 {
+		d.Acks = r.Acks(partner, origin, "", data, doc, errors.Join(refused...))
+		d.Accepted = true
+		var first *Rejection
+		if errors.As(refused[0], &first) {
+			d.Cause = first.DLQCause // the dead letter's
+		}
+		for _, e := range refused {
+			var rej *Rejection
+			if errors.As(e, &rej) {
+				d.Refused = append(d.Refused, rej.Message.Ref)
+			}
+		}
+		return d
+	}
+	d.Acks = r.Acks(partner, origin, "", data, doc, err)
 	if err == nil {
 		d.Accepted = true
 		return d
@@ -51,7 +71,10 @@ func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data 
 	return d
 }
 
-func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data []byte, opts *edifact.Options, n *int) (*edifact.Document, error) {
+// try is the decision; a message refused alone (AcceptsMessage) goes to
+// refused and the walk goes on. When every message is refused, the first
+// refusal refuses the interchange.
+func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data []byte, opts *edifact.Options, n *int, refused *[]error) (*edifact.Document, error) {
 	if err := r.Admit(partner, h, data, opts); err != nil {
 		return nil, err
 	}
@@ -61,7 +84,13 @@ func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data 
 		if err != nil {
 			return err
 		}
-		return r.Message(ctx, partner, em, view)
+		if err := r.Message(ctx, partner, em, view); err != nil {
+			if !r.AcceptsMessage(partner, err) {
+				return err
+			}
+			*refused = append(*refused, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -73,6 +102,9 @@ func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data 
 		if err := r.CheckInterchange(partner, ich); err != nil {
 			return nil, err
 		}
+	}
+	if len(*refused) == *n {
+		return nil, (*refused)[0]
 	}
 	return doc, nil
 }

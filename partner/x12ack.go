@@ -133,8 +133,12 @@ func ta1Note(t target) int {
 // sets the GE says it included, AK903 the sets received, AK904 those
 // accepted (none: edihub refuses the whole interchange), AK905 the group's
 // own fault. A group refused for a fault elsewhere in the interchange
-// lists no set and says so in AK9 alone.
-func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time, accepted bool) []byte {
+// lists no set and says so in AK9 alone. accepted with faults (accept:
+// message) reports the sets faults names (by ST02) as rejected, the others
+// accepted, and AK901 P when some of the group's sets were accepted (999
+// and 997 implementation guides, AK901: P partially accepted, at least one
+// transaction set was rejected), R when none, and AK904 the sets accepted.
+func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time, accepted bool, faults map[string]target) []byte {
 	var w x12Writer
 	version := x12Version(t.ich)
 	impl := ""
@@ -175,7 +179,7 @@ func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time
 	here := !accepted && t.group != nil && t.group.ControlRef == g.ControlRef // the fault is in this group
 	setFault := here && t.msg != nil
 	wrote := false
-	faultSet := func(s x12Set) {
+	faultSet := func(s x12Set, t target) {
 		ak2(s)
 		if t.msgSeg > 0 && t.svcTag != "ST" && t.svcTag != "SE" {
 			w.seg(segTag, clean(t.segTag), strconv.Itoa(t.msgSeg), "", segmentCode(t))
@@ -188,20 +192,25 @@ func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time
 			}
 		}
 		w.seg(setTag, "R", setCode(t))
-		wrote = true
 	}
+	refused := 0
 	for _, s := range sg.sets {
+		f, isFault := faults[s.ref]
 		switch {
+		case accepted && isFault:
+			faultSet(s, f)
+			refused++
 		case accepted:
 			ak2(s)
 			w.seg(setTag, "A")
 		case setFault && !wrote && s.ref == t.msg.Ref:
-			faultSet(s)
+			faultSet(s, t)
+			wrote = true
 		}
 	}
 	received := len(sg.sets)
 	if setFault && !wrote { // the scan did not reach it
-		faultSet(x12Set{typ: t.msg.Type, ref: t.msg.Ref, impl: t.msg.Release})
+		faultSet(x12Set{typ: t.msg.Type, ref: t.msg.Ref, impl: t.msg.Release}, t)
 		received++
 	}
 	included := received
@@ -209,6 +218,12 @@ func functionalAck(typ string, t target, sg *x12Group, ref string, now time.Time
 		included = n
 	}
 	switch {
+	case accepted && refused > 0:
+		status := "P"
+		if refused == received {
+			status = "R"
+		}
+		w.seg("AK9", status, strconv.Itoa(included), strconv.Itoa(received), strconv.Itoa(received-refused))
 	case accepted:
 		w.seg("AK9", "A", strconv.Itoa(included), strconv.Itoa(received), strconv.Itoa(received))
 	case here && t.msg == nil:

@@ -90,6 +90,10 @@ const (
 	// stub (ClaimStub); x-payload-size is the object's size.
 	HdrPayloadRef    = "x-payload-ref"    // <bucket>/<object>
 	HdrPayloadSHA256 = "x-payload-sha256" // hex SHA-256 of the object
+	// HdrRefusedMessages names the messages (UNH 0062, ST02) refused
+	// alone in a partially accepted interchange (a profile's accept:
+	// message), comma-separated, on its one dead letter.
+	HdrRefusedMessages = "x-refused-messages"
 )
 
 // Server headers the hub reads or sets.
@@ -120,7 +124,7 @@ func init() {
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
 		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
-		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC, HdrPayloadRef, HdrPayloadSHA256} {
+		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC, HdrPayloadRef, HdrPayloadSHA256, HdrRefusedMessages} {
 		hubOwned[n] = true
 	}
 }

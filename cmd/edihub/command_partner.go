@@ -252,6 +252,10 @@ func runPartnerCheck(ctx context.Context, e *env, args []string) error {
 func printDecision(w io.Writer, file, id string, d partner.Decision) {
 	if d.Accepted {
 		fmt.Fprintf(w, "accepted  %s from partner %s, messages: %d → edi.parsed.%s.<type>\n", escape.Line(file), escape.Line(id), d.Messages, escape.Line(id))
+		if len(d.Refused) > 0 { // accept: message
+			fmt.Fprintf(w, "  refused %d message(s) alone: %s → %s (one dead letter of the interchange, x-refused-messages)\n",
+				len(d.Refused), escape.Line(strings.Join(d.Refused, ",")), wire.DLQSubject("parse", d.Cause))
+		}
 	} else {
 		fmt.Fprintf(w, "REFUSED   %s from partner %s → %s\n", escape.Line(file), escape.Line(id), wire.DLQSubject("parse", d.Cause))
 		fmt.Fprintf(w, "  cause   %s\n", d.Cause)

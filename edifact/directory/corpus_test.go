@@ -131,8 +131,9 @@ var corpusDirWant = map[string]corpusResult{
 	"php-edifact__example_utf8.edi":        {1, 0, 0, 1, "", "code 14 segment 1 UNH"},
 	"php-edifact__example_wrapped.edi":     {1, 0, 0, 1, "", "code 14 segment 1 UNH"},
 	"pydifact__order.edi":                  {1, 1, 0, 0, "", ""},
-	// Syntax 4 repetition (CUX+3*1, ATT+2++M*M*M*M*M): no shipped directory
-	// lets a data element repeat, so 35 in both modes.
+	// Syntax 4 repetition (CUX+3*1, ATT+2++M*M*M*M*M): the shipped data has
+	// no repeat factors and repeatFactors none for D03B CUX or PAXLST's ATT
+	// (no directory text of theirs was found), so 35 in both modes.
 	"smooks__invoic_d03b_v4.txt": {1, 1, 1, 1, "code 35 segment 11 CUX", "code 35 segment 11 CUX"},
 	"smooks__paxlst.txt":         {1, 1, 1, 1, "code 35 segment 7 ATT", "code 35 segment 7 ATT"},
 	// NAD 3036 of 38 characters (an..35); RFF 1153 "YC1" fails strict too.

@@ -48,10 +48,28 @@ func (c *check) elements(s *edifact.Segment, pos int) {
 		if rep.Element < 1 || rep.Element > len(def.Elements) {
 			continue // reported as too many constituents
 		}
-		fd := c.add(SeverityError, CodeTooManyRepetitions, pos, s, rep.Element, 0,
-			fmt.Sprintf("data element %s is repeated; the directory allows one occurrence", def.Elements[rep.Element-1].ID))
-		if fd != nil {
-			fd.Repetition = 2
+		ed := &def.Elements[rep.Element-1]
+		factor := 1
+		if c.dir.Segments[s.Tag] == def { // the factors are the message directory's
+			factor = repeatFactor(c.dir.Name, s.Tag, rep.Element)
+		}
+		for k, occ := range rep.Occurrences {
+			n := k + 2 // the occurrence (the first is in Elements)
+			if n > factor {
+				fd := c.add(SeverityError, CodeTooManyRepetitions, pos, s, rep.Element, 0,
+					fmt.Sprintf("data element %s occurs %d times; the directory allows %d", ed.ID, len(rep.Occurrences)+1, factor))
+				if fd != nil {
+					fd.Repetition = n
+				}
+				break
+			}
+			// an allowed occurrence is checked as the first one is; its
+			// findings name it (S011 0136)
+			from := len(c.r.Findings)
+			c.element(s, pos, rep.Element, ed, occ)
+			for i := from; i < len(c.r.Findings); i++ {
+				c.r.Findings[i].Repetition = n
+			}
 		}
 	}
 }
