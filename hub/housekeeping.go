@@ -35,7 +35,7 @@ func (h *Hub) housekeeping(ctx context.Context) error {
 func (h *Hub) purge() {
 	n, err := h.store.Purge()
 	if err != nil {
-		h.met.counterErrors.Inc()
+		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Msg("purging attempt records failed")
 		return
 	}
@@ -46,7 +46,7 @@ func (h *Hub) purge() {
 
 func (h *Hub) refreshGauges(ctx context.Context) {
 	if n, err := h.store.Len(); err == nil {
-		h.met.counterRecords.Set(float64(n))
+		h.met.CounterRecords.Set(float64(n))
 	}
 	for p := 0; p < h.cfg.Partitions; p++ {
 		// Consumer fetches the consumer's info; one request is enough.
@@ -54,7 +54,7 @@ func (h *Hub) refreshGauges(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		h.met.lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
+		h.met.Lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
 	}
 }
 
@@ -84,7 +84,7 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 		if err != nil {
 			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
 		} else {
-			h.met.setDLQDepth(h.stageNames(), depth)
+			h.met.SetDLQDepth(h.stageNames(), depth)
 			now := time.Now()
 			for _, a := range p.Observe(leakprobe.Sample{At: now, Depth: depth, Dead: h.deadLettered.Load(), Processed: h.processed.Load()}) {
 				if err := fence(ctx); err != nil {

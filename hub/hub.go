@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/hub/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,7 +111,7 @@ type Hub struct {
 	store   AttemptStore
 	stages  []Stage
 	log     zerolog.Logger
-	met     *metrics
+	met     *metrics.Pipeline
 	pub     *publishHealth
 	alerter *alert.Alerter
 	board   statusBoard // leak probe and recent alerts for Status
@@ -177,7 +178,7 @@ func New(o Options) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
-		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg), pub: newPublishHealth(reg),
+		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: newPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
@@ -193,11 +194,6 @@ func New(o Options) (*Hub, error) {
 		h.actor = "edihub"
 	}
 	stages := o.Stages
-	if cfg.Drill {
-		stages = append([]Stage(nil), stages...)
-		stages[0].Handle = Drill(h.log)(stages[0].Handle)
-		h.log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
-	}
 	h.exec = &executor{
 		stages: stages, deadline: cfg.Attempts.Deadline, heartbeat: heartbeatEvery(cfg.Attempts),
 		classMap: cfg.Retry.ErrorClasses, abandoned: &h.abandoned, limit: int64(cfg.Attempts.MaxAbandoned),
@@ -213,7 +209,7 @@ func New(o Options) (*Hub, error) {
 		if err != nil {
 			res = "error"
 		}
-		h.met.alerts.WithLabelValues(a.Name, sink, res).Inc()
+		h.met.Alerts.WithLabelValues(a.Name, sink, res).Inc()
 	}
 	h.audit = audit.New(j, cfg.Streams.Audit, audit.WithKeyring(o.Keyring))
 	return h, nil

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -106,34 +105,5 @@ func publishFailureMessage(err error) string {
 }
 
 // outputsFit refuses, before any is published, outputs of which one is
-// over the connection's max payload: published in turn, those before it
-// would be stored (half an interchange downstream) and the ledger's
-// commit started, for an attempt that can never succeed. msgIDRoom is
-// what the dedupe id's header adds.
-func (h *Hub) outputsFit(outs []*nats.Msg) error {
-	const msgIDRoom = 256
-	limit := h.nc.MaxPayload()
-	for i, o := range outs {
-		size := int64(len(o.Data)) + headerSize(o.Header) + msgIDRoom
-		if size > limit {
-			return fmt.Errorf("output %d of %d (%s, %d bytes with its headers, max payload %d): %w",
-				i+1, len(outs), o.Subject, size, limit, nats.ErrMaxPayload)
-		}
-	}
-	return nil
-}
-
-// headerSize is the size of h on the wire: NATS/1.0, a line per value,
-// the blank line.
-func headerSize(h nats.Header) int64 {
-	if len(h) == 0 {
-		return 0
-	}
-	n := int64(len("NATS/1.0\r\n\r\n"))
-	for k, vs := range h {
-		for _, v := range vs {
-			n += int64(len(k) + len(": ") + len(v) + len("\r\n"))
-		}
-	}
-	return n
-}
+// over the connection's max payload (jetstream.OutputsFit says why).
+func (h *Hub) outputsFit(outs []*nats.Msg) error { return ejs.OutputsFit(outs, h.nc.MaxPayload()) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/drill"
 	"regexp"
 	"slices"
 	"strconv"
@@ -74,8 +75,8 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	cfg.Hub.SetDefaults()
 	streams := cfg.Hub.Streams
 	att := cfg.Hub.Attempts
-	if !slices.Contains(hub.DrillKinds, *kind) {
-		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
+	if !slices.Contains(drill.Kinds, *kind) {
+		return usageErr("--kind must be one of %s", strings.Join(drill.Kinds, ", "))
 	}
 	d := &driller{e: e, json: cf.json, start: time.Now()}
 	if d.json {
@@ -99,7 +100,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			d.deaths++
 			n := d.deaths
 			d.mu.Unlock()
-			if *kind != hub.DrillExit {
+			if *kind != drill.Exit {
 				d.say("hub-died", "death %d: the connection to the hub was lost (not what a %s drill does: is the hub restarting?)", n, *kind)
 				return
 			}
@@ -146,7 +147,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	}
 	defer sub.Unsubscribe()
 
-	wantPoison := *kind != hub.DrillError
+	wantPoison := *kind != drill.Error
 	var placed string
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -155,16 +156,16 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 		case <-ctx.Done():
 			return failedErr("timed out after %v: drill message %s; healthy parsed %s", *timeout, orNot(placed, "not yet quarantined or dead-lettered"), "incomplete")
 		case m := <-events:
-			var ev hub.Event
+			var ev wire.Event
 			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != streams.Ingest {
 				continue
 			}
 			switch ev.Kind {
-			case hub.EventAttemptFailed:
+			case wire.EventAttemptFailed:
 				d.say("attempt", "attempt %d of %d failed in stage %s (%s): %s", ev.Attempt, att.Threshold, ev.Stage, ev.Class, ev.Error)
-			case hub.EventQuarantined:
+			case wire.EventQuarantined:
 				d.say("quarantined", "quarantined after %d attempts to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
-			case hub.EventDeadLettered:
+			case wire.EventDeadLettered:
 				d.say("dead-lettered", "dead-lettered after %d attempt(s) to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
 			}
 		case <-tick.C:
@@ -184,7 +185,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 				}
 				placed = where
 				d.say("placed", "the drill message is in %s", where)
-				if *kind == hub.DrillExit {
+				if *kind == drill.Exit {
 					d.mu.Lock()
 					seen := d.deaths
 					d.mu.Unlock()
@@ -251,12 +252,12 @@ func partitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner str
 // defaults).
 func drillExpectation(kind string, a hub.AttemptConfig) string {
 	switch kind {
-	case hub.DrillPanic:
+	case drill.Panic:
 		return fmt.Sprintf("expect %d panics, retried in place with backoff (%s..%s), then quarantine: a few seconds", a.Threshold, a.BackoffBase, a.BackoffMax)
-	case hub.DrillHang:
+	case drill.Hang:
 		return fmt.Sprintf("expect %d attempts that each hang until the %s deadline, then quarantine: about %s (progress every 10s)",
 			a.Threshold, a.Deadline, (time.Duration(a.Threshold) * a.Deadline).Round(time.Second))
-	case hub.DrillExit:
+	case drill.Exit:
 		return fmt.Sprintf("expect the hub to die %d times: once while the drill message runs beside other partitions' messages "+
 			"(not held against it), then %d times while it runs alone; each restart takes your supervisor's time plus up to %s (ack_wait)",
 			a.Threshold+1, a.Threshold, a.AckWait)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -32,7 +31,7 @@ const (
 type outcomeWatch struct {
 	mu      sync.Mutex
 	parsed  map[string]string // correlation id -> first output subject
-	events  map[seqKey]hub.Event
+	events  map[seqKey]wire.Event
 	changed chan struct{}
 	subs    []*nats.Subscription
 }
@@ -43,7 +42,7 @@ type seqKey struct {
 }
 
 func watchOutcomes(nc *nats.Conn, partner string) (*outcomeWatch, error) {
-	w := &outcomeWatch{parsed: map[string]string{}, events: map[seqKey]hub.Event{}, changed: make(chan struct{}, 1)}
+	w := &outcomeWatch{parsed: map[string]string{}, events: map[seqKey]wire.Event{}, changed: make(chan struct{}, 1)}
 	sub, err := nc.Subscribe(wire.ParsedSubject(partner, ">"), func(m *nats.Msg) {
 		corr := m.Header.Get(wire.HdrCorrelationID)
 		if corr == "" {
@@ -61,7 +60,7 @@ func watchOutcomes(nc *nats.Conn, partner string) (*outcomeWatch, error) {
 	}
 	w.subs = append(w.subs, sub)
 	sub, err = nc.Subscribe(wire.EventSubjectPrefix+">", func(m *nats.Msg) {
-		var ev hub.Event
+		var ev wire.Event
 		if json.Unmarshal(m.Data, &ev) != nil || eventOutcome(ev.Kind) == "" || ev.Partner != partner {
 			return
 		}
@@ -94,13 +93,13 @@ func (w *outcomeWatch) stop() {
 // eventOutcome maps a hub event to a final outcome ("" = not final).
 func eventOutcome(kind string) string {
 	switch kind {
-	case hub.EventDuplicateSkipped:
+	case wire.EventDuplicateSkipped:
 		return outcomeDuplicate
-	case hub.EventDeadLettered:
+	case wire.EventDeadLettered:
 		return outcomeDeadLettered
-	case hub.EventQuarantined:
+	case wire.EventQuarantined:
 		return outcomeQuarantined
-	case hub.EventRetryScheduled:
+	case wire.EventRetryScheduled:
 		return outcomeRetrying
 	}
 	return ""
