@@ -19,6 +19,7 @@ const module = "github.com/edihub/edihub"
 //	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics
 //	                                           └→ audit → leaves
 //	            bridge, partner, ubl ──────────────────────────→ leaves
+//	cmd → client ──────────────────────────────────────────→ leaves
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
 //
@@ -52,6 +53,7 @@ var allowedDeps = map[string][]string{
 	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
+	"client":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
 	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd

@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/edihub/edihub/app"
-	"github.com/edihub/edihub/drill"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,9 +14,11 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/client"
+	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -124,15 +123,15 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	}
 	d.say("expect", "%s%s", drillExpectation(*kind, att), settings)
 	id := nuid.Next()
-	partition := partitionOfPartner(ctx, j, streams.Ingest, *partner)
-	drillSeq, err := publishInterchange(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
+	partition := client.PartitionOfPartner(ctx, j, streams.Ingest, *partner)
+	drillSeq, err := publishDrill(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
 	if err != nil {
 		return unreachableErr(err)
 	}
 	d.say("published", "published a %q drill message (INGEST seq %d) for partner %s in partition %s", *kind, drillSeq, *partner, partition)
 	var healthySeqs []uint64
 	for i := 0; i < *healthy; i++ {
-		seq, err := publishInterchange(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{wire.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
+		seq, err := publishDrill(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{wire.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
 		if err != nil {
 			return unreachableErr(err)
 		}
@@ -176,9 +175,9 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 				d.say("waiting", "still waiting (%s so far; %s)", time.Since(d.start).Round(time.Second), orNot(placed, "the drill message is not placed yet"))
 			}
 			if placed == "" {
-				where, deaths, err := findCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
+				where, deaths, err := client.FindCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
 				if err != nil || where == "" {
-					if parsedSeqs, _ := parsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
+					if parsedSeqs, _ := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
 						return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
 					}
 					continue
@@ -192,11 +191,11 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 					d.say("deaths", "%s", deathsText(seen, deaths))
 				}
 			}
-			parsedSeqs, err := parsedOriginSeqs(ctx, j, streams.Parsed, d.start)
+			parsedSeqs, err := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start)
 			if err != nil {
 				continue
 			}
-			if got := inOrder(parsedSeqs, healthySeqs); got == len(healthySeqs) {
+			if got := client.InOrder(parsedSeqs, healthySeqs); got == len(healthySeqs) {
 				d.say("moved-on", "partition %s moved on: the %d healthy interchanges behind it were parsed in order", partition, len(healthySeqs))
 				d.say("passed", "drill %s passed in %.1fs", *kind, time.Since(d.start).Seconds())
 				return nil
@@ -205,46 +204,17 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	}
 }
 
+// publishDrill publishes a sample interchange with reference ref until
+// the server acks it (client.PublishUntilAcked).
+func publishDrill(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
+	return client.PublishUntilAcked(ctx, j, partner, "drill:"+ref, app.SampleInterchange(ref, 2), h)
+}
+
 func orNot(s, def string) string {
 	if s == "" {
 		return def
 	}
 	return "in " + s
-}
-
-// publishInterchange publishes until the server acks: during an exit
-// drill the hub (and its embedded server) may be down between restarts.
-// The dedupe id makes a retried publish land once.
-func publishInterchange(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
-	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Header: h, Data: app.SampleInterchange(ref, 2)}
-	var lastErr error
-	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := j.PublishMsg(pctx, msg, js.WithMsgID("drill:"+ref), js.WithRetryAttempts(10), js.WithRetryWait(250*time.Millisecond))
-		cancel()
-		if err == nil {
-			return ack.Sequence, nil
-		}
-		lastErr = err
-		time.Sleep(250 * time.Millisecond)
-	}
-	return 0, fmt.Errorf("publish: %w", lastErr)
-}
-
-var rePartitions = regexp.MustCompile(`partition\((\d+),`)
-
-// partitionOfPartner reads the partition count from INGEST's transform.
-func partitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner string) string {
-	s, err := j.Stream(ctx, ingest)
-	if err != nil || s.CachedInfo().Config.SubjectTransform == nil {
-		return "?"
-	}
-	m := rePartitions.FindStringSubmatch(s.CachedInfo().Config.SubjectTransform.Destination)
-	if m == nil {
-		return "?"
-	}
-	n, _ := strconv.Atoi(m[1])
-	return strconv.Itoa(wire.PartitionOf(partner, n))
 }
 
 // drillExpectation says at the start what the drill will do and about how
@@ -282,51 +252,4 @@ func deathsText(seen int, hubCount string) string {
 		text += fmt.Sprintf("; this drill saw %d of them (the others restarted quicker than it reconnected)", seen)
 	}
 	return text + ". x-attempts counts deliveries before quarantine: the threshold, or one more when the server had recorded the first death's delivery before the process died"
-}
-
-// findCopy looks for the quarantine or dead-letter copy of INGEST seq; it
-// returns where it is and, for a poison copy, the hub's x-process-deaths.
-func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, string, error) {
-	stream := streams.DLQ
-	if poison {
-		stream = streams.Poison
-	}
-	var where, deaths string
-	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		h := m.Headers()
-		if h.Get(wire.HdrOriginalStream) == streams.Ingest && h.Get(wire.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
-			cause := wire.HdrPoisonCause + "=" + h.Get(wire.HdrPoisonCause)
-			if !poison {
-				cause = wire.HdrErrorCause + "=" + h.Get(wire.HdrErrorCause)
-			}
-			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, wire.HdrAttempts, h.Get(wire.HdrAttempts))
-			deaths = h.Get(wire.HdrProcessDeaths)
-		}
-		return nil
-	})
-	return where, deaths, err
-}
-
-// parsedOriginSeqs lists the INGEST sequences of parsed outputs, in the
-// order PARSED stored them.
-func parsedOriginSeqs(ctx context.Context, j js.JetStream, parsed string, since time.Time) ([]uint64, error) {
-	var out []uint64
-	err := ejs.Scan(ctx, j, parsed, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		if s, err := strconv.ParseUint(m.Headers().Get(wire.HdrOriginalSeq), 10, 64); err == nil {
-			out = append(out, s)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// inOrder counts how many of want appear in got, in want's order.
-func inOrder(got, want []uint64) int {
-	i := 0
-	for _, g := range got {
-		if i < len(want) && g == want[i] {
-			i++
-		}
-	}
-	return i
 }
