@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	js "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/edihub/edihub/hub/leakprobe"
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // housekeeping purges expired attempt records (at start, then hourly) and
@@ -58,19 +57,6 @@ func (h *Hub) refreshGauges(ctx context.Context) {
 	}
 }
 
-// dlqDepth reads the message count of each DLQ subject from the server.
-func (h *Hub) dlqDepth(ctx context.Context) (map[string]uint64, error) {
-	s, err := h.js.Stream(ctx, h.cfg.Streams.DLQ)
-	if err != nil {
-		return nil, err
-	}
-	info, err := s.Info(ctx, js.WithSubjectFilter(">"))
-	if err != nil {
-		return nil, err
-	}
-	return info.State.Subjects, nil
-}
-
 // runLeakProbe samples every interval, lets the probe (package
 // hub/leakprobe) decide and alerts through the alerter. On a cluster it
 // runs on the instance that holds its lease, and fence says, before each
@@ -80,7 +66,7 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 	t := time.NewTicker(h.cfg.LeakProbe.Interval)
 	defer t.Stop()
 	for {
-		depth, err := h.dlqDepth(ctx)
+		depth, err := ejs.SubjectCounts(ctx, h.js, h.cfg.Streams.DLQ)
 		if err != nil {
 			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
 		} else {

@@ -112,7 +112,7 @@ type Hub struct {
 	stages  []Stage
 	log     zerolog.Logger
 	met     *metrics.Pipeline
-	pub     *publishHealth
+	pub     *metrics.PublishHealth
 	alerter *alert.Alerter
 	board   statusBoard // leak probe and recent alerts for Status
 	audit   *audit.Auditor
@@ -178,7 +178,7 @@ func New(o Options) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
-		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: newPublishHealth(reg),
+		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
@@ -233,7 +233,7 @@ func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 // Ready reports whether streams are provisioned and workers run, and the
 // environment takes outputs (no publish failed for it since the last one
 // stored).
-func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.healthy() }
+func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.Healthy() }
 
 // Processed is how many messages have left a partition since Run began:
 // acked with their outputs, skipped as duplicates, dead-lettered or

@@ -3,11 +3,9 @@ package hub
 import (
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
@@ -24,34 +22,6 @@ const identicalPublishFailures = 5
 // publishFingerprint marks a failed publish of the outputs in a record.
 const publishFingerprint = "publish-outputs"
 
-// publishHealth follows the publishes of outputs: whose their failures
-// are (a metric by kind) and whether the environment refuses them now
-// (the last failure of its kind is later than the last success), for
-// /readyz.
-type publishHealth struct {
-	failures *prometheus.CounterVec
-	lastOK   atomic.Int64 // unix nanoseconds
-	lastEnv  atomic.Int64
-}
-
-func newPublishHealth(reg prometheus.Registerer) *publishHealth {
-	p := &publishHealth{failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "edihub_pipeline_publish_failures_total",
-		Help: "Failed publishes of a message's outputs, by whose failure it is: message (dead-lettered) or environment (retried, not charged; /readyz not ready while it lasts).",
-	}, []string{"kind"})}
-	for _, k := range []ejs.FailureKind{ejs.KindMessage, ejs.KindEnvironment} {
-		p.failures.WithLabelValues(string(k))
-	}
-	reg.MustRegister(p.failures)
-	return p
-}
-
-func (p *publishHealth) ok() { p.lastOK.Store(time.Now().UnixNano()) }
-
-// healthy is false from an environment failure until the next stored
-// output.
-func (p *publishHealth) healthy() bool { return p.lastEnv.Load() <= p.lastOK.Load() }
-
 // publishFailed decides what a failed publish of d's outputs becomes: the
 // message's failure is a dead letter with the reason (cause unknown: the
 // interchange is fine, its outputs do not fit this server); the
@@ -65,7 +35,7 @@ func (h *Hub) publishFailed(d *delivery, rec counter.Record, attempts int, err e
 		kind, msg = ejs.KindMessage, msg+"; failed identically on every one of the last "+
 			strconv.Itoa(identicalPublishFailures)+" tries while other messages' outputs were stored"
 	}
-	h.pub.failures.WithLabelValues(string(kind)).Inc()
+	h.pub.Failures.WithLabelValues(string(kind)).Inc()
 	if kind == ejs.KindMessage {
 		h.log.Error().Err(err).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).Bool("repeated", repeated).
 			Msg("the outputs can never be stored; dead-lettering the message")
@@ -75,7 +45,7 @@ func (h *Hub) publishFailed(d *delivery, rec counter.Record, attempts int, err e
 		h.deadLetter(d, o, wire.CauseUnknown, attempts, false, rec)
 		return
 	}
-	h.pub.lastEnv.Store(time.Now().UnixNano())
+	h.pub.EnvFailed()
 	h.log.Error().Err(err).Uint64("seq", d.origSeq).Str("reason", why).
 		Msg("storing the outputs (or the ledger's commit) failed for the environment; will redeliver")
 	h.recordPublishFailure(d, err)
@@ -96,7 +66,7 @@ func (h *Hub) repeatsIdentically(rec counter.Record, err error) bool {
 		}
 		n, first = n+1, f.At
 	}
-	return n == identicalPublishFailures-1 && !first.IsZero() && h.pub.lastOK.Load() > first.UnixNano()
+	return n == identicalPublishFailures-1 && !first.IsZero() && h.pub.LastOK().After(first)
 }
 
 // publishFailureMessage is the Message recordPublishFailure stores.

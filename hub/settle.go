@@ -121,7 +121,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		h.publishFailed(d, rec, attempts, err)
 		return
 	}
-	h.pub.ok()
+	h.pub.OK()
 	if dups > 0 {
 		h.met.Duplicates.Add(float64(dups))
 	}
