@@ -78,7 +78,7 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 				}
 				h.alerter.Fire(ctx, a)
 			}
-			h.board.setLeak(p.Status())
+			h.board.SetLeak(p.Status())
 		}
 		select {
 		case <-ctx.Done():

@@ -114,7 +114,7 @@ type Hub struct {
 	met     *metrics.Pipeline
 	pub     *metrics.PublishHealth
 	alerter *alert.Alerter
-	board   statusBoard // leak probe and recent alerts for Status
+	board   metrics.Board // leak probe and recent alerts for Status
 	audit   *audit.Auditor
 	keys    *audit.Keyring
 	exec    *executor
@@ -202,9 +202,9 @@ func New(o Options) (*Hub, error) {
 	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
 	h.alerter.Limiter = o.AlertLimiter
-	h.board.alerts.Max = recentAlerts
+	h.board.Alerts.Max = recentAlerts
 	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
-		h.board.alerts.Sent(a)
+		h.board.Alerts.Sent(a)
 		res := "ok"
 		if err != nil {
 			res = "error"

@@ -44,7 +44,7 @@ var allowedDeps = map[string][]string{
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
 	"hub/headers":                    {"wire", "escape"},
-	"hub/metrics":                    {"wire", "jetstream"},
+	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
 	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter"},
 	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
 	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
