@@ -21,6 +21,7 @@ import (
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/bridge"
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	ejs "github.com/edihub/edihub/jetstream"
@@ -319,6 +320,10 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	}
 	a.ags, a.led = ags, led
 	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys})}, a.env.Stages...)
+	if cfg.Hub.Drill {
+		stages[0].Handle = drill.Middleware(log)(stages[0].Handle)
+		log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
+	}
 	store, err := openAttemptStore(ctx, a.js, cfg)
 	if err != nil {
 		return err

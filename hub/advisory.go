@@ -86,7 +86,7 @@ func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisor
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	h.auditQuarantine(actx, q)
-	h.met.maxDeliveries.Inc()
+	h.met.MaxDeliveries.Inc()
 	h.quarantined(actx, q)
 	return nil
 }

@@ -78,6 +78,8 @@ func TestBackstopCopyIsCleanedSignedAndRetried(t *testing.T) {
 	if err := audit.VerifyCopy(k, m.Header, m.Data); err != nil {
 		t.Fatalf("the backstop's copy does not verify: %v (%v)", err, m.Header)
 	}
+	// Counted after the copy is stored and audited: wait for it, then once.
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return testCounter(t, env, "edihub_advisory_max_deliveries_total") >= 1 })
 	if testCounter(t, env, "edihub_advisory_max_deliveries_total") != 1 {
 		t.Fatal("the backstop's copy was not counted once")
 	}

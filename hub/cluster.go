@@ -187,7 +187,7 @@ func (s *source) notePin(pinID, partner string) {
 		}
 		clear(s.partners)
 		s.pinID = pinID
-		s.h.met.pinChanges.Inc()
+		s.h.met.PinChanges.Inc()
 	}
 	if partner != "" {
 		s.partners[partner] = struct{}{}

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/hub/metrics"
 	"slices"
 	"strconv"
 	"testing"
@@ -97,7 +98,7 @@ func TestPinnedPartitionsMoveAndKeepOrder(t *testing.T) {
 // reads what other instances recorded meanwhile.
 func TestNotePinForgetsPartnersOnANewPin(t *testing.T) {
 	var forgotten [][]string
-	h := &Hub{cfg: pinnedConfig(), met: newMetrics(prometheus.NewRegistry()), forgetPartners: func(p []string) {
+	h := &Hub{cfg: pinnedConfig(), met: metrics.New(prometheus.NewRegistry()), forgetPartners: func(p []string) {
 		slices.Sort(p)
 		forgotten = append(forgotten, p)
 	}}

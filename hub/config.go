@@ -32,7 +32,9 @@ type Config struct {
 	// streams; it must outlast AckWait so a re-publish after a crash is
 	// recognised.
 	DuplicateWindow time.Duration `yaml:"duplicate_window"`
-	// Drill enables the drill stage (x-drill: panic|hang|exit|error).
+	// Drill enables the drill stage (x-drill: panic|hang|exit|error): app
+	// wraps the first stage with package drill's middleware, and the hub
+	// marks its copies x-drill-mode: on.
 	Drill bool `yaml:"drill"`
 	// Cluster is how instances on a NATS cluster share the work.
 	Cluster ClusterConfig `yaml:"cluster"`

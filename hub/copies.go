@@ -14,6 +14,7 @@ import (
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/headers"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
@@ -66,7 +67,7 @@ func (h *Hub) copyOf(d *delivery, kind, subject string, rec counter.Record) *hub
 func (h *Hub) build(c *hubCopy) *nats.Msg {
 	out := ejs.CopyHeaders(c.header)
 	if c.producers {
-		out = producerHeaders(c.header)
+		out = headers.Producer(c.header)
 	}
 	set := func(k, v string) {
 		if v != "" {
@@ -140,7 +141,7 @@ func (h *Hub) copy(ctx context.Context, c *hubCopy) bool {
 		return false
 	}
 	if ack.Duplicate {
-		h.met.duplicates.Inc()
+		h.met.Duplicates.Inc()
 	}
 	if c.d != nil && c.kind == "poison" && h.hooks.afterQuarantinePublish != nil {
 		h.hooks.afterQuarantinePublish(c.seq)
@@ -180,10 +181,10 @@ func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	if !h.copy(h.runCtx, c) {
 		return
 	}
-	h.emit(d, Event{Kind: EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
+	h.emit(d, wire.Event{Kind: wire.EventQuarantined, Stage: v.stage, Attempt: v.attempts, Class: v.class, Cause: v.cause,
 		Error: escape.Header(v.message), Subject: c.subject})
-	h.met.messages.WithLabelValues(v.stage, "poison").Inc()
-	h.met.attempts.WithLabelValues("poison").Observe(float64(v.attempts))
+	h.met.Messages.WithLabelValues(v.stage, "poison").Inc()
+	h.met.Attempts.WithLabelValues("poison").Observe(float64(v.attempts))
 	h.processed.Add(1)
 	h.quarantined(ctx, q)
 }
@@ -223,7 +224,7 @@ func (h *Hub) auditQuarantine(ctx context.Context, q poisonCopy) {
 
 // quarantined counts, logs and alerts a stored poison copy.
 func (h *Hub) quarantined(ctx context.Context, q poisonCopy) {
-	h.met.poison.WithLabelValues(q.stage, q.cause).Inc()
+	h.met.Poison.WithLabelValues(q.stage, q.cause).Inc()
 	h.log.Warn().Str("stage", q.stage).Str("partner", escape.Line(q.partner)).Int("partition", q.partition).
 		Uint64("seq", q.origSeq).Str("cause", q.cause).Int("attempts", q.attempts).Str("error", escape.Header(q.message)).
 		Msg("poison message quarantined; the partition moves on")
@@ -258,12 +259,12 @@ func (h *Hub) deadLetter(d *delivery, o outcome, cause string, attempts int, exh
 	if !h.copy(h.runCtx, c) {
 		return
 	}
-	h.emit(d, Event{Kind: EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: c.stored.Header.Get(wire.HdrErrorClass),
+	h.emit(d, wire.Event{Kind: wire.EventDeadLettered, Stage: o.stage, Attempt: attempts, Class: c.stored.Header.Get(wire.HdrErrorClass),
 		Cause: cause, Error: escape.Header(o.msg), Subject: c.subject})
-	h.met.deadLetters.WithLabelValues(o.stage, cause).Inc()
+	h.met.DeadLetters.WithLabelValues(o.stage, cause).Inc()
 	h.deadLettered.Add(1)
-	h.met.messages.WithLabelValues(o.stage, "dead-letter").Inc()
-	h.met.attempts.WithLabelValues("dead-letter").Observe(float64(attempts))
+	h.met.Messages.WithLabelValues(o.stage, "dead-letter").Inc()
+	h.met.Attempts.WithLabelValues("dead-letter").Observe(float64(attempts))
 	h.processed.Add(1)
 	h.log.Info().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).Str("cause", cause).
 		Bool("exhausted", exhausted).Str("error", escape.Header(o.msg)).Msg("dead-lettered")
@@ -284,10 +285,10 @@ func (h *Hub) scheduleRetry(d *delivery, o outcome, tier int, rec counter.Record
 	if !h.copy(h.runCtx, c) {
 		return
 	}
-	h.emit(d, Event{Kind: EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),
+	h.emit(d, wire.Event{Kind: wire.EventRetryScheduled, Stage: o.stage, Attempt: tier + 1, Class: string(o.failure.Class),
 		Cause: o.failure.Cause, Error: escape.Header(o.msg), Subject: wire.RetryDueSubject(o.stage, delay)})
-	h.met.retries.WithLabelValues(o.stage, wire.TierName(delay)).Inc()
-	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
+	h.met.Retries.WithLabelValues(o.stage, wire.TierName(delay)).Inc()
+	h.met.Messages.WithLabelValues(o.stage, "retry").Inc()
 }
 
 // controlRef names the interchange in a payload by the first stage that

@@ -33,7 +33,7 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 			env := startHub(t, jetstreamtest.StartServer(t, nil).URL, "", cfg,
 				[]Stage{echoStage("parse", func(*Message) error { return PermanentError(wire.CauseBusiness, errFail) })},
 				func(o *Options) { o.Keyring = k })
-			jetstreamtest.PublishIngest(t, env.js, "ACME", "x", nats.Header{wire.HdrDrill: {DrillError},
+			jetstreamtest.PublishIngest(t, env.js, "ACME", "x", nats.Header{wire.HdrDrill: {"error"},
 				wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {"forged:00"}})
 			jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
 			m := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]
@@ -45,7 +45,7 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 			}
 			// Changing what the MAC covers breaks it.
 			m.Header.Set(wire.HdrDrillMode, "on")
-			m.Header.Set(wire.HdrDrill, DrillPanic)
+			m.Header.Set(wire.HdrDrill, "panic")
 			if audit.VerifyCopy(k, m.Header, m.Data) == nil {
 				t.Fatal("a changed drill header still verifies")
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -46,7 +47,7 @@ func (c *DLQConfig) setDefaults(storeLimit int64) {
 			c.Retention[k] = v
 		}
 	}
-	r := defaultReservation(storeLimit)
+	r := ejs.DefaultReservation(storeLimit)
 	if c.MaxBytes == 0 {
 		c.MaxBytes = r
 	}

@@ -10,8 +10,14 @@
 // Config, give New a NATS connection, a counter store and the stages, and
 // call Run. cmd/edihub does exactly that, with parse.Stage.
 //
-// It may import hub/alert, hub/audit, hub/leakprobe and the leaf packages
-// (wire, escape, jetstream, counter, ledger, edifact). The parse stage
+// Beside it: hub/headers (what of a producer's headers a copy or an
+// output carries), hub/metrics (the pipeline's collectors), drill (the
+// drill stage; app puts it in front of the first stage), and in the
+// leaves the event vocabulary (wire.Event) and the store sizing
+// (jetstream.DefaultReservation, CheckStoreBudget, OutputsFit).
+//
+// It may import alert, audit, hub/leakprobe, hub/headers, hub/metrics and
+// the leaf packages (wire, escape, jetstream, counter). The parse stage
 // (parse), the runbook (hub/ops), its HTTP API (hub/api) and the
 // forensic worker (hub/forensics) import hub, never the other way round;
 // test/arch_test.go checks it.

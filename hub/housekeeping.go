@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	js "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/edihub/edihub/hub/leakprobe"
+	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // housekeeping purges expired attempt records (at start, then hourly) and
@@ -35,7 +34,7 @@ func (h *Hub) housekeeping(ctx context.Context) error {
 func (h *Hub) purge() {
 	n, err := h.store.Purge()
 	if err != nil {
-		h.met.counterErrors.Inc()
+		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Msg("purging attempt records failed")
 		return
 	}
@@ -46,7 +45,7 @@ func (h *Hub) purge() {
 
 func (h *Hub) refreshGauges(ctx context.Context) {
 	if n, err := h.store.Len(); err == nil {
-		h.met.counterRecords.Set(float64(n))
+		h.met.CounterRecords.Set(float64(n))
 	}
 	for p := 0; p < h.cfg.Partitions; p++ {
 		// Consumer fetches the consumer's info; one request is enough.
@@ -54,21 +53,8 @@ func (h *Hub) refreshGauges(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		h.met.lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
+		h.met.Lag.WithLabelValues(strconv.Itoa(p)).Set(float64(c.CachedInfo().NumPending))
 	}
-}
-
-// dlqDepth reads the message count of each DLQ subject from the server.
-func (h *Hub) dlqDepth(ctx context.Context) (map[string]uint64, error) {
-	s, err := h.js.Stream(ctx, h.cfg.Streams.DLQ)
-	if err != nil {
-		return nil, err
-	}
-	info, err := s.Info(ctx, js.WithSubjectFilter(">"))
-	if err != nil {
-		return nil, err
-	}
-	return info.State.Subjects, nil
 }
 
 // runLeakProbe samples every interval, lets the probe (package
@@ -80,11 +66,11 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 	t := time.NewTicker(h.cfg.LeakProbe.Interval)
 	defer t.Stop()
 	for {
-		depth, err := h.dlqDepth(ctx)
+		depth, err := ejs.SubjectCounts(ctx, h.js, h.cfg.Streams.DLQ)
 		if err != nil {
 			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
 		} else {
-			h.met.setDLQDepth(h.stageNames(), depth)
+			h.met.SetDLQDepth(h.stageNames(), depth)
 			now := time.Now()
 			for _, a := range p.Observe(leakprobe.Sample{At: now, Depth: depth, Dead: h.deadLettered.Load(), Processed: h.processed.Load()}) {
 				if err := fence(ctx); err != nil {
@@ -92,7 +78,7 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 				}
 				h.alerter.Fire(ctx, a)
 			}
-			h.board.setLeak(p.Status())
+			h.board.SetLeak(p.Status())
 		}
 		select {
 		case <-ctx.Done():

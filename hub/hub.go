@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/hub/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -114,10 +115,10 @@ type Hub struct {
 	store   AttemptStore
 	stages  []Stage
 	log     zerolog.Logger
-	met     *metrics
-	pub     *publishHealth
+	met     *metrics.Pipeline
+	pub     *metrics.PublishHealth
 	alerter *alert.Alerter
-	board   statusBoard // leak probe and recent alerts for Status
+	board   metrics.Board // leak probe and recent alerts for Status
 	audit   *audit.Auditor
 	keys    *audit.Keyring
 	exec    *executor
@@ -183,7 +184,7 @@ func New(o Options) (*Hub, error) {
 	}
 	h := &Hub{
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
-		log: o.Logger.With().Str("component", "hub").Logger(), met: newMetrics(reg), pub: newPublishHealth(reg),
+		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
@@ -200,11 +201,6 @@ func New(o Options) (*Hub, error) {
 		h.actor = "edihub"
 	}
 	stages := o.Stages
-	if cfg.Drill {
-		stages = append([]Stage(nil), stages...)
-		stages[0].Handle = Drill(h.log)(stages[0].Handle)
-		h.log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
-	}
 	h.exec = &executor{
 		stages: stages, deadline: cfg.Attempts.Deadline, heartbeat: heartbeatEvery(cfg.Attempts),
 		classMap: cfg.Retry.ErrorClasses, abandoned: &h.abandoned, limit: int64(cfg.Attempts.MaxAbandoned),
@@ -213,14 +209,14 @@ func New(o Options) (*Hub, error) {
 	h.alerter = alert.New(cfg.Alerts.Interval, alert.BuildSinks(cfg.Alerts, o.Conn, o.Logger.With().Str("component", "alerts").Logger()),
 		o.Logger.With().Str("component", "alerts").Logger(), nil)
 	h.alerter.Limiter = o.AlertLimiter
-	h.board.alerts.Max = recentAlerts
+	h.board.Alerts.Max = recentAlerts
 	h.alerter.OnSent = func(a alert.Alert, sink string, err error) {
-		h.board.alerts.Sent(a)
+		h.board.Alerts.Sent(a)
 		res := "ok"
 		if err != nil {
 			res = "error"
 		}
-		h.met.alerts.WithLabelValues(a.Name, sink, res).Inc()
+		h.met.Alerts.WithLabelValues(a.Name, sink, res).Inc()
 	}
 	h.audit = audit.New(j, cfg.Streams.Audit, audit.WithKeyring(o.Keyring))
 	return h, nil
@@ -244,7 +240,7 @@ func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 // Ready reports whether streams are provisioned and workers run, and the
 // environment takes outputs (no publish failed for it since the last one
 // stored).
-func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.healthy() }
+func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.Healthy() }
 
 // Processed is how many messages have left a partition since Run began:
 // acked with their outputs, skipped as duplicates, dead-lettered or

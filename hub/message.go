@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/edihub/edihub/hub/headers"
 )
 
 // Message is one interchange as a stage sees it. Data is the payload byte
@@ -54,7 +56,7 @@ func (m *Message) DropOutputs() { m.outputs = nil }
 // keeps, without the names the hub owns, the correlation id and the
 // payload's signature. Nil when nothing is carried. The map is new at
 // each call; the built-in parse stage shares it among a message's outputs.
-func (m *Message) CarriedHeaders() nats.Header { return carriedHeaders(m.Header) }
+func (m *Message) CarriedHeaders() nats.Header { return headers.Carried(m.Header) }
 
 // Handler processes a message. Return a *Failure (PermanentError,
 // TransientError) to say what failed; any other error is unclassified.

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"github.com/edihub/edihub/hub/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func depthSeries(t *testing.T, reg prometheus.Gatherer) map[string]float64 {
 
 func TestDLQDepthLabelsAreBoundedAndEmptiedSeriesGo(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg)
+	m := metrics.New(reg)
 	depth := map[string]uint64{
 		"edi.parse.dlq.schema":          2,
 		"edi.parse.dlq.\x1b[2J\x1b]0;x": 3, // a publisher's escape sequence
@@ -49,7 +50,7 @@ func TestDLQDepthLabelsAreBoundedAndEmptiedSeriesGo(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		depth[fmt.Sprintf("edi.parse.dlq.c%d", i)] = 1
 	}
-	m.setDLQDepth([]string{"parse"}, depth)
+	m.SetDLQDepth([]string{"parse"}, depth)
 	got := depthSeries(t, reg)
 	want := map[string]float64{"parse/schema": 2, "parse/other": 1004, "other/schema": 4}
 	if len(got) > len(want) {
@@ -58,7 +59,7 @@ func TestDLQDepthLabelsAreBoundedAndEmptiedSeriesGo(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("series %v, want %v", got, want)
 	}
-	m.setDLQDepth([]string{"parse"}, map[string]uint64{"edi.parse.dlq.schema": 1, "edi.parse.dlq.business": 0})
+	m.SetDLQDepth([]string{"parse"}, map[string]uint64{"edi.parse.dlq.schema": 1, "edi.parse.dlq.business": 0})
 	if got := depthSeries(t, reg); fmt.Sprint(got) != fmt.Sprint(map[string]float64{"parse/schema": 1}) {
 		t.Fatalf("emptied subjects kept their series: %v", got)
 	}

@@ -92,7 +92,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	d := h.newDelivery(s, msg, md)
 	s.notePin(msg.Headers().Get(wire.HdrPinID), d.partner)
 	if md.NumDelivered > 1 && s.partition >= 0 {
-		h.met.redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
+		h.met.Redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
 	f := facts{delivered: md.NumDelivered, stray: s.stray, retryCount: d.retryCount}
 	if s.stray {
@@ -109,7 +109,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		// may exist from before a consumer was re-created.
 		rec, err := h.store.Get(d.key)
 		if err != nil {
-			h.met.counterErrors.Inc()
+			h.met.CounterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
 		}
 		f.rec, f.listed = h.withUnstored(s.slot, d.key, rec), h.suspects[s.slot] == md.Sequence.Stream
@@ -135,11 +135,11 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		// another one kills the process did not run, and must not be
 		// charged with that death.
 		if marked, err := h.store.MarkSolo(d.key); err != nil {
-			h.met.counterErrors.Inc()
+			h.met.CounterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not mark a solo run; a death now will not be attributed")
 		} else {
 			f.rec = marked
-			h.met.counterWrites.Inc()
+			h.met.CounterWrites.Inc()
 		}
 		h.log.Info().Str("partner", d.partner).Int("partition", d.partition).Uint64("seq", d.origSeq).
 			Uint64("delivery", md.NumDelivered).Int("deaths", f.rec.Deaths()-1).Int("explained", f.rec.Count).
@@ -157,20 +157,20 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	start := time.Now()
 	o, abandoned := h.exec.run(w, m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
-		h.met.abandoned.Set(float64(h.abandoned.Load()))
+		h.met.Abandoned.Set(float64(h.abandoned.Load()))
 		g := f
 		g.o = to
 		h.settle(d, g, nil)
 		replace()
 	})
 	if abandoned {
-		h.met.abandoned.Set(float64(h.abandoned.Load()))
+		h.met.Abandoned.Set(float64(h.abandoned.Load()))
 		return false
 	}
 	if o.ok {
-		h.met.okDuration.Observe(time.Since(start).Seconds())
+		h.met.OKDuration.Observe(time.Since(start).Seconds())
 	} else {
-		h.met.duration.WithLabelValues(o.stage).Observe(time.Since(start).Seconds())
+		h.met.Duration.WithLabelValues(o.stage).Observe(time.Since(start).Seconds())
 	}
 	if m.MessageID != "" {
 		d.messageID = m.MessageID

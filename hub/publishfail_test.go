@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/edihub/edihub/hub/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -101,7 +102,7 @@ func TestEnvironmentPublishFailureIsRetriedAndNotReady(t *testing.T) {
 
 func (e *testEnv) pubFailures(kind string) float64 {
 	var m dto.Metric
-	if err := e.hub.pub.failures.WithLabelValues(kind).Write(&m); err != nil {
+	if err := e.hub.pub.Failures.WithLabelValues(kind).Write(&m); err != nil {
 		e.t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()
@@ -128,9 +129,9 @@ func TestRepeatsIdentically(t *testing.T) {
 		{"one of them differs", append(slices.Repeat([]counter.Failure{same}, n-1), other), true, false},
 		{"the latest differ, older ones same", append(slices.Repeat([]counter.Failure{same}, n), other), true, false},
 	} {
-		h := &Hub{pub: &publishHealth{}}
+		h := &Hub{pub: &metrics.PublishHealth{}}
 		if c.storedOK {
-			h.pub.lastOK.Store(at.Add(time.Second).UnixNano())
+			h.pub.StoredAt(at.Add(time.Second))
 		}
 		if got := h.repeatsIdentically(counter.Record{Failures: c.failures}, err); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)

@@ -29,7 +29,7 @@ func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
 		h.log.Debug().Str("stage", o.stage).Str("partner", d.partner).Uint64("seq", d.origSeq).
 			Int("attempt", f.before.attempts+1).Str("kind", string(o.kind)).Str("class", string(o.failure.Class)).
 			Str("error", escape.Header(o.msg)).Msg("attempt failed")
-		h.emit(d, Event{Kind: EventAttemptFailed, Stage: o.stage, Attempt: f.before.attempts + 1, Class: string(o.failure.Class),
+		h.emit(d, wire.Event{Kind: wire.EventAttemptFailed, Stage: o.stage, Attempt: f.before.attempts + 1, Class: string(o.failure.Class),
 			Cause: o.failure.Cause, Error: escape.Header(o.msg)})
 	}
 	switch dec.do {
@@ -82,8 +82,8 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack of a duplicate failed; it will be seen again")
 	}
-	h.emit(d, Event{Kind: EventDuplicateSkipped, Error: escape.Line(fmt.Sprint(dup.Keys))})
-	h.met.duplicatesSkipped.Inc()
+	h.emit(d, wire.Event{Kind: wire.EventDuplicateSkipped, Error: escape.Line(fmt.Sprint(dup.Keys))})
+	h.met.DuplicatesSkipped.Inc()
 	h.processed.Add(1)
 	h.forget(d)
 	h.log.Info().Str("partner", escape.Line(d.partner)).Uint64("seq", d.origSeq).Str("interchange", escape.Line(fmt.Sprint(dup.Keys))).
@@ -121,15 +121,15 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		h.publishFailed(d, rec, attempts, err)
 		return
 	}
-	h.pub.ok()
+	h.pub.OK()
 	if dups > 0 {
-		h.met.duplicates.Add(float64(dups))
+		h.met.Duplicates.Add(float64(dups))
 	}
 	if err := d.msg.Ack(); err != nil {
 		h.log.Warn().Err(err).Uint64("seq", d.origSeq).Msg("ack failed; the server will redeliver and outputs dedupe")
 	}
-	h.met.okMessages.Inc()
-	h.met.okAttempts.Observe(float64(attempts))
+	h.met.OKMessages.Inc()
+	h.met.OKAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
 	h.forget(d) // costs nothing when the message has no record
 }
@@ -156,14 +156,14 @@ func (h *Hub) recordPublishFailure(d *delivery, err error) {
 func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.Record {
 	recorded, err := h.store.RecordFailure(d.key, f)
 	if err != nil {
-		h.met.counterErrors.Inc()
+		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
 		h.unstoredMu.Lock()
 		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
 		h.unstoredMu.Unlock()
 		return rec.With(f)
 	}
-	h.met.counterWrites.Inc()
+	h.met.CounterWrites.Inc()
 	return recorded
 }
 
@@ -184,7 +184,7 @@ func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.
 		return rec
 	}
 	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
-		h.met.counterWrites.Inc()
+		h.met.CounterWrites.Inc()
 		return recorded
 	}
 	return rec.With(u.f)
@@ -192,7 +192,7 @@ func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.
 
 func (h *Hub) forget(d *delivery) {
 	if err := h.store.Delete(d.key); err != nil {
-		h.met.counterErrors.Inc()
+		h.met.CounterErrors.Inc()
 		h.log.Warn().Err(err).Str("key", d.key.String()).Msg("could not delete attempt record; the TTL purge will")
 	}
 }
@@ -204,6 +204,6 @@ func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
 	if err := d.msg.NakWithDelay(delay); err != nil {
 		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
 	}
-	h.met.retries.WithLabelValues(o.stage, "in-place").Inc()
-	h.met.messages.WithLabelValues(o.stage, "retry").Inc()
+	h.met.Retries.WithLabelValues(o.stage, "in-place").Inc()
+	h.met.Messages.WithLabelValues(o.stage, "retry").Inc()
 }

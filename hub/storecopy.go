@@ -10,6 +10,7 @@ import (
 
 	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/headers"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
@@ -46,10 +47,10 @@ func (h *Hub) storeCopy(ctx context.Context, c *hubCopy, id string) (*js.PubAck,
 			}
 			return ack, nil
 		}
-		h.met.copyFailures.WithLabelValues(kind).Inc()
+		h.met.CopyFailures.WithLabelValues(kind).Inc()
 		if refusedForContent(err) && m.Header.Get(wire.HdrHeadersDropped) != "*" {
 			h.log.Warn().Err(err).Str("kind", kind).Msg("the copy's headers cannot be stored; storing it with the hub's headers only")
-			m.Header = hubHeadersOnly(m.Header)
+			m.Header = headers.HubOnly(m.Header)
 			continue
 		}
 		if ctx.Err() != nil {

@@ -148,3 +148,17 @@ func scanWait(ctx context.Context, c js.Consumer, fn func(js.Msg, *js.MsgMetadat
 	}
 	return got, ctx.Err()
 }
+
+// SubjectCounts is the message count of each subject of stream, as the
+// server keeps it (one request; the leak probe's DLQ depth).
+func SubjectCounts(ctx context.Context, j js.JetStream, stream string) (map[string]uint64, error) {
+	s, err := j.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.Info(ctx, js.WithSubjectFilter(">"))
+	if err != nil {
+		return nil, err
+	}
+	return info.State.Subjects, nil
+}

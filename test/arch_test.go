@@ -16,8 +16,10 @@ const module = "github.com/edihub/edihub"
 //
 //	cmd → app → hub/api → hub/ops ──┐
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
+//	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics
 //	                                           └→ audit → leaves
 //	            bridge, partner, ubl, claimcheck ──────────────→ leaves
+//	cmd → client ──────────────────────────────────────────→ leaves
 //	(hubclient, for downstream apps: wire only)
 //	                                    (wire, escape, jetstream, counter,
 //	                                     ledger, edifact, sandbox)
@@ -42,25 +44,29 @@ var allowedDeps = map[string][]string{
 	"alert":                          {"wire", "escape", "jetstream"},
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
-	"hub":                            {"alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/headers":                    {"wire", "escape"},
+	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
+	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter"},
+	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
+	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"claimcheck":                     {"wire", "jetstream"},
 	"hubclient":                      {"wire"}, // for downstream apps: never the hub
+	"client":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "claimcheck",
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "claimcheck",
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
@@ -95,8 +96,8 @@ func TestSendJSONIsOneDocument(t *testing.T) {
 	}
 	out, errOut, code := runCmd(t, "send", "--json", "--server", d.url, "--partner", "ACME", f, f)
 	var doc struct {
-		Files []sendResult `json:"files"`
-		Sent  int          `json:"sent"`
+		Files []client.Result `json:"files"`
+		Sent  int             `json:"sent"`
 	}
 	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || doc.Sent != 2 || len(doc.Files) != 2 || !doc.Files[1].OK {
 		t.Fatalf("exit %d %q %q", code, out, errOut)

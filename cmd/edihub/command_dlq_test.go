@@ -359,7 +359,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(done: its edit DLQ:4 was replayed as INGEST:") {
 		t.Fatalf("inspect of the edited original after its edit went back:\n%s", out)
 	}
-	time.Sleep(200 * time.Millisecond)
+	jetstreamtest.Settle(t, d.js, 10*time.Second, "INGEST", "RETRY", "PARSED") // nothing else may arrive
 	if n := d.count(t, "PARSED"); n != 1 {
 		t.Fatalf("PARSED has %d: both versions were processed", n)
 	}

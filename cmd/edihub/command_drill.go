@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/edihub/edihub/app"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,9 +14,11 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
 
+	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/client"
+	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -74,8 +74,8 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	cfg.Hub.SetDefaults()
 	streams := cfg.Hub.Streams
 	att := cfg.Hub.Attempts
-	if !slices.Contains(hub.DrillKinds, *kind) {
-		return usageErr("--kind must be one of %s", strings.Join(hub.DrillKinds, ", "))
+	if !slices.Contains(drill.Kinds, *kind) {
+		return usageErr("--kind must be one of %s", strings.Join(drill.Kinds, ", "))
 	}
 	d := &driller{e: e, json: cf.json, start: time.Now()}
 	if d.json {
@@ -99,7 +99,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			d.deaths++
 			n := d.deaths
 			d.mu.Unlock()
-			if *kind != hub.DrillExit {
+			if *kind != drill.Exit {
 				d.say("hub-died", "death %d: the connection to the hub was lost (not what a %s drill does: is the hub restarting?)", n, *kind)
 				return
 			}
@@ -123,15 +123,15 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	}
 	d.say("expect", "%s%s", drillExpectation(*kind, att), settings)
 	id := nuid.Next()
-	partition := partitionOfPartner(ctx, j, streams.Ingest, *partner)
-	drillSeq, err := publishInterchange(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
+	partition := client.PartitionOfPartner(ctx, j, streams.Ingest, *partner)
+	drillSeq, err := publishDrill(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
 	if err != nil {
 		return unreachableErr(err)
 	}
 	d.say("published", "published a %q drill message (INGEST seq %d) for partner %s in partition %s", *kind, drillSeq, *partner, partition)
 	var healthySeqs []uint64
 	for i := 0; i < *healthy; i++ {
-		seq, err := publishInterchange(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{wire.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
+		seq, err := publishDrill(ctx, j, *partner, fmt.Sprintf("H%s%d", id[len(id)-6:], i), nats.Header{wire.HdrCorrelationID: {fmt.Sprintf("drill-%s-ok-%d", id, i)}})
 		if err != nil {
 			return unreachableErr(err)
 		}
@@ -146,7 +146,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	}
 	defer sub.Unsubscribe()
 
-	wantPoison := *kind != hub.DrillError
+	wantPoison := *kind != drill.Error
 	var placed string
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
@@ -155,16 +155,16 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 		case <-ctx.Done():
 			return failedErr("timed out after %v: drill message %s; healthy parsed %s", *timeout, orNot(placed, "not yet quarantined or dead-lettered"), "incomplete")
 		case m := <-events:
-			var ev hub.Event
+			var ev wire.Event
 			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != streams.Ingest {
 				continue
 			}
 			switch ev.Kind {
-			case hub.EventAttemptFailed:
+			case wire.EventAttemptFailed:
 				d.say("attempt", "attempt %d of %d failed in stage %s (%s): %s", ev.Attempt, att.Threshold, ev.Stage, ev.Class, ev.Error)
-			case hub.EventQuarantined:
+			case wire.EventQuarantined:
 				d.say("quarantined", "quarantined after %d attempts to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
-			case hub.EventDeadLettered:
+			case wire.EventDeadLettered:
 				d.say("dead-lettered", "dead-lettered after %d attempt(s) to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
 			}
 		case <-tick.C:
@@ -175,33 +175,39 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 				d.say("waiting", "still waiting (%s so far; %s)", time.Since(d.start).Round(time.Second), orNot(placed, "the drill message is not placed yet"))
 			}
 			if placed == "" {
-				where, deaths, err := findCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
+				where, deaths, err := client.FindCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
 				if err != nil || where == "" {
-					if parsedSeqs, _ := parsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
+					if parsedSeqs, _ := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
 						return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
 					}
 					continue
 				}
 				placed = where
 				d.say("placed", "the drill message is in %s", where)
-				if *kind == hub.DrillExit {
+				if *kind == drill.Exit {
 					d.mu.Lock()
 					seen := d.deaths
 					d.mu.Unlock()
 					d.say("deaths", "%s", deathsText(seen, deaths))
 				}
 			}
-			parsedSeqs, err := parsedOriginSeqs(ctx, j, streams.Parsed, d.start)
+			parsedSeqs, err := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start)
 			if err != nil {
 				continue
 			}
-			if got := inOrder(parsedSeqs, healthySeqs); got == len(healthySeqs) {
+			if got := client.InOrder(parsedSeqs, healthySeqs); got == len(healthySeqs) {
 				d.say("moved-on", "partition %s moved on: the %d healthy interchanges behind it were parsed in order", partition, len(healthySeqs))
 				d.say("passed", "drill %s passed in %.1fs", *kind, time.Since(d.start).Seconds())
 				return nil
 			}
 		}
 	}
+}
+
+// publishDrill publishes a sample interchange with reference ref until
+// the server acks it (client.PublishUntilAcked).
+func publishDrill(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
+	return client.PublishUntilAcked(ctx, j, partner, "drill:"+ref, app.SampleInterchange(ref, 2), h)
 }
 
 func orNot(s, def string) string {
@@ -211,52 +217,17 @@ func orNot(s, def string) string {
 	return "in " + s
 }
 
-// publishInterchange publishes until the server acks: during an exit
-// drill the hub (and its embedded server) may be down between restarts.
-// The dedupe id makes a retried publish land once.
-func publishInterchange(ctx context.Context, j js.JetStream, partner, ref string, h nats.Header) (uint64, error) {
-	msg := &nats.Msg{Subject: wire.IngestSubject(partner), Header: h, Data: app.SampleInterchange(ref, 2)}
-	var lastErr error
-	for ctx.Err() == nil {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		ack, err := j.PublishMsg(pctx, msg, js.WithMsgID("drill:"+ref), js.WithRetryAttempts(10), js.WithRetryWait(250*time.Millisecond))
-		cancel()
-		if err == nil {
-			return ack.Sequence, nil
-		}
-		lastErr = err
-		time.Sleep(250 * time.Millisecond)
-	}
-	return 0, fmt.Errorf("publish: %w", lastErr)
-}
-
-var rePartitions = regexp.MustCompile(`partition\((\d+),`)
-
-// partitionOfPartner reads the partition count from INGEST's transform.
-func partitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner string) string {
-	s, err := j.Stream(ctx, ingest)
-	if err != nil || s.CachedInfo().Config.SubjectTransform == nil {
-		return "?"
-	}
-	m := rePartitions.FindStringSubmatch(s.CachedInfo().Config.SubjectTransform.Destination)
-	if m == nil {
-		return "?"
-	}
-	n, _ := strconv.Atoi(m[1])
-	return strconv.Itoa(wire.PartitionOf(partner, n))
-}
-
 // drillExpectation says at the start what the drill will do and about how
 // long it takes with the hub's attempt settings (those of --config, or the
 // defaults).
 func drillExpectation(kind string, a hub.AttemptConfig) string {
 	switch kind {
-	case hub.DrillPanic:
+	case drill.Panic:
 		return fmt.Sprintf("expect %d panics, retried in place with backoff (%s..%s), then quarantine: a few seconds", a.Threshold, a.BackoffBase, a.BackoffMax)
-	case hub.DrillHang:
+	case drill.Hang:
 		return fmt.Sprintf("expect %d attempts that each hang until the %s deadline, then quarantine: about %s (progress every 10s)",
 			a.Threshold, a.Deadline, (time.Duration(a.Threshold) * a.Deadline).Round(time.Second))
-	case hub.DrillExit:
+	case drill.Exit:
 		return fmt.Sprintf("expect the hub to die %d times: once while the drill message runs beside other partitions' messages "+
 			"(not held against it), then %d times while it runs alone; each restart takes your supervisor's time plus up to %s (ack_wait)",
 			a.Threshold+1, a.Threshold, a.AckWait)
@@ -281,51 +252,4 @@ func deathsText(seen int, hubCount string) string {
 		text += fmt.Sprintf("; this drill saw %d of them (the others restarted quicker than it reconnected)", seen)
 	}
 	return text + ". x-attempts counts deliveries before quarantine: the threshold, or one more when the server had recorded the first death's delivery before the process died"
-}
-
-// findCopy looks for the quarantine or dead-letter copy of INGEST seq; it
-// returns where it is and, for a poison copy, the hub's x-process-deaths.
-func findCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, string, error) {
-	stream := streams.DLQ
-	if poison {
-		stream = streams.Poison
-	}
-	var where, deaths string
-	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		h := m.Headers()
-		if h.Get(wire.HdrOriginalStream) == streams.Ingest && h.Get(wire.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
-			cause := wire.HdrPoisonCause + "=" + h.Get(wire.HdrPoisonCause)
-			if !poison {
-				cause = wire.HdrErrorCause + "=" + h.Get(wire.HdrErrorCause)
-			}
-			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, wire.HdrAttempts, h.Get(wire.HdrAttempts))
-			deaths = h.Get(wire.HdrProcessDeaths)
-		}
-		return nil
-	})
-	return where, deaths, err
-}
-
-// parsedOriginSeqs lists the INGEST sequences of parsed outputs, in the
-// order PARSED stored them.
-func parsedOriginSeqs(ctx context.Context, j js.JetStream, parsed string, since time.Time) ([]uint64, error) {
-	var out []uint64
-	err := ejs.Scan(ctx, j, parsed, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		if s, err := strconv.ParseUint(m.Headers().Get(wire.HdrOriginalSeq), 10, 64); err == nil {
-			out = append(out, s)
-		}
-		return nil
-	})
-	return out, err
-}
-
-// inOrder counts how many of want appear in got, in want's order.
-func inOrder(got, want []uint64) int {
-	i := 0
-	for _, g := range got {
-		if i < len(want) && g == want[i] {
-			i++
-		}
-	}
-	return i
 }

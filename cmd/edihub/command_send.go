@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 
+	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/wire"
 )
@@ -31,29 +31,6 @@ type sendOptions struct {
 	// Prepare hooks run on every message after send set its headers and
 	// Nats-Msg-Id, before it is published (e.g. a signature header).
 	Prepare []func(*nats.Msg) error
-}
-
-// Status of a file.
-const (
-	statusStored  = "stored"   // the server acked it
-	statusFailed  = "failed"   // unreadable, or the server refused it
-	statusUnknown = "unknown"  // sent, then the hub went away before its ack: maybe stored
-	statusNotSent = "not-sent" // send gave up before this file
-)
-
-type sendResult struct {
-	File          string `json:"file"`
-	OK            bool   `json:"ok"`
-	Status        string `json:"status"`
-	Stream        string `json:"stream,omitempty"`
-	Seq           uint64 `json:"seq,omitempty"`
-	Bytes         int    `json:"bytes"`
-	MsgID         string `json:"msg_id,omitempty"`
-	CorrelationID string `json:"correlation_id,omitempty"`
-	Outcome       string `json:"outcome,omitempty"`
-	Where         string `json:"where,omitempty"`
-	Detail        string `json:"detail,omitempty"`
-	Error         string `json:"error,omitempty"`
 }
 
 func runSend(ctx context.Context, e *env, args []string) error {
@@ -96,8 +73,8 @@ func runSend(ctx context.Context, e *env, args []string) error {
 // sendFiles connects and sends files with o (the seam tests use to run
 // send with their own Prepare hooks).
 func sendFiles(ctx context.Context, e *env, cf *clientFlags, o sendOptions, files []string) error {
-	link := newHubLink()
-	nc, j, err := cf.connect("edihub-send", link.options()...)
+	link := client.NewLink()
+	nc, j, err := cf.connect("edihub-send", link.Options()...)
 	if err != nil {
 		return hubDownErr(err)
 	}
@@ -110,40 +87,40 @@ type sender struct {
 	e       *env
 	o       sendOptions
 	j       js.JetStream
-	link    *hubLink
+	link    *client.Link
 	json    bool
 	tty     bool
 	bar     *progressBar
 	outage  time.Time // when the current outage began; zero while the hub answers
-	results []sendResult
+	results []client.Result
 }
 
 func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
-	var watch *outcomeWatch
+	var watch *client.Watch
 	if s.o.Outcome > 0 {
-		w, err := watchOutcomes(nc, s.o.Partner)
+		w, err := client.WatchOutcomes(nc, s.o.Partner)
 		if err != nil {
 			fmt.Fprintf(s.e.stderr, "warning: cannot follow the hub's verdicts (%s); files are still sent\n", escape.Text(oneLine(err.Error())))
 		} else {
 			watch = w
-			defer w.stop()
+			defer w.Stop()
 		}
 	}
 	if s.tty && len(files) > 1 && !s.json {
 		s.bar = newProgressBar(s.e.stderr, len(files))
 	}
-	s.results = make([]sendResult, len(files))
+	s.results = make([]client.Result, len(files))
 	failed := 0
 	var gaveUp error
 	for i, f := range files {
 		r := &s.results[i]
 		r.File = f
 		if gaveUp != nil {
-			r.Status = statusNotSent
+			r.Status = client.StatusNotSent
 			continue
 		}
 		gaveUp = s.sendOne(ctx, r, i, len(files))
-		if r.Status == statusFailed {
+		if r.Status == client.StatusFailed {
 			failed++
 		}
 		s.printResult(r)
@@ -152,13 +129,13 @@ func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
 		}
 	}
 	if s.bar != nil {
-		s.bar.finish(s.count(statusStored)+failed, failed)
+		s.bar.finish(s.count(client.StatusStored)+failed, failed)
 	}
 	if watch != nil && gaveUp == nil {
-		if s.count(statusStored) > 0 && !s.json && s.tty {
+		if s.count(client.StatusStored) > 0 && !s.json && s.tty {
 			fmt.Fprintf(s.e.stderr, "waiting up to %s for the hub's verdicts (--outcome 0 skips this)…\r", s.o.Outcome)
 		}
-		watch.wait(ctx, s.results, s.o.Outcome)
+		watch.Wait(ctx, s.results, s.o.Outcome)
 		if !s.json && s.tty {
 			fmt.Fprint(s.e.stderr, "\r\x1b[K")
 		}
@@ -169,7 +146,7 @@ func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
 
 // sendOne reads and publishes one file, waiting out outages of the hub. A
 // non-nil error means send gave up on the hub (--wait ran out).
-func (s *sender) sendOne(ctx context.Context, r *sendResult, i, n int) error {
+func (s *sender) sendOne(ctx context.Context, r *client.Result, i, n int) error {
 	var data []byte
 	var err error
 	if r.File == "-" {
@@ -178,64 +155,53 @@ func (s *sender) sendOne(ctx context.Context, r *sendResult, i, n int) error {
 		data, err = os.ReadFile(r.File)
 	}
 	if err != nil {
-		r.Status, r.Error = statusFailed, err.Error()
+		r.Status, r.Error = client.StatusFailed, err.Error()
 		return nil
 	}
-	r.Bytes = len(data)
-	r.CorrelationID = nuid.Next()
-	r.MsgID = wire.SendMsgID(s.o.Partner, data)
-	msg := &nats.Msg{Subject: wire.IngestSubject(s.o.Partner), Data: data, Header: nats.Header{}}
-	msg.Header.Set(wire.HdrCorrelationID, r.CorrelationID)
-	msg.Header.Set(js.MsgIDHeader, r.MsgID)
-	if r.File != "-" {
-		msg.Header.Set(wire.HdrFilename, escape.Header(r.File))
-	}
+	msg := client.NewMessage(s.o.Partner, r.File, data, r)
 	for _, prepare := range s.o.Prepare {
 		if err := prepare(msg); err != nil {
-			r.Status, r.Error = statusFailed, err.Error()
+			r.Status, r.Error = client.StatusFailed, err.Error()
 			return nil
 		}
 	}
-	if sig := msg.Header.Get(wire.HdrSignature); sig != "" {
-		r.MsgID = wire.SignedSendMsgID(s.o.Partner, data, sig)
-		msg.Header.Set(js.MsgIDHeader, r.MsgID)
-	}
+	client.Signed(s.o.Partner, msg, r)
 	tried := false
 	for {
-		ack, res, err := publish(ctx, s.j, s.link, msg, s.o.Timeout)
+		ack, res, err := client.Publish(ctx, s.j, s.link, msg, s.o.Timeout)
 		switch res {
-		case published:
+		case client.Published:
 			if !s.outage.IsZero() {
 				s.outage = time.Time{}
 			}
-			r.OK, r.Status, r.Stream, r.Seq = true, statusStored, ack.Stream, ack.Sequence
+			r.OK, r.Status, r.Stream, r.Seq = true, client.StatusStored, ack.Stream, ack.Sequence
 			if ack.Duplicate {
-				r.Outcome = outcomeAlreadyStored
+				r.Outcome = client.OutcomeAlreadyStored
 			}
 			return nil
-		case refused:
+		case client.Refused:
 			if ctx.Err() != nil { // Ctrl-C while waiting for the ack
-				r.Status, r.Error = statusUnknown, "stopped before the server's ack: it may be stored; re-sending is safe"
+				r.Status, r.Error = client.StatusUnknown, "stopped before the server's ack: it may be stored; re-sending is safe"
 				return ctx.Err()
 			}
-			r.Status, r.Error = statusFailed, oneLine(err.Error())
+			r.Status, r.Error = client.StatusFailed, oneLine(err.Error())
 			return nil
 		}
 		if s.outage.IsZero() {
 			s.outage = time.Now()
 			text := fmt.Sprintf("hub not answering (%s)", escape.Text(oneLine(err.Error())))
-			if !s.link.connected() {
-				text = s.link.lostText()
+			if !s.link.Connected() {
+				text = lostText(s.link)
 			}
 			s.say(fmt.Sprintf("%s while sending %s (file %d of %d); waiting for it\n", text, escape.Line(r.File), i+1, n))
 		}
-		if !errors.Is(err, errNotConnected) {
+		if !errors.Is(err, client.ErrNotConnected) {
 			tried = true
 		}
 		if werr := waitForHub(ctx, s.link, s.outage, s.o.Wait, s.tty && !s.json, s.say); werr != nil {
-			r.Status = statusNotSent
+			r.Status = client.StatusNotSent
 			if tried {
-				r.Status, r.Error = statusUnknown, "sent, but the hub went away before acking it: it may be stored; re-sending is safe"
+				r.Status, r.Error = client.StatusUnknown, "sent, but the hub went away before acking it: it may be stored; re-sending is safe"
 			}
 			return werr
 		}
@@ -253,13 +219,13 @@ func (s *sender) say(text string) {
 	fmt.Fprint(s.e.stderr, text)
 }
 
-func (s *sender) printResult(r *sendResult) {
+func (s *sender) printResult(r *client.Result) {
 	switch {
 	case s.json:
-	case r.Status == statusFailed:
+	case r.Status == client.StatusFailed:
 		s.say(fmt.Sprintf("FAIL %s: %s\n", escape.Line(r.File), escape.Text(r.Error)))
-	case r.Status != statusStored || s.bar != nil:
-	case r.Outcome == outcomeAlreadyStored:
+	case r.Status != client.StatusStored || s.bar != nil:
+	case r.Outcome == client.OutcomeAlreadyStored:
 		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d (already stored: the server dropped this re-send)\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
 	default:
 		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/escape"
 )
 
@@ -26,36 +27,36 @@ func (s *sender) printOutcomes() {
 		tally[r.Outcome]++
 		file := escape.Line(r.File)
 		switch r.Outcome {
-		case outcomeParsed:
+		case client.OutcomeParsed:
 			if s.bar == nil {
 				fmt.Fprintf(s.e.stdout, "parsed: %s → %s\n", file, escape.Line(r.Where))
 			}
-		case outcomeDuplicate:
+		case client.OutcomeDuplicate:
 			fmt.Fprintf(s.e.stdout, "duplicate: %s — %s had sent this interchange before (%s); the hub acked it without processing it again\n",
 				file, s.o.Partner, escape.Text(strings.Trim(r.Detail, "[]")))
-		case outcomeDeadLettered:
+		case client.OutcomeDeadLettered:
 			fmt.Fprintf(s.e.stdout, "dead-lettered: %s → %s: %s (see: edihub dlq ls)\n", file, escape.Line(r.Where), escape.Text(r.Detail))
-		case outcomeQuarantined:
+		case client.OutcomeQuarantined:
 			fmt.Fprintf(s.e.stdout, "quarantined: %s → %s: %s (see: edihub poison ls)\n", file, escape.Line(r.Where), escape.Text(r.Detail))
-		case outcomeRetrying:
+		case client.OutcomeRetrying:
 			fmt.Fprintf(s.e.stdout, "retrying: %s → %s: %s\n", file, escape.Line(r.Where), escape.Text(r.Detail))
-		case outcomeAlreadyStored:
+		case client.OutcomeAlreadyStored:
 			if s.bar != nil { // otherwise its "sent" line said so
 				fmt.Fprintf(s.e.stdout, "already stored: %s (the server dropped this re-send of the same bytes)\n", file)
 			}
-		case outcomeNotSeen:
-			if tally[outcomeNotSeen] > maxNotSeen {
+		case client.OutcomeNotSeen:
+			if tally[client.OutcomeNotSeen] > maxNotSeen {
 				continue
 			}
 			fmt.Fprintf(s.e.stdout, "no verdict yet: %s (nothing heard within %s; see: edihub dlq ls, edihub audit ls --action duplicate-skipped)\n", file, s.o.Outcome)
 		}
 	}
-	if n := tally[outcomeNotSeen]; n > maxNotSeen {
+	if n := tally[client.OutcomeNotSeen]; n > maxNotSeen {
 		fmt.Fprintf(s.e.stdout, "no verdict yet: %d more files\n", n-maxNotSeen)
 	}
 	if len(s.results) > 1 && len(tally) > 0 {
 		var parts []string
-		for _, k := range []string{outcomeParsed, outcomeDuplicate, outcomeDeadLettered, outcomeQuarantined, outcomeRetrying, outcomeAlreadyStored, outcomeNotSeen} {
+		for _, k := range []string{client.OutcomeParsed, client.OutcomeDuplicate, client.OutcomeDeadLettered, client.OutcomeQuarantined, client.OutcomeRetrying, client.OutcomeAlreadyStored, client.OutcomeNotSeen} {
 			if tally[k] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", tally[k], strings.ReplaceAll(k, "-", " ")))
 			}
@@ -68,23 +69,23 @@ func (s *sender) printOutcomes() {
 // the command's error: exit 2 when send gave up waiting for the hub, 1
 // when a file failed, 0 when every file is stored.
 func (s *sender) report(gaveUp error) error {
-	stored, failed, unknown, notSent := s.count(statusStored), s.count(statusFailed), s.count(statusUnknown), s.count(statusNotSent)
+	stored, failed, unknown, notSent := s.count(client.StatusStored), s.count(client.StatusFailed), s.count(client.StatusUnknown), s.count(client.StatusNotSent)
 	again := 0
 	for _, r := range s.results {
-		if r.Outcome == outcomeAlreadyStored {
+		if r.Outcome == client.OutcomeAlreadyStored {
 			again++
 		}
 	}
 	n := len(s.results)
 	if s.json {
 		doc := map[string]any{"files": s.results, "stored": stored, "sent": stored, "already_stored": again,
-			"failed": failed, "unknown": unknown, "not_sent": notSent, "outages": s.link.outagesSeen()}
+			"failed": failed, "unknown": unknown, "not_sent": notSent, "outages": s.link.Outages()}
 		if gaveUp != nil {
 			doc["error"], doc["exit_code"] = gaveUp.Error(), exitUsage
 		}
 		b, _ := escape.JSON(doc)
 		fmt.Fprintln(s.e.stdout, string(b))
-	} else if n > 1 || stored < n || s.link.outagesSeen() > 0 {
+	} else if n > 1 || stored < n || s.link.Outages() > 0 {
 		line := fmt.Sprintf("stored %d of %d files", stored, n)
 		if again > 0 {
 			line += fmt.Sprintf(" (%d already stored before: re-sends the server dropped)", again)
@@ -97,7 +98,7 @@ func (s *sender) report(gaveUp error) error {
 				line += fmt.Sprintf(", %d %s", p.n, p.what)
 			}
 		}
-		if k := s.link.outagesSeen(); k > 0 {
+		if k := s.link.Outages(); k > 0 {
 			line += fmt.Sprintf("; the hub went away %d time(s) during the batch", k)
 		}
 		fmt.Fprintln(s.e.stderr, line)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"os"
 	"path/filepath"
@@ -132,7 +133,7 @@ func TestSendGivesUpAfterWait(t *testing.T) {
 	}
 	var doc struct {
 		Stored, Failed, Unknown, NotSent int
-		Files                            []sendResult
+		Files                            []client.Result
 		ExitCode                         int `json:"exit_code"`
 	}
 	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
@@ -140,7 +141,7 @@ func TestSendGivesUpAfterWait(t *testing.T) {
 	}
 	notSent := 0
 	for _, f := range doc.Files {
-		if f.Status == statusNotSent {
+		if f.Status == client.StatusNotSent {
 			notSent++
 		}
 	}
@@ -192,8 +193,8 @@ func TestSendReportsTheHubsVerdict(t *testing.T) {
 		t.Fatalf("standard input from another partner: exit %d\n%s%s", code, so.String(), se.String())
 	}
 	out, errOut, code = send("--partner", "ACME", "--json", good)
-	var doc struct{ Files []sendResult }
-	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Files) != 1 || doc.Files[0].Outcome != outcomeAlreadyStored {
+	var doc struct{ Files []client.Result }
+	if code != exitOK || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Files) != 1 || doc.Files[0].Outcome != client.OutcomeAlreadyStored {
 		t.Fatalf("re-send of the same bytes: exit %d\n%s%s", code, out, errOut)
 	}
 	if n := d.count(t, "INGEST"); n != 5 {

@@ -6,5 +6,6 @@
 //
 // See README.md for the full list. The application itself is package app:
 // serve turns its flags into an app.Config and runs app.New and Run; the
-// other commands are clients of a running hub.
+// other commands are clients of a running hub (send and drill through
+// package client).
 package main

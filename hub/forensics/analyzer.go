@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/parse"
@@ -109,7 +110,7 @@ func Analyzer(cfg parse.Config, given ...hub.Stage) sandbox.Analyzer {
 		h := nats.Header(p.Headers)
 		if kind := h.Get(wire.HdrDrill); kind != "" && h.Get(wire.HdrDrillMode) == "on" {
 			progress(sandbox.Progress{Stage: "drill", Note: kind})
-			if err := hub.ReproduceDrill(kind); err != nil {
+			if err := drill.Reproduce(kind); err != nil {
 				return sandbox.Result{}, classified("drill", err)
 			}
 		}

@@ -3,6 +3,7 @@ package forensics
 import (
 	"context"
 	"encoding/json"
+	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"strings"
 	"sync/atomic"
@@ -53,29 +54,29 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 				t.Errorf("progress %+v, want the UNT (segment 4) with its offset", r.Sandbox.Progress)
 			}
 		}},
-		{"drill panic", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PANIC1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
-			if r.Sandbox.PanicValue != "drill: panic on purpose" || !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
+		{"drill panic", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PANIC1"), nats.Header{wire.HdrDrill: {drill.Panic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
+			if r.Sandbox.PanicValue != "drill: panic on purpose" || !strings.Contains(r.Sandbox.Stack, "drill.Reproduce") {
 				t.Errorf("panic %q, stack:\n%s", r.Sandbox.PanicValue, r.Sandbox.Stack)
 			}
 		}},
-		{"drill hang", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HANG1"), nats.Header{wire.HdrDrill: {hub.DrillHang}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
-			if !strings.Contains(r.Sandbox.Stack, "hub.ReproduceDrill") {
+		{"drill hang", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HANG1"), nats.Header{wire.HdrDrill: {drill.Hang}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsHub}}, sandbox.OutcomeCPUCap, func(t *testing.T, r *Report) {
+			if !strings.Contains(r.Sandbox.Stack, "drill.Reproduce") {
 				t.Errorf("the CPU-cap stack does not show where it spun:\n%.2000s", r.Sandbox.Stack)
 			}
 		}},
-		{"spoofed drill header", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF1"), nats.Header{wire.HdrDrill: {hub.DrillPanic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+		{"spoofed drill header", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF1"), nats.Header{wire.HdrDrill: {drill.Panic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a partner's own x-drill header made the sandbox panic: %q", r.Sandbox.PanicValue)
 			}
 		}},
 		// Anyone who may publish on edi.poison.> can write x-drill-mode: on;
 		// only the hub can sign it.
-		{"partner's own drill mode", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF2"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
+		{"partner's own drill mode", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF2"), nats.Header{wire.HdrDrill: {drill.Panic}, wire.HdrDrillMode: {"on"}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" || !strings.Contains(strings.Join(r.Sandbox.Notes, " "), "x-drill-mode ignored") {
 				t.Errorf("an unsigned x-drill-mode: on was honoured: panic %q, notes %q", r.Sandbox.PanicValue, r.Sandbox.Notes)
 			}
 		}},
-		{"forged hub MAC", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF3"), nats.Header{wire.HdrDrill: {hub.DrillPanic}, wire.HdrDrillMode: {"on"},
+		{"forged hub MAC", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF3"), nats.Header{wire.HdrDrill: {drill.Panic}, wire.HdrDrillMode: {"on"},
 			wire.HdrHubMAC: {testCopyKeys.CurrentID() + ":" + strings.Repeat("0", 64)}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a forged x-hub-mac was honoured: %q", r.Sandbox.PanicValue)

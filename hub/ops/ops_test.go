@@ -252,7 +252,7 @@ func TestEditKeepsBothAndReplaysOnlyTheEdit(t *testing.T) {
 	if rep, _ := e.ops.Replay(ctx, ReplayRequest{Filter: &Filter{Partner: "ACME"}}); rep.Matched != 0 {
 		t.Fatalf("filter picked the superseded original: %+v", rep)
 	}
-	time.Sleep(200 * time.Millisecond) // nothing else may arrive
+	jetstreamtest.Settle(t, e.JS, 10*time.Second, "INGEST", "RETRY", "PARSED") // nothing else may arrive
 	if n := jetstreamtest.CountMsgs(t, e.JS, "PARSED"); n != 1 {
 		t.Fatalf("PARSED has %d: both versions were processed", n)
 	}

@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"context"
@@ -8,31 +8,30 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/wire"
 )
 
-// Outcomes send reports per file once the hub has dealt with it.
+// Outcomes of a stored file, once the hub has dealt with it.
 const (
-	outcomeParsed        = "parsed"
-	outcomeDuplicate     = "duplicate"      // the ledger had it: acked without outputs
-	outcomeDeadLettered  = "dead-lettered"  // edi.<stage>.dlq.<cause>
-	outcomeQuarantined   = "quarantined"    // edi.poison.<stage>
-	outcomeRetrying      = "retrying"       // tiered retry scheduled
-	outcomeAlreadyStored = "already-stored" // the server had these bytes from this partner (Nats-Msg-Id)
-	outcomeNotSeen       = "not-seen"       // nothing heard within --outcome
+	OutcomeParsed        = "parsed"
+	OutcomeDuplicate     = "duplicate"      // the ledger had it: acked without outputs
+	OutcomeDeadLettered  = "dead-lettered"  // edi.<stage>.dlq.<cause>
+	OutcomeQuarantined   = "quarantined"    // edi.poison.<stage>
+	OutcomeRetrying      = "retrying"       // tiered retry scheduled
+	OutcomeAlreadyStored = "already-stored" // the server had these bytes from this partner (Nats-Msg-Id)
+	OutcomeNotSeen       = "not-seen"       // nothing heard within the wait
 )
 
-// outcomeWatch listens, before the first file goes out, to what the hub
+// Watch listens, before the first file goes out, to what the hub
 // says about the partner's interchanges: parsed outputs (matched by the
-// x-correlation-id send set) and the hub's events on edi.events.> (matched
+// x-correlation-id NewMessage set) and the hub's events on edi.events.> (matched
 // by the INGEST stream and sequence the server acked). Both are core NATS
 // subscriptions; a user not allowed to read events (a partner) still sees
 // its own parsed outputs, and files without a verdict are "not-seen".
-type outcomeWatch struct {
+type Watch struct {
 	mu      sync.Mutex
 	parsed  map[string]string // correlation id -> first output subject
-	events  map[seqKey]hub.Event
+	events  map[seqKey]wire.Event
 	changed chan struct{}
 	subs    []*nats.Subscription
 }
@@ -42,8 +41,10 @@ type seqKey struct {
 	seq    uint64
 }
 
-func watchOutcomes(nc *nats.Conn, partner string) (*outcomeWatch, error) {
-	w := &outcomeWatch{parsed: map[string]string{}, events: map[seqKey]hub.Event{}, changed: make(chan struct{}, 1)}
+// WatchOutcomes subscribes to what the hub says about partner's
+// interchanges; Stop ends it.
+func WatchOutcomes(nc *nats.Conn, partner string) (*Watch, error) {
+	w := &Watch{parsed: map[string]string{}, events: map[seqKey]wire.Event{}, changed: make(chan struct{}, 1)}
 	sub, err := nc.Subscribe(wire.ParsedSubject(partner, ">"), func(m *nats.Msg) {
 		corr := m.Header.Get(wire.HdrCorrelationID)
 		if corr == "" {
@@ -61,8 +62,8 @@ func watchOutcomes(nc *nats.Conn, partner string) (*outcomeWatch, error) {
 	}
 	w.subs = append(w.subs, sub)
 	sub, err = nc.Subscribe(wire.EventSubjectPrefix+">", func(m *nats.Msg) {
-		var ev hub.Event
-		if json.Unmarshal(m.Data, &ev) != nil || eventOutcome(ev.Kind) == "" || ev.Partner != partner {
+		var ev wire.Event
+		if json.Unmarshal(m.Data, &ev) != nil || EventOutcome(ev.Kind) == "" || ev.Partner != partner {
 			return
 		}
 		w.mu.Lock()
@@ -71,62 +72,63 @@ func watchOutcomes(nc *nats.Conn, partner string) (*outcomeWatch, error) {
 		w.poke()
 	})
 	if err != nil {
-		w.stop()
+		w.Stop()
 		return nil, err
 	}
 	w.subs = append(w.subs, sub)
 	return w, nc.Flush() // the server has the interest before the first publish
 }
 
-func (w *outcomeWatch) poke() {
+func (w *Watch) poke() {
 	select {
 	case w.changed <- struct{}{}:
 	default:
 	}
 }
 
-func (w *outcomeWatch) stop() {
+// Stop unsubscribes.
+func (w *Watch) Stop() {
 	for _, s := range w.subs {
 		_ = s.Unsubscribe()
 	}
 }
 
-// eventOutcome maps a hub event to a final outcome ("" = not final).
-func eventOutcome(kind string) string {
+// EventOutcome maps a hub event to a final outcome ("" = not final).
+func EventOutcome(kind string) string {
 	switch kind {
-	case hub.EventDuplicateSkipped:
-		return outcomeDuplicate
-	case hub.EventDeadLettered:
-		return outcomeDeadLettered
-	case hub.EventQuarantined:
-		return outcomeQuarantined
-	case hub.EventRetryScheduled:
-		return outcomeRetrying
+	case wire.EventDuplicateSkipped:
+		return OutcomeDuplicate
+	case wire.EventDeadLettered:
+		return OutcomeDeadLettered
+	case wire.EventQuarantined:
+		return OutcomeQuarantined
+	case wire.EventRetryScheduled:
+		return OutcomeRetrying
 	}
 	return ""
 }
 
 // resolve fills r's outcome when the hub has said something about it.
-func (w *outcomeWatch) resolve(r *sendResult) bool {
+func (w *Watch) resolve(r *Result) bool {
 	if r.Outcome != "" {
 		return true
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if ev, ok := w.events[seqKey{r.Stream, r.Seq}]; ok {
-		r.Outcome, r.Where, r.Detail = eventOutcome(ev.Kind), ev.Subject, ev.Error
+		r.Outcome, r.Where, r.Detail = EventOutcome(ev.Kind), ev.Subject, ev.Error
 		return true
 	}
 	if subj, ok := w.parsed[r.CorrelationID]; ok {
-		r.Outcome, r.Where = outcomeParsed, subj
+		r.Outcome, r.Where = OutcomeParsed, subj
 		return true
 	}
 	return false
 }
 
-// wait resolves every stored file it can within d, returning early once
+// Wait resolves every stored file it can within d, returning early once
 // all have an outcome; the rest become "not-seen".
-func (w *outcomeWatch) wait(ctx context.Context, results []sendResult, d time.Duration) {
+func (w *Watch) Wait(ctx context.Context, results []Result, d time.Duration) {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	for {
@@ -147,7 +149,7 @@ func (w *outcomeWatch) wait(ctx context.Context, results []sendResult, d time.Du
 		}
 		for i := range results {
 			if results[i].OK && !w.resolve(&results[i]) {
-				results[i].Outcome = outcomeNotSeen
+				results[i].Outcome = OutcomeNotSeen
 			}
 		}
 		return

@@ -1,4 +1,4 @@
-package hub
+package headers
 
 import (
 	"testing"
@@ -12,11 +12,11 @@ import (
 // hub's mark on a copy), and neither it nor x-drill reaches a parsed output.
 func TestProducerMACAndDrillStayOut(t *testing.T) {
 	h := nats.Header{wire.HdrHubMAC: {"k:forged"}, wire.HdrDrill: {"panic"}, "x-custom": {"kept"}}
-	ph := producerHeaders(h)
+	ph := Producer(h)
 	if ph.Get(wire.HdrHubMAC) != "" || ph.Get(wire.HdrProducerPrefix+wire.HdrHubMAC) != "k:forged" {
 		t.Fatalf("copy headers: %v", ph)
 	}
-	out := carriedHeaders(h)
+	out := Carried(h)
 	if out.Get(wire.HdrHubMAC) != "" || out.Get(wire.HdrDrill) != "" || out.Get("x-custom") != "kept" {
 		t.Fatalf("parsed output headers: %v", out)
 	}

@@ -1,4 +1,4 @@
-package hub
+package drill
 
 import (
 	"context"
@@ -8,35 +8,36 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/wire"
 	"github.com/rs/zerolog"
 )
 
 // Drill kinds, set in the x-drill header of a message.
 const (
-	DrillPanic = "panic" // the handler panics
-	DrillHang  = "hang"  // the handler ignores its deadline for twice its length
-	DrillExit  = "exit"  // the process kills itself with SIGKILL
-	DrillError = "error" // the handler returns a permanent business error
+	Panic = "panic" // the handler panics
+	Hang  = "hang"  // the handler ignores its deadline for twice its length
+	Exit  = "exit"  // the process kills itself with SIGKILL
+	Error = "error" // the handler returns a permanent business error
 )
 
-// DrillKinds lists the valid x-drill values.
-var DrillKinds = []string{DrillPanic, DrillHang, DrillExit, DrillError}
+// Kinds lists the valid x-drill values.
+var Kinds = []string{Panic, Hang, Exit, Error}
 
-// Drill is the middleware behind `serve --drill`: it lets operators and
+// Middleware is the drill behind `serve --drill`: it lets operators and
 // tests make poison on purpose. Messages without x-drill pass through.
-func Drill(log zerolog.Logger) Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, m *Message) error {
+func Middleware(log zerolog.Logger) hub.Middleware {
+	return func(next hub.Handler) hub.Handler {
+		return func(ctx context.Context, m *hub.Message) error {
 			kind := m.Header.Get(wire.HdrDrill)
 			if kind == "" {
 				return next(ctx, m)
 			}
 			log.Warn().Str("drill", kind).Str("partner", m.Partner).Uint64("seq", m.Seq).Uint64("delivery", m.Delivered).Msg("drill message")
 			switch kind {
-			case DrillPanic:
+			case Panic:
 				panic("drill: panic on purpose")
-			case DrillHang:
+			case Hang:
 				dl, ok := ctx.Deadline()
 				wait := time.Minute
 				if ok {
@@ -44,9 +45,9 @@ func Drill(log zerolog.Logger) Middleware {
 				}
 				time.Sleep(wait) // ignores ctx on purpose, like a stuck parser
 				return nil
-			case DrillExit:
+			case Exit:
 				killSelf()
-			case DrillError:
+			case Error:
 				return drillError()
 			}
 			return next(ctx, m)
@@ -62,26 +63,26 @@ func killSelf() {
 }
 
 func drillError() error {
-	return PermanentError(wire.CauseBusiness, errors.New("drill: permanent error on purpose"))
+	return hub.PermanentError(wire.CauseBusiness, errors.New("drill: permanent error on purpose"))
 }
 
-// ReproduceDrill does in the child what the drill did in the hub, in the
+// Reproduce does in the child what the drill did in the hub, in the
 // form that the sandbox's caps catch: a hang spins (CPU cap) rather than
 // sleeps, so the report shows where it spun.
-func ReproduceDrill(kind string) error {
+func Reproduce(kind string) error {
 	switch kind {
-	case DrillPanic:
+	case Panic:
 		panic("drill: panic on purpose")
-	case DrillHang:
+	case Hang:
 		n := 0
 		deadline := time.Now().Add(time.Hour)
 		for time.Now().Before(deadline) { // spin until RLIMIT_CPU fires
 			n++
 		}
 		return fmt.Errorf("drill: hang ended after %d spins", n)
-	case DrillExit:
+	case Exit:
 		killSelf()
-	case DrillError:
+	case Error:
 		return drillError()
 	}
 	return nil

@@ -1,4 +1,4 @@
-package hub
+package headers
 
 import (
 	"slices"
@@ -16,29 +16,29 @@ import (
 // forever and hold the partition.
 const maxProducerHeaders = 16 << 10
 
-// producerHeaders are the headers of a producer's message as a copy may
+// Producer are the headers of a producer's message as a copy may
 // carry them: the server's Nats-* ones left out, names that are not valid
 // tokens and values with control bytes dropped, names the hub owns moved
 // to x-producer-<name>, and at most maxProducerHeaders bytes. What was
 // dropped is listed by name (escaped) in x-headers-dropped.
-func producerHeaders(h nats.Header) nats.Header {
+func Producer(h nats.Header) nats.Header {
 	out := nats.Header{}
-	dropped := cleanHeaders(h, wire.ProducerName, func(name, v string) { out[name] = append(out[name], v) })
+	dropped := clean(h, wire.ProducerName, func(name, v string) { out[name] = append(out[name], v) })
 	if len(dropped) > 0 {
 		out.Set(wire.HdrHeadersDropped, escape.Header(strings.Join(slices.Compact(dropped), ",")))
 	}
 	return out
 }
 
-// carriedHeaders are the producer's headers a parsed output carries, so
+// Carried are the producer's headers a parsed output carries, so
 // that a custom x-* header or a W3C traceparent sent with an interchange
 // (or carried in from Kafka by the bridge) reaches edi.parsed: what
-// producerHeaders keeps, except a name the hub owns (the output's own x-*
+// Producer keeps, except a name the hub owns (the output's own x-*
 // headers say what the hub knows; a producer's claim is not repeated
 // there), the correlation id the output sets itself, a drill request, and the payload's
 // signature (it signs the interchange, not the JSON). Nil when nothing is
 // carried: the common case costs no map.
-func carriedHeaders(h nats.Header) nats.Header {
+func Carried(h nats.Header) nats.Header {
 	var out nats.Header
 	skip := func(k string) string {
 		// x-drill is a request to this hub, not a fact about the output.
@@ -47,7 +47,7 @@ func carriedHeaders(h nats.Header) nats.Header {
 		}
 		return k
 	}
-	cleanHeaders(h, skip, func(name, v string) {
+	clean(h, skip, func(name, v string) {
 		if out == nil {
 			out = nats.Header{}
 		}
@@ -56,13 +56,13 @@ func carriedHeaders(h nats.Header) nats.Header {
 	return out
 }
 
-// cleanHeaders walks a producer's headers in name order (the same message
+// clean walks a producer's headers in name order (the same message
 // always keeps the same ones) and hands keep each value that may travel:
 // never the server's Nats-* headers, only valid names and values, named
 // by rename ("" leaves the header out), and at most maxProducerHeaders
 // bytes in all. It returns the names (escaped) it dropped as invalid or
 // over the limit.
-func cleanHeaders(h nats.Header, rename func(string) string, keep func(name, value string)) (dropped []string) {
+func clean(h nats.Header, rename func(string) string, keep func(name, value string)) (dropped []string) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)
@@ -93,9 +93,9 @@ func cleanHeaders(h nats.Header, rename func(string) string, keep func(name, val
 	return dropped
 }
 
-// hubHeadersOnly keeps the hub's own x-* headers of a copy: the fallback
+// HubOnly keeps the hub's own x-* headers of a copy: the fallback
 // when even the cleaned producer headers cannot be stored.
-func hubHeadersOnly(h nats.Header) nats.Header {
+func HubOnly(h nats.Header) nats.Header {
 	out := nats.Header{}
 	for k, vs := range h {
 		if !wire.HubOwned(k) && k != wire.HdrCorrelationID && k != wire.HdrDrill {
