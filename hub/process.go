@@ -115,6 +115,9 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		f.rec, f.listed = h.withUnstored(s.slot, d.key, rec), h.suspects[s.slot] == md.Sequence.Stream
 	}
 	dec := h.settle(d, f, nil)
+	if f.stray {
+		h.dropLiteral(s, msg, md)
+	}
 	if dec.do != actRun {
 		return true
 	}
