@@ -42,6 +42,9 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 	if p, partner, ok := wire.ParseIngestSubject(msg.Subject()); ok {
 		d.partition, d.partner = p, partner
 	}
+	if s.partition >= 0 || s.stray {
+		h.ownKafkaHeaders(d)
+	}
 	if s.partition < 0 { // a retry: its identity travels in headers; bindRetry checks it
 		d.origStream = hdr.Get(wire.HdrOriginalStream)
 		d.origSeq, _ = strconv.ParseUint(hdr.Get(wire.HdrOriginalSeq), 10, 64)
