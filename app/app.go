@@ -378,6 +378,9 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	ready := func() bool { return a.hub.Ready() && a.limits.Err() == nil }
 	a.handler = newMux(reg, ready, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
 	if cfg.Bridge.Enabled() {
+		if keys != nil { // signs and checks the bridge's x-kafka-* (x-kafka-mac)
+			cfg.Bridge.Keys = keys
+		}
 		if a.bridge, err = bridge.New(&cfg.Bridge, a.nc, a.js, log, reg); err != nil {
 			return configErr(fmt.Errorf("bridge: %w", err))
 		}

@@ -80,6 +80,12 @@ type Config struct {
 	// without regard to case (default traceparent and tracestate, W3C
 	// trace context). x-* headers always cross.
 	CarryHeaders []string `yaml:"carry_headers"`
+	// Keys sign the x-kafka-* headers an inbound route sets (x-kafka-mac,
+	// for the partner) and check them on the outbound side: the hub's
+	// audit key ring, set by serve. Without keys nothing verifies, so the
+	// outbound routes take no key, topic or offset from an x-kafka-*
+	// header (they key by partner; a dead letter goes to the route's topic).
+	Keys wire.MACKeys `yaml:"-"`
 	// ErrorsTolerance "all" (the default) quarantines a record that cannot
 	// be mapped and goes on; "none" stops the bridge instead, leaving the
 	// record uncommitted or unacked (Kafka Connect's errors.tolerance).

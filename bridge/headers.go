@@ -54,8 +54,10 @@ func kafkaToNATS(rec *kgo.Record, h nats.Header, carry map[string]bool) error {
 		if !validHeaderValue(kh.Value) {
 			return &headerError{kh.Key, "value is not one line of UTF-8 text"}
 		}
-		// The bridge's provenance headers are set from the record itself.
-		if isProvenance(kh.Key) {
+		// The bridge's provenance headers are set from the record itself;
+		// a record's own x-kafka-* (any case) is a producer's.
+		if wire.IsKafkaHeader(kh.Key) {
+			h.Add(wire.HdrProducerPrefix+strings.ToLower(kh.Key), string(kh.Value))
 			continue
 		}
 		// A name the hub owns (x-partner-id, x-bridge-copy, …) is kept
@@ -78,17 +80,9 @@ func kafkaToNATS(rec *kgo.Record, h nats.Header, carry map[string]bool) error {
 	return nil
 }
 
-func isProvenance(k string) bool {
-	switch strings.ToLower(k) {
-	case wire.HdrKafkaKey, wire.HdrKafkaKeyEnc, wire.HdrKafkaTopic, wire.HdrKafkaPartition, wire.HdrKafkaOffset, wire.HdrKafkaTimestamp,
-		wire.HdrKafkaGroup:
-		return true
-	}
-	return false
-}
-
 // natsToKafka returns the Kafka key and headers for a NATS message: every
-// x-* header except the key itself, which becomes the record key.
+// x-* header except the key itself, which becomes the record key, and its
+// MAC. h's x-kafka-* must be the bridge's (see hubOwnedHeaders).
 func natsToKafka(h nats.Header, carry map[string]bool) (key []byte, hs []kgo.RecordHeader, err error) {
 	if vs, ok := h[wire.HdrKafkaKey]; ok && len(vs) > 0 {
 		key = []byte(vs[0])
@@ -101,7 +95,8 @@ func natsToKafka(h nats.Header, carry map[string]bool) (key []byte, hs []kgo.Rec
 	// Sorted so that the same message always gives the same record.
 	keys := make([]string, 0, len(h))
 	for k := range h {
-		if (isXHeader(k) || carry[strings.ToLower(k)]) && k != wire.HdrKafkaKey && k != wire.HdrKafkaKeyEnc && k != wire.HdrBridgeCopy {
+		if (isXHeader(k) || carry[strings.ToLower(k)]) && k != wire.HdrKafkaKey && k != wire.HdrKafkaKeyEnc && k != wire.HdrBridgeCopy &&
+			k != wire.HdrKafkaMAC {
 			keys = append(keys, k)
 		}
 	}
@@ -124,4 +119,34 @@ func headerBytes(h nats.Header) int {
 		}
 	}
 	return n
+}
+
+// hubOwnedHeaders are the headers an outbound route may act on: h itself
+// when its x-kafka-* are the ones an inbound route signed for partner,
+// else a copy with every x-kafka-* moved to x-producer-x-kafka-* (a NATS
+// producer's claim of a Kafka key, origin topic or offset).
+func hubOwnedHeaders(keys wire.MACKeys, partner string, h nats.Header) nats.Header {
+	if wire.KafkaOriginSigned(keys, partner, h) {
+		return h
+	}
+	cp := make(nats.Header, len(h))
+	for k, vs := range h {
+		cp[k] = vs
+	}
+	wire.OwnKafkaHeaders(nil, "", cp)
+	return cp
+}
+
+// messagePartner is the partner a message belongs to, from hub-owned
+// values only: the subject edi.parsed.<partner>.<TYPE> (or
+// edi.outbound.<partner>.…), else x-partner-id, which only the hub sets on
+// its copies (a producer's arrives as x-producer-x-partner-id).
+func messagePartner(subject string, h nats.Header) string {
+	for _, prefix := range []string{"edi.parsed.", "edi.outbound."} {
+		if rest, ok := strings.CutPrefix(subject, prefix); ok {
+			p, _, _ := strings.Cut(rest, ".")
+			return p
+		}
+	}
+	return h.Get(wire.HdrPartnerID)
 }

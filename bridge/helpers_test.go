@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/audit"
 	"io"
 	"os"
 	"strings"
@@ -188,8 +189,19 @@ func (r *running) stop(t testing.TB) {
 }
 
 // testConfig returns a config with short timings for tests.
+// testKeys is the key ring the test bridges sign and check x-kafka-mac
+// with, as serve hands its audit key ring to the bridge.
+var testKeys = func() *audit.Keyring {
+	k, err := audit.NewKeyring([]byte("bridge test key, 32 bytes long!!"))
+	if err != nil {
+		panic(err)
+	}
+	return k
+}()
+
 func testConfig(brokers []string) *Config {
 	return &Config{
+		Keys:            testKeys,
 		Brokers:         brokers,
 		BackoffMin:      20 * time.Millisecond,
 		BackoffMax:      300 * time.Millisecond,

@@ -388,6 +388,7 @@ func (in *inbound) mapRecord(rec *kgo.Record, maxPayload int) *inItem {
 			subject := strings.ReplaceAll(in.r.Subject, "{{partner}}", partner)
 			h.Set(wire.HdrBridgeCopy, in.r.Name)
 			h.Set(wire.HdrKafkaGroup, in.r.Group)
+			wire.SignKafkaOrigin(in.b.cfg.Keys, partner, h)
 			return &inItem{rec: rec, msg: &nats.Msg{Subject: subject, Header: h, Data: rec.Value}, id: id, dltOK: true}
 		}
 	}

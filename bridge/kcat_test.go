@@ -68,6 +68,7 @@ func TestKcatSeesSpringAndConnectHeaders(t *testing.T) {
 	dl.Header.Set("x-error-class", "permanent")
 	dl.Header.Set("x-error-msg", "segment UNH missing")
 	dl.Header.Set("x-stage", "parse")
+	dl.Header.Set("x-partner-id", "ACME") // the hub's, from the stored subject
 	publish(t, h, dl)
 
 	read := func(topic string) string {

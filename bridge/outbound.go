@@ -428,6 +428,7 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 		it.poison = unmap(causeBadTopic, "topic %q from template %q is not a legal Kafka topic name", it.topic, o.r.Topic)
 		return it
 	}
+	h = hubOwnedHeaders(o.b.cfg.Keys, messagePartner(m.Subject(), h), h)
 	key, hs, err := natsToKafka(h, o.b.carry)
 	if err != nil {
 		it.poison = unmap(causeBadHeader, "%v", err)
@@ -446,17 +447,18 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 	return it
 }
 
-// partitionKey keys a record without x-kafka-key so that one partner's
-// records share a Kafka partition: x-partner-id, else the partner token of
-// the subject. No key at all leaves partitioning to Kafka.
+// partitionKey keys a record without a signed x-kafka-key so that one
+// partner's records share a Kafka partition: the route's key token of the
+// subject, else the partner (messagePartner). No key at all leaves
+// partitioning to Kafka.
 func (o *outbound) partitionKey(h nats.Header, subject string) []byte {
-	if p := h.Get(wire.HdrPartnerID); p != "" {
-		return []byte(p)
-	}
 	if o.r.KeyToken > 0 {
 		if toks := strings.Split(subject, "."); len(toks) >= o.r.KeyToken {
 			return []byte(toks[o.r.KeyToken-1])
 		}
+	}
+	if p := messagePartner(subject, h); p != "" {
+		return []byte(p)
 	}
 	return nil
 }

@@ -123,6 +123,8 @@ func TestOutboundSpringDLTHeaders(t *testing.T) {
 	m2.Header.Set("x-kafka-partition", "2")
 	m2.Header.Set("x-kafka-offset", "1234567890123")
 	m2.Header.Set("x-kafka-timestamp", "1700000000000")
+	m2.Header.Set("x-partner-id", "GLOBEX")
+	wire.SignKafkaOrigin(testKeys, "GLOBEX", m2.Header) // as the inbound route did
 	publish(t, h, m2)
 
 	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return tr.len() == 2 }, "2 dead letters in Kafka")

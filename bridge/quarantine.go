@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edihub/edihub/escape"
@@ -45,7 +46,12 @@ func unmap(cause, format string, a ...any) *unmappable {
 func inboundPoison(subject, route string, rec *kgo.Record, why *unmappable, maxPayload int, now time.Time) *nats.Msg {
 	h := nats.Header{}
 	for _, kh := range rec.Headers {
-		if isXHeader(kh.Key) && wire.ValidHeaderName(kh.Key) && validHeaderValue(kh.Value) && !isProvenance(kh.Key) {
+		if !isXHeader(kh.Key) || !wire.ValidHeaderName(kh.Key) || !validHeaderValue(kh.Value) {
+			continue
+		}
+		if wire.IsKafkaHeader(kh.Key) { // a producer's, as on the records that go through
+			h.Add(wire.HdrProducerPrefix+strings.ToLower(kh.Key), string(kh.Value))
+		} else {
 			h.Add(wire.ProducerName(kh.Key), string(kh.Value))
 		}
 	}

@@ -136,9 +136,8 @@ func TestForgedRetryIsDeadLetteredNotProcessed(t *testing.T) {
 
 // Nothing is stranded: what a raw client publishes to the literal subject
 // edi.ingest.* (stored without a partition, read by no partition worker)
-// is dead-lettered with a cause. (A literal edi.ingest.> is stored too, but
-// no consumer filter can select it apart from every other message; the
-// permissions allow partners only their own edi.ingest.<id>.)
+// is dead-lettered with a cause (a literal edi.ingest.>: see
+// TestLiteralIngestAllIsDeadLettered).
 func TestLiteralWildcardSubjectsAreDeadLettered(t *testing.T) {
 	url := jetstreamtest.StartServer(t, nil).URL
 	env := startHub(t, url, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
@@ -150,6 +149,44 @@ func TestLiteralWildcardSubjectsAreDeadLettered(t *testing.T) {
 			t.Fatalf("dead letter %s %v", m.Subject, m.Header)
 		}
 	}
+	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 1 {
+		t.Fatalf("PARSED %d", n)
+	}
+}
+
+// The literal subject edi.ingest.> is stored by INGEST (its subject
+// edi.ingest.* takes it, the partition transform cannot map it) and no
+// consumer filter selects it apart from everything else. Published while
+// no hub runs, it is found by the sweep at start; published while one
+// runs, by the stray source or the sweep. Either way it ends in the first
+// stage's DLQ with cause unknown and a reason, and leaves INGEST.
+func TestLiteralIngestAllIsDeadLettered(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	first := startHub(t, url, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	first.stop()
+	rawPublish(t, url, "edi.ingest.>", "", []byte("while down"))
+	env := startHub(t, url, "", fastConfig(), []Stage{echoStage("parse", nil)}, nil)
+	rawPublish(t, url, "edi.ingest.>", "", []byte("while up"))
+	jetstreamtest.PublishIngest(t, env.js, "ACME", "fine", nil)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 2 }, "edi.ingest.> stranded")
+	got := map[string]bool{}
+	for _, m := range jetstreamtest.StreamMsgs(t, env.js, "DLQ") {
+		if m.Subject != wire.DLQSubject("parse", wire.CauseUnknown) || !strings.Contains(m.Header.Get(wire.HdrErrorMsg), `"edi.ingest.>"`) {
+			t.Fatalf("dead letter %s %v", m.Subject, m.Header)
+		}
+		got[string(m.Data)] = true
+	}
+	if !got["while down"] || !got["while up"] {
+		t.Fatalf("dead letters %v", got)
+	}
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		for _, m := range jetstreamtest.StreamMsgs(t, env.js, "INGEST") {
+			if m.Subject == "edi.ingest.>" {
+				return false
+			}
+		}
+		return true
+	}, "edi.ingest.> still in INGEST after it was dead-lettered")
 	if n := jetstreamtest.CountMsgs(t, env.js, "PARSED"); n != 1 {
 		t.Fatalf("PARSED %d", n)
 	}

@@ -15,10 +15,13 @@ import (
 // loop is the other singleton that samples the streams.
 func (h *Hub) housekeeping(ctx context.Context) error {
 	h.purge()
+	h.sweep(ctx)
 	gauges := time.NewTicker(5 * time.Second)
 	defer gauges.Stop()
 	purge := time.NewTicker(time.Hour)
 	defer purge.Stop()
+	sweep := time.NewTicker(time.Minute)
+	defer sweep.Stop()
 	for {
 		h.refreshGauges(ctx)
 		select {
@@ -26,8 +29,18 @@ func (h *Hub) housekeeping(ctx context.Context) error {
 			return nil
 		case <-purge.C:
 			h.purge()
+		case <-sweep.C:
+			h.sweep(ctx)
 		case <-gauges.C:
 		}
+	}
+}
+
+// sweep dead-letters what INGEST stored under the literal edi.ingest.>
+// (at start, then every minute).
+func (h *Hub) sweep(ctx context.Context) {
+	if err := h.sweepLiteralIngestAll(ctx); err != nil && ctx.Err() == nil {
+		h.log.Warn().Err(err).Msg("sweep of the literal edi.ingest.> failed; trying again in a minute")
 	}
 }
 

@@ -42,6 +42,9 @@ func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
 	if p, partner, ok := wire.ParseIngestSubject(msg.Subject()); ok {
 		d.partition, d.partner = p, partner
 	}
+	if s.partition >= 0 || s.stray {
+		h.ownKafkaHeaders(d)
+	}
 	if s.partition < 0 { // a retry: its identity travels in headers; bindRetry checks it
 		d.origStream = hdr.Get(wire.HdrOriginalStream)
 		d.origSeq, _ = strconv.ParseUint(hdr.Get(wire.HdrOriginalSeq), 10, 64)
@@ -115,6 +118,9 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		f.rec, f.listed = h.withUnstored(s.slot, d.key, rec), h.suspects[s.slot] == md.Sequence.Stream
 	}
 	dec := h.settle(d, f, nil)
+	if f.stray {
+		h.dropLiteral(s, msg, md)
+	}
 	if dec.do != actRun {
 		return true
 	}

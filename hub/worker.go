@@ -42,8 +42,7 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 // stored with four tokens; these keep three, so this filter sees only
 // them, and each is dead-lettered with a cause instead of lying stranded
 // with lag 0. (A literal edi.ingest.> is stored as well, but every filter
-// that selects it selects all of INGEST; the NATS permissions keep
-// partners to their own edi.ingest.<id>.)
+// that selects it selects all of INGEST: sweepLiteralIngestAll finds it.)
 func (h *Hub) straySource(ctx context.Context) (*source, error) {
 	cfg := js.ConsumerConfig{
 		Durable: "ingest-stray", Description: "edihub: INGEST messages without a partition (literal wildcard subjects)",
@@ -145,4 +144,116 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	go loop()
 	<-finished
 	return nil
+}
+
+// literalIngestAll is the one subject INGEST stores that no consumer reads:
+// a client allowed edi.ingest.> may publish to it literally; the stream's
+// subject edi.ingest.* takes it, the partition transform cannot map a
+// wildcard, and every consumer filter that selects it selects all of INGEST.
+const literalIngestAll = "edi.ingest.>"
+
+// sweepLiteralIngestAll dead-letters what INGEST holds under the literal
+// subject edi.ingest.>, found by the stream's subject counts (the filter
+// edi.ingest.* lists only the three-token subjects, never the partners').
+// A headers-only scan finds the sequences, then each message is fetched by
+// its sequence and handled as the stray source handles a literal
+// edi.ingest.*: to the first stage's DLQ with cause unknown. The original
+// is deleted afterwards (see dropLiteral), so nothing stays and the next
+// sweep finds nothing.
+func (h *Hub) sweepLiteralIngestAll(ctx context.Context) error {
+	st, err := h.js.Stream(ctx, h.cfg.Streams.Ingest)
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", h.cfg.Streams.Ingest, err)
+	}
+	info, err := st.Info(ctx, js.WithSubjectFilter(wire.IngestWildcard))
+	if err != nil {
+		return fmt.Errorf("subjects of %s: %w", h.cfg.Streams.Ingest, err)
+	}
+	want := info.State.Subjects[literalIngestAll]
+	if want == 0 {
+		return nil
+	}
+	seqs, err := h.literalSeqs(ctx, st, want)
+	if err != nil {
+		return err
+	}
+	w := h.exec.newWatchdog()
+	defer w.close()
+	for _, seq := range seqs {
+		if err := h.sweepOne(ctx, st, seq, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// literalSeqs scans INGEST headers-only for up to want messages stored
+// under literalIngestAll.
+func (h *Hub) literalSeqs(ctx context.Context, st js.Stream, want uint64) ([]uint64, error) {
+	c, err := st.OrderedConsumer(ctx, js.OrderedConsumerConfig{FilterSubjects: []string{literalIngestAll}, HeadersOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", h.cfg.Streams.Ingest, err)
+	}
+	var seqs []uint64
+	for uint64(len(seqs)) < want && ctx.Err() == nil {
+		b, err := c.Fetch(1024, js.FetchMaxWait(time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", h.cfg.Streams.Ingest, err)
+		}
+		n := 0
+		for m := range b.Messages() {
+			n++
+			if md, err := m.Metadata(); err == nil && m.Subject() == literalIngestAll {
+				seqs = append(seqs, md.Sequence.Stream)
+			}
+		}
+		if n == 0 {
+			break // the end of the stream
+		}
+	}
+	return seqs, ctx.Err()
+}
+
+// sweepOne hands the message at seq to process as a stray, through a
+// consumer of its own that starts there.
+func (h *Hub) sweepOne(ctx context.Context, st js.Stream, seq uint64, w *watchdog) error {
+	c, err := st.CreateConsumer(ctx, js.ConsumerConfig{
+		Description:   "edihub: dead-letter a message stored under the literal edi.ingest.>",
+		FilterSubject: literalIngestAll, DeliverPolicy: js.DeliverByStartSequencePolicy, OptStartSeq: seq,
+		AckPolicy: js.AckExplicitPolicy, AckWait: h.cfg.Attempts.AckWait, MaxAckPending: 1, InactiveThreshold: time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("consumer for %s:%d: %w", h.cfg.Streams.Ingest, seq, err)
+	}
+	defer func() { _ = st.DeleteConsumer(context.WithoutCancel(ctx), c.CachedInfo().Name) }()
+	m, err := c.Next(js.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		return fmt.Errorf("fetch %s:%d: %w", h.cfg.Streams.Ingest, seq, err)
+	}
+	if md, err := m.Metadata(); err != nil || md.Sequence.Stream != seq || m.Subject() != literalIngestAll {
+		return nil // deleted meanwhile (dead-lettered by the stray source)
+	}
+	s := &source{h: h, name: "ingest-sweep", cons: c, partition: -1, stage: h.stages[0].Name, stray: true}
+	h.process(s, w, m, func() {})
+	return nil
+}
+
+// dropLiteral deletes a message stored under literalIngestAll once it is
+// dead-lettered (the stray source may also get one, when it was stored
+// while the source was reading live): left in INGEST, the sweep would find
+// it again. When the hub stops first, the copy may not be stored, and the
+// original stays for the next sweep (whose copy the DLQ deduplicates).
+func (h *Hub) dropLiteral(s *source, msg js.Msg, md *js.MsgMetadata) {
+	if !s.stray || msg.Subject() != literalIngestAll || h.runCtx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(h.runCtx, 10*time.Second)
+	defer cancel()
+	st, err := h.js.Stream(ctx, md.Stream)
+	if err == nil {
+		err = st.DeleteMsg(ctx, md.Sequence.Stream)
+	}
+	if err != nil {
+		h.log.Warn().Err(err).Uint64("seq", md.Sequence.Stream).Msg("could not delete a dead-lettered edi.ingest.> message; the next sweep copies it again (deduplicated)")
+	}
 }

@@ -100,6 +100,11 @@
 //     filter refuses foreign-arch calls (i386 via int 0x80), which the
 //     first lets through. A denylist, because the Go runtime needs mmap,
 //     clone, futex, signals and more, and its needs change between releases.
+//     Argument filters (parentGuards, built with the child's own pid, read
+//     after exec) keep prlimit64, sched_set*, setpriority, ioprio_set,
+//     kill, tgkill, rt_sigqueueinfo and rt_tgsigqueueinfo to the child
+//     itself; tkill is refused. Installed after Landlock: libpsx signals
+//     every thread with tkill.
 //   - landlock: the newest ABI the kernel has (best effort): no filesystem
 //     access at all (open, exec, readdir, create), and from ABI 4 no TCP
 //     connect/bind, from ABI 6 no signals or abstract unix sockets outside
@@ -119,7 +124,8 @@
 // Not isolated: the child shares the hub's PID, IPC, UTS and mount
 // namespaces. Without Landlock it could read world-readable files and
 // /proc; without Landlock ABI 6 it could signal other children, which all
-// run as the same nobody. A non-root hub gets neither the uid switch nor a
+// run as the same nobody (seccomp keeps it from signalling the hub, its
+// parent, or any other process by pid). A non-root hub gets neither the uid switch nor a
 // network namespace (no user namespace is set up); seccomp and Landlock
 // then carry the weight.
 //

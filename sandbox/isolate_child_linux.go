@@ -91,6 +91,9 @@ var seccompDenied = []string{
 	"mount", "umount2", "pivot_root", "chroot", "unshare", "setns",
 	"init_module", "finit_module", "delete_module", "kexec_load",
 	"pidfd_send_signal", "process_madvise", "kcmp", "migrate_pages", "move_pages",
+	// tkill(tid) names a thread of any process and no filter can tell the
+	// child's own tids; Go uses tgkill, glibc too, so nobody here needs it.
+	"tkill",
 }
 
 // pidCalls take a pid as their first argument, 0 meaning the caller: the
@@ -116,7 +119,14 @@ func parentGuards(self uint64) []seccomp.NameWithConditions {
 		g = append(g, seccomp.NameWithConditions{Name: n, Conditions: other(0, n != "pidfd_open")})
 	}
 	// kill(pid): only itself (0 and -1 reach the group and every process).
-	g = append(g, seccomp.NameWithConditions{Name: "kill", Conditions: other(0, false)})
+	// tgkill(tgid, tid), rt_sigqueueinfo(tgid) and rt_tgsigqueueinfo(tgid,
+	// tid): only its own thread group. The Go runtime preempts its threads
+	// with tgkill(getpid(), tid): self is the child's pid, read after exec
+	// by the child that installs the filter, so those calls stay allowed
+	// (the kernel refuses a tid outside the tgid).
+	for _, n := range []string{"kill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"} {
+		g = append(g, seccomp.NameWithConditions{Name: n, Conditions: other(0, false)})
+	}
 	// setpriority(which, who) and ioprio_set(which, who): a process only
 	// (not a group or a user), and that process itself.
 	for _, c := range []struct {
@@ -238,20 +248,23 @@ func isolateSelf(fdsClosed int, fdsErr error) *Isolation {
 	} else {
 		iso.miss(LayerCwd, "getwd: %v", err)
 	}
-	if err := installSeccomp(); err != nil {
-		iso.miss(LayerSeccomp, "%v", err)
-		// no_new_privs on its own, since Landlock needs it too.
-		if perr := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); perr != nil {
-			iso.miss(LayerNoNewPrivs, "prctl: %v", perr)
-		}
-	} else {
-		iso.Seccomp = true
+	// no_new_privs on every thread first: Landlock and seccomp need it.
+	if err := llsys.AllThreadsPrctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		iso.miss(LayerNoNewPrivs, "prctl: %v", err)
 	}
 	nnp, err := unix.PrctlRetInt(unix.PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
 	iso.NoNewPrivs = err == nil && nnp == 1
+	// Landlock before seccomp: in a cgo build go-landlock reaches every
+	// thread through libpsx, which signals them with tkill, and the seccomp
+	// filter refuses tkill (a stalled psx call hung the child).
 	abi, err := enforceLandlock()
 	if err != nil {
 		iso.miss(LayerLandlock, "%v", err)
+	}
+	if err := installSeccomp(); err != nil {
+		iso.miss(LayerSeccomp, "%v", err)
+	} else {
+		iso.Seccomp = true
 	}
 	iso.LandlockABI = abi
 	return iso

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unsafe"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -272,7 +273,7 @@ func TestRunIsolationDeniesFromInsideTheChild(t *testing.T) {
 				t.Errorf("%s on the parent: %s, want EPERM from the seccomp filter", k, d[k])
 			}
 		}
-		for _, k := range []string{"prlimit64_self", "setpriority_self", "kill_self"} {
+		for _, k := range []string{"prlimit64_self", "setpriority_self", "kill_self", "tgkill_self"} {
 			if d[k] != "ok" {
 				t.Errorf("%s: %s, want ok (the child may touch itself)", k, d[k])
 			}
@@ -393,7 +394,8 @@ func TestNetnsFallbackIsReported(t *testing.T) {
 // test, standing in for the hub), each harmless if it succeeded: a read of
 // a limit, the priority, CPU set and I/O class it already has, signal 0.
 var parentProbes = []string{"prlimit64_parent", "setpriority_parent", "sched_setaffinity_parent", "ioprio_set_parent",
-	"kill_parent", "kill_group", "setpriority_user"}
+	"kill_parent", "kill_group", "setpriority_user",
+	"tgkill_parent", "tkill_parent", "rt_sigqueueinfo_parent", "rt_tgsigqueueinfo_parent"}
 
 func parentProbe(d map[string]string) {
 	ppid := os.Getppid()
@@ -424,6 +426,19 @@ func parentProbe(d map[string]string) {
 	d["kill_group"] = errnoOf(unix.Kill(0, 0))
 	d["kill_self"] = errnoOf(unix.Kill(os.Getpid(), 0))
 	d["tgkill_parent"] = errnoOf(unix.Tgkill(ppid, ppid, 0))
+	d["tgkill_self"] = errnoOf(unix.Tgkill(os.Getpid(), unix.Gettid(), 0))
+	// tkill takes a thread id: the parent's main thread has the parent's pid.
+	_, _, e = unix.Syscall(unix.SYS_TKILL, uintptr(ppid), 0, 0)
+	d["tkill_parent"] = errnoOf(errnoErr(e))
+	// si_code SI_QUEUE (-1), as the kernel demands of a process signalling
+	// another; signal 0 only checks that the target may be reached.
+	var info [128]byte
+	info[8] = 0xff
+	info[9], info[10], info[11] = 0xff, 0xff, 0xff
+	_, _, e = unix.Syscall(unix.SYS_RT_SIGQUEUEINFO, uintptr(ppid), 0, uintptr(unsafe.Pointer(&info[0])))
+	d["rt_sigqueueinfo_parent"] = errnoOf(errnoErr(e))
+	_, _, e = unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(ppid), uintptr(ppid), 0, uintptr(unsafe.Pointer(&info[0])), 0, 0)
+	d["rt_tgsigqueueinfo_parent"] = errnoOf(errnoErr(e))
 }
 
 func errnoErr(e unix.Errno) error {

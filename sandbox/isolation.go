@@ -30,8 +30,9 @@ const (
 	LayerLandlock Layer = "landlock"
 	// LayerSeccomp: a seccomp filter that makes socket, connect, execve and
 	// similar calls fail with EPERM (see seccompDenied), and calls on other
-	// processes' limits, priority, CPUs and I/O class, and kill outside
-	// itself (parentGuards; tgkill is not filtered).
+	// processes' limits, priority, CPUs and I/O class, and kill, tgkill,
+	// rt_sigqueueinfo, rt_tgsigqueueinfo outside itself (parentGuards);
+	// tkill is refused outright.
 	LayerSeccomp Layer = "seccomp"
 	// LayerNetNamespace: the child runs in a network namespace of its own,
 	// which has only a loopback interface that is down.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edihub/edihub/audit"
 	"io"
 	"net"
 	"net/http"
@@ -39,6 +40,7 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 	configPath := fs.String("config", "", "hub YAML config; its bridge: section is read")
 	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics on HOST:PORT/metrics (off when empty)")
 	logLevel := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	dataDir := fs.String("data", "", "serve's data folder: its audit key (or $EDIHUB_AUDIT_KEY) signs and checks the x-kafka-* headers; without one the outbound routes take no key or origin from them")
 	var ins, outs multiFlag
 	fs.Var(&ins, "in", "inbound route `topic=T[,subject=edi.ingest.{{partner}}][,partner=key|header:NAME][,group=G][,name=N][,dlt_topic={{topic}}.DLT][,dlt_headers=spring|connect|none]` (repeatable)")
 	fs.Var(&outs, "out", "outbound route `filter=F[,topic=T|{{subject}}][,stream=S][,durable=D][,dlt_headers=spring|connect|none][,dlt_topic=spring][,key_token=N][,name=N]` (repeatable)")
@@ -57,6 +59,13 @@ func runBridge(ctx context.Context, e *env, args []string) error {
 	}
 	// SASL secrets may come from the environment instead of the file.
 	cfg.ApplyEnv(e.getenv)
+	if *dataDir != "" || e.getenv(audit.KeyEnv) != "" {
+		keys, err := audit.LoadKeyring(*dataDir, e.getenv)
+		if err != nil {
+			return usageErr("audit key: %v", err)
+		}
+		cfg.Keys = keys
+	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%s", oneLine(err.Error()))
 	}
