@@ -195,3 +195,20 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	h.settle(d, f, m)
 	return true
 }
+
+// ownKafkaHeaders makes a producer's x-kafka-* headers on an INGEST
+// message x-producer-x-kafka-* (in place, before anything reads them),
+// unless the bridge signed them for the partner of the stored subject
+// (wire.HdrKafkaMAC, with the audit key): then they stay, and the parsed
+// outputs and copies carry them to the bridge's outbound routes.
+func (h *Hub) ownKafkaHeaders(d *delivery) {
+	hdr := d.msg.Headers()
+	if len(hdr) == 0 {
+		return
+	}
+	var keys wire.MACKeys
+	if h.keys != nil {
+		keys = h.keys
+	}
+	wire.OwnKafkaHeaders(keys, d.partner, hdr)
+}
