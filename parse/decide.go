@@ -11,6 +11,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/ubl"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -84,6 +85,18 @@ type Decision struct {
 	// Messages counts the messages read, Types their distinct types.
 	Messages int
 	Types    []string
+	// Findings are a UBL document's validation findings (warnings of an
+	// accepted one too); nil for EDIFACT and X12.
+	Findings []ubl.Finding
+}
+
+// keepDuplicateKeys are the keys a refusal keeps: a duplicate's only.
+func keepDuplicateKeys(err error, keys []LedgerKey) []LedgerKey {
+	var dup *hub.DuplicateError
+	if errors.As(err, &dup) {
+		return keys
+	}
+	return nil
 }
 
 // Cause is the DLQ cause of a permanent refusal, "" otherwise.
@@ -102,8 +115,21 @@ func (d *Decision) Cause() string {
 // interchanges' envelopes, the ledger; then the acknowledgements agreed.
 // Every refusal is permanent with the cause it names (schema for the
 // edifact package's errors): retrying a broken interchange cannot help.
+//
+// A UBL document (an XML payload: looksXML) is decided by decideUBL
+// instead, with the MLRs agreed as its acknowledgements.
 func Decide(ctx context.Context, in *Input, w With) *Decision {
 	d := &Decision{}
+	if looksXML(in.Data) {
+		doc, findings, err := w.decideUBL(ctx, in, d)
+		if err != nil {
+			d.Outputs, d.Keys = nil, keepDuplicateKeys(err, d.Keys)
+		}
+		d.Err = err
+		d.Findings = findings
+		d.Acks = ublAcks(w, in, doc, findings, err)
+		return d
+	}
 	doc, err := w.decide(ctx, in, d)
 	var dup *hub.DuplicateError
 	if err != nil {

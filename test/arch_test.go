@@ -42,22 +42,22 @@ var allowedDeps = map[string][]string{
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
 	"hub":                            {"alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"parse":                          {"hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub/forensics":                  {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox", "ubl"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
-	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
+	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory", "ubl"},
 	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
-		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl"}, // the application: everything below cmd
 	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "alert", "hub/leakprobe", "audit",
-		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl", "jetstream/jetstreamtest"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"parse", "hub", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl", "jetstream/jetstreamtest"},
 }
 
 // testKits may be imported by tests only.
