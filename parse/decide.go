@@ -116,11 +116,11 @@ func (d *Decision) Cause() string {
 // Every refusal is permanent with the cause it names (schema for the
 // edifact package's errors): retrying a broken interchange cannot help.
 //
-// A UBL document (an XML payload: looksXML) is decided by decideUBL
+// A UBL document (an XML payload: LooksXML) is decided by decideUBL
 // instead, with the MLRs agreed as its acknowledgements.
 func Decide(ctx context.Context, in *Input, w With) *Decision {
 	d := &Decision{}
-	if looksXML(in.Data) {
+	if LooksXML(in.Data) {
 		doc, findings, err := w.decideUBL(ctx, in, d)
 		if err != nil {
 			d.Outputs, d.Keys = nil, keepDuplicateKeys(err, d.Keys)

@@ -33,11 +33,11 @@ type UBLAgreements interface {
 	MLRs(partner, origin, corr string, doc *ubl.Document, findings []ubl.Finding, failure error, ref uint64) []*nats.Msg
 }
 
-// looksXML is the one check the EDIFACT path pays: the first byte after a
+// LooksXML is the one check the EDIFACT path pays: the first byte after a
 // UTF-8 BOM and white space is '<' (an EDIFACT or X12 interchange starts
 // with UNA, UNB or ISA). Any XML goes to the UBL guard, which names what
 // it is not (NOT-UBL, DOCTYPE, ...) instead of the EDIFACT guard's "no UNB".
-func looksXML(data []byte) bool {
+func LooksXML(data []byte) bool {
 	data = bytes.TrimPrefix(data, []byte{0xEF, 0xBB, 0xBF})
 	for i := 0; i < len(data) && i < 1024; i++ {
 		switch data[i] {
