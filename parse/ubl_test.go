@@ -156,3 +156,30 @@ func TestDecideUBLDuplicate(t *testing.T) {
 		t.Errorf("EDIFACT: %v %s", e.Err, e.Standard)
 	}
 }
+
+// The stage acts on a UBL decision as on an EDIFACT one: accepted, the
+// view and the positive MLR travel together as the message's outputs;
+// refused, nothing is emitted and the refusal carries its rule ids.
+func TestStageUBLOutputsAndMLR(t *testing.T) {
+	reg, err := partner.New(partner.Config{Profiles: []partner.Profile{{ID: "ALL", Ack: partner.AckConfig{MLR: partner.AckAll}}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage := parse.New(parse.Config{}, &parse.Options{Agreements: reg})
+	m := &hub.Message{Subject: wire.IngestSubject("ALL"), Partner: "ALL", Stream: "INGEST", Seq: 3, Header: nats.Header{}, Data: readUBL(t, ublValid)}
+	if err := stage.Handle(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	var subjects []string
+	for _, o := range m.Outputs() {
+		subjects = append(subjects, o.Subject)
+	}
+	if strings.Join(subjects, " ") != "edi.parsed.ALL.INVOICE edi.outbound.ALL.MLR" {
+		t.Errorf("outputs %v, want the view and the MLR", subjects)
+	}
+	m = &hub.Message{Subject: wire.IngestSubject("ALL"), Partner: "ALL", Stream: "INGEST", Seq: 4, Header: nats.Header{}, Data: readUBL(t, ublBusiness)}
+	err = stage.Handle(context.Background(), m)
+	if h := deadLetterHeaders(err); len(m.Outputs()) != 0 || !strings.Contains(h[wire.HdrRule], "BR-CO-15") {
+		t.Errorf("refused: %v, %d outputs, headers %v", err, len(m.Outputs()), h)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -71,6 +73,7 @@ func TestUBLThroughServe(t *testing.T) {
 		"one MLR on OUTBOUND")
 	mlr := jetstreamtest.StreamMsgs(t, j, wire.DefaultOutboundStream)[0]
 	if mlr.Subject != "edi.outbound.EINV.MLR" || mlr.Header.Get(wire.HdrAckResult) != "rejected" || mlr.Header.Get(wire.HdrAckOrigin) != "INGEST:2" ||
+		mlr.Header.Get(nats.MsgIdHdr) != wire.AckMsgID("INGEST:2", 0) ||
 		!strings.Contains(string(mlr.Data), "BR-CO-15") || !strings.Contains(string(mlr.Data), ">RE<") {
 		t.Errorf("MLR: %s %v\n%s", mlr.Subject, mlr.Header, mlr.Data)
 	}
