@@ -103,9 +103,8 @@ func (r *UBLRefusal) Unwrap() error {
 // maxHeaderRules, space-separated; the guard's pseudo rule DOCTYPE,
 // XML-WF, XML-LIMIT or NOT-UBL for a refusal) and x-rule-xpath.
 func (r *UBLRefusal) FailureHeaders() map[string]string {
-	if r.Err != nil {
-		return map[string]string{wire.HdrRule: r.Err.Rule(),
-			wire.HdrRuleXPath: "/ " + strconv.Itoa(r.Err.Line) + ":" + strconv.Itoa(r.Err.Column)}
+	if r.Err != nil { // its position is in the message (line, column, offset)
+		return map[string]string{wire.HdrRule: r.Err.Rule()}
 	}
 	fs := r.fatal()
 	if len(fs) == 0 {

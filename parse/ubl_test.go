@@ -53,6 +53,10 @@ var _ parse.UBLAgreements = (*partner.Registry)(nil)
 // letter's headers and an MLR when the profile asks.
 func TestDecideUBL(t *testing.T) {
 	valid, credit, business := readUBL(t, ublValid), readUBL(t, ublCredit), readUBL(t, ublBusiness)
+	sig, err := partner.NewSigningKey("k1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	doctype := []byte(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>`)
 	reg, err := partner.New(partner.Config{Directory: "off", Profiles: []partner.Profile{
 		{ID: "ERR", Ack: partner.AckConfig{MLR: partner.AckErrors}},
@@ -61,6 +65,7 @@ func TestDecideUBL(t *testing.T) {
 		{ID: "CUST", UBL: partner.UBLConfig{CustomizationIDs: []string{"urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0"}}},
 		{ID: "SELL", UBL: partner.UBLConfig{Senders: []string{"0088:1"}}, Ack: partner.AckConfig{MLR: partner.AckErrors}},
 		{ID: "OFF", UBL: partner.UBLConfig{Strictness: "off"}},
+		{ID: "SIG", Signature: partner.SignatureConfig{Required: true, Keys: map[string]string{"k1": sig.PublicKey()}}, Ack: partner.AckConfig{MLR: partner.AckErrors}},
 	}}, &partner.Options{Now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +92,7 @@ func TestDecideUBL(t *testing.T) {
 		{"seller endpoint not agreed", "SELL", true, valid, wire.CausePartnerRejected, "BT-34", "", "rejected"},
 		{"off: BR-CO-15 accepted", "OFF", true, business, "", "", "edi.parsed.OFF.INVOICE", ""},
 		{"unknown partner", "NOPE", true, valid, wire.CausePartnerRejected, "", "", ""},
+		{"unsigned: MLR names why", "SIG", true, valid, wire.CauseSignatureInvalid, "", "", "rejected"},
 	} {
 		w := parse.With{}
 		if c.ags {
@@ -119,6 +125,8 @@ func TestDecideUBL(t *testing.T) {
 			t.Errorf("%s: acks %v, want one %s MLR", c.name, d.Acks, c.mlr)
 		case c.mlr == "rejected" && c.rule != "" && !strings.Contains(string(d.Acks[0].Data), c.rule):
 			t.Errorf("%s: the MLR does not name %s:\n%s", c.name, c.rule, d.Acks[0].Data)
+		case c.partner == "SIG" && !strings.Contains(string(d.Acks[0].Data), wire.ReasonSignatureMissing):
+			t.Errorf("%s: the MLR does not say %s:\n%s", c.name, wire.ReasonSignatureMissing, d.Acks[0].Data)
 		}
 	}
 }

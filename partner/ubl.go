@@ -147,8 +147,8 @@ func (r *Registry) MLRs(partner, origin, corr string, doc *ubl.Document, finding
 			// refused by the profile or the signature: one line naming why
 			rule := "PARTNER-PROFILE"
 			var rej *Rejection
-			if errors.As(failure, &rej) && rej.Rule != "" {
-				rule = rej.Rule
+			if errors.As(failure, &rej) {
+				rule = cmp.Or(rej.Rule, rej.Reason, rule) // BT-24, or signature-missing, unknown-partner, ...
 			}
 			in.Findings = append(slices.Clone(findings), ubl.Finding{Rule: rule, Severity: ubl.Fatal, XPath: "/" + cmp.Or(docType(doc), "Invoice"),
 				Line: 1, Column: 1, Message: failure.Error()})
