@@ -78,9 +78,11 @@ type Decision struct {
 	// duplicate): the stage records them once the outputs are stored,
 	// when it has a ledger.
 	Keys []LedgerKey
-	// MessageID is the first interchange's control reference.
+	// MessageID is the first interchange's control reference (a UBL
+	// document's BT-1).
 	MessageID string
-	// Standard is EDIFACT or X12 (empty when the guard refused it).
+	// Standard is EDIFACT, X12 or UBL (empty when the EDIFACT guard
+	// refused it).
 	Standard string
 	// Messages counts the messages read, Types their distinct types.
 	Messages int
