@@ -11,6 +11,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/ubl"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -77,9 +78,11 @@ type Decision struct {
 	// duplicate): the stage records them once the outputs are stored,
 	// when it has a ledger.
 	Keys []LedgerKey
-	// MessageID is the first interchange's control reference.
+	// MessageID is the first interchange's control reference (a UBL
+	// document's BT-1).
 	MessageID string
-	// Standard is EDIFACT or X12 (empty when the guard refused it).
+	// Standard is EDIFACT, X12 or UBL (empty when the EDIFACT guard
+	// refused it).
 	Standard string
 	// Messages counts the messages read, Types their distinct types.
 	Messages int
@@ -93,12 +96,24 @@ type Decision struct {
 	// first>: the stage publishes it with the outputs, so a redelivery
 	// stores it once (the outputs' dedupe ids).
 	DeadLetter *nats.Msg
+	// Findings are a UBL document's validation findings (warnings of an
+	// accepted one too); nil for EDIFACT and X12.
+	Findings []ubl.Finding
 }
 
 // Refusal is one message refused alone.
 type Refusal struct {
 	Ref, Type string
 	Err       error // permanent, with its cause
+}
+
+// keepDuplicateKeys are the keys a refusal keeps: a duplicate's only.
+func keepDuplicateKeys(err error, keys []LedgerKey) []LedgerKey {
+	var dup *hub.DuplicateError
+	if errors.As(err, &dup) {
+		return keys
+	}
+	return nil
 }
 
 // Cause is the DLQ cause of a permanent refusal, "" otherwise.
@@ -117,8 +132,21 @@ func (d *Decision) Cause() string {
 // interchanges' envelopes, the ledger; then the acknowledgements agreed.
 // Every refusal is permanent with the cause it names (schema for the
 // edifact package's errors): retrying a broken interchange cannot help.
+//
+// A UBL document (an XML payload: LooksXML) is decided by decideUBL
+// instead, with the MLRs agreed as its acknowledgements.
 func Decide(ctx context.Context, in *Input, w With) *Decision {
 	d := &Decision{}
+	if LooksXML(in.Data) {
+		doc, findings, err := w.decideUBL(ctx, in, d)
+		if err != nil {
+			d.Outputs, d.Keys = nil, keepDuplicateKeys(err, d.Keys)
+		}
+		d.Err = err
+		d.Findings = findings
+		d.Acks = ublAcks(w, in, doc, findings, err)
+		return d
+	}
 	doc, err := w.decide(ctx, in, d)
 	var dup *hub.DuplicateError
 	if err != nil {

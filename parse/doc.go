@@ -18,7 +18,14 @@
 // (hub.DuplicateError, hub.UnavailableError, hub.Failure) stays in hub:
 // the worker acts on it without knowing this package.
 //
-// It may import hub, hub/audit and the leaves (wire, edifact, ledger,
+// An XML payload (LooksXML: its first byte after a BOM and white space is
+// '<') is a UBL document: Decide runs Admit, the ubl guard and parser, the
+// agreements' UBLAgreements (the profile's ubl: section), ubl validation
+// (ubl.Cause: schema, business, partner-rejected; UBLRefusal puts the rule
+// ids in x-rule), one JSON view on edi.parsed.<partner>.INVOICE or
+// .CREDITNOTE, UBLLedgerKey and the ledger, and the MLRs agreed (ubl.go).
+//
+// It may import hub, hub/audit and the leaves (wire, edifact, ubl, ledger,
 // jetstream). hub never imports it: hub.New takes the stages it runs, and
 // the caller builds this one. test/arch_test.go checks it.
 package parse

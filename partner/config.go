@@ -142,6 +142,8 @@ type Profile struct {
 	// BuiltinRules turns off the built-in rules when false (INVOIC line
 	// amounts sum to the total, ORDERS has a line, dates parse).
 	BuiltinRules *bool `yaml:"builtin_rules"`
+	// UBL is the agreement on the partner's UBL invoices (ubl.go).
+	UBL UBLConfig `yaml:"ubl"`
 
 	senders, recipients []party
 	messages            []agreedMessage
@@ -186,6 +188,9 @@ type AckConfig struct {
 	TA1 string `yaml:"ta1"`
 	// APERAK is sent for a business rejection (EDIFACT).
 	APERAK bool `yaml:"aperak"`
+	// MLR is the Peppol Message Level Response to a UBL document: "none"
+	// (default), "errors" (rejections only) or "all" (acceptances too).
+	MLR string `yaml:"mlr"`
 }
 
 // Rule is one business rule: a CEL expression over the message's JSON
@@ -285,6 +290,15 @@ func (p *Profile) compile(limits ruleLimits) error {
 	}
 	if a.Positive == 0 {
 		a.Positive = 7
+	}
+	if a.MLR == "" {
+		a.MLR = AckNone
+	}
+	if !slices.Contains([]string{AckNone, AckErrors, AckAll}, a.MLR) {
+		return fmt.Errorf("%s: ack.mlr: %q, want none, errors or all", p.ID, a.MLR)
+	}
+	if err := p.UBL.compile(); err != nil {
+		return fmt.Errorf("%s: ubl: %w", p.ID, err)
 	}
 	if !slices.Contains([]string{AckNone, AckErrors, AckAll}, a.CONTRL) {
 		return fmt.Errorf("%s: ack.contrl: %q, want none, errors or all", p.ID, a.CONTRL)

@@ -48,25 +48,25 @@ var allowedDeps = map[string][]string{
 	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
 	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter"},
 	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
-	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact"},
+	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox", "ubl"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"claimcheck":                     {"wire", "jetstream"},
 	"hubclient":                      {"wire"}, // for downstream apps: never the hub
 	"client":                         {"wire", "escape", "jetstream"},
-	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory"},
+	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory", "ubl"},
 	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
-		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory"}, // the application: everything below cmd
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl"}, // the application: everything below cmd
 	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
-		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest"},
+		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest", "ubl"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest"},
+	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
 }
 
 // testKits may be imported by tests only.

@@ -29,6 +29,9 @@ const (
 	HdrRejectReason   = "x-reject-reason"
 	HdrRule           = "x-rule"
 	HdrSignatureKeyID = "x-signature-key-id"
+	// HdrRuleXPath is where the first failing rule of a UBL document
+	// failed: "XPATH line:column" (escaped).
+	HdrRuleXPath = "x-rule-xpath"
 
 	// On acknowledgements (edi.outbound.<partner>.<type>).
 	// HdrAckOf is the control reference of the interchange acknowledged
@@ -59,13 +62,18 @@ const (
 	ReasonSignatureMismatch = "signature-mismatch"
 	ReasonRuleFailed        = "rule-failed"
 	ReasonDirectory         = "directory"
+	ReasonUBLProfile        = "ubl-profile-not-agreed" // CustomizationID, ProfileID or sender endpoint of a UBL document
 )
+
+// StandardUBL is the x-standard of a UBL document (EDIFACT and X12 are
+// the edifact package's).
+const StandardUBL = "UBL"
 
 func init() {
 	producerSettable[HdrSignature] = true
 	producerSettable[HdrSignatureKey] = true
 	producerSettable[HdrSignatureTime] = true
-	for _, n := range []string{HdrRejectReason, HdrRule, HdrSignatureKeyID, HdrAckOf, HdrAckOrigin, HdrAckResult} {
+	for _, n := range []string{HdrRejectReason, HdrRule, HdrRuleXPath, HdrSignatureKeyID, HdrAckOf, HdrAckOrigin, HdrAckResult} {
 		hubOwned[n] = true
 	}
 }
@@ -74,11 +82,11 @@ func init() {
 // dead letter (hub.FailureHeaderer): only these, never the hub's others
 // (x-partner-id, x-original-*, ...).
 func RefusalHeader(name string) bool {
-	return name == HdrRejectReason || name == HdrRule || name == HdrSignatureKeyID
+	return name == HdrRejectReason || name == HdrRule || name == HdrRuleXPath || name == HdrSignatureKeyID
 }
 
 // OutboundSubject is where an acknowledgement of type typ (CONTRL, 999,
-// TA1, APERAK) for partner goes: edi.outbound.<partner>.<type>.
+// TA1, APERAK, MLR) for partner goes: edi.outbound.<partner>.<type>.
 func OutboundSubject(partner, typ string) string {
 	return outboundPrefix + partner + "." + SubjectToken(typ)
 }

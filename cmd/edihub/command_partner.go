@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/partner"
 	"github.com/edihub/edihub/wire"
 )
@@ -230,7 +231,12 @@ func runPartnerCheck(ctx context.Context, e *env, args []string) error {
 		}
 		k.Sign(h, *id, data)
 	}
-	d := r.Try(ctx, *id, h, data, cfg.Parse.Options(*id))
+	var d partner.Decision
+	if parse.LooksXML(data) {
+		d = checkUBL(ctx, *id, h, data, cfg.Parse, r)
+	} else {
+		d = r.Try(ctx, *id, h, data, cfg.Parse.Options(*id))
+	}
 	if *asJSON {
 		acks := []map[string]any{}
 		for _, a := range d.Acks {

@@ -122,3 +122,28 @@ func TestSendSignKey(t *testing.T) {
 		t.Fatalf("a missing key file: %d %q", code, errOut)
 	}
 }
+
+// partner check decides a UBL document as the stage does: its rule ids and
+// the MLR the profile asks for.
+func TestPartnerCheckUBL(t *testing.T) {
+	var corpus string
+	for _, d := range []string{"../../../shared/ubl", "../../../../shared/ubl"} {
+		if _, err := os.Stat(filepath.Join(d, "valid")); err == nil {
+			corpus = d
+		}
+	}
+	if corpus == "" {
+		t.Skip("../shared/ubl not found")
+	}
+	cfg := partnerConfig(t, "id: ACME\nack: {mlr: errors}\n")
+	valid := filepath.Join(corpus, "valid", "ConnectingEurope__eInvoicing-EN16931__ubl-tc434-example1.xml")
+	bad := filepath.Join(corpus, "invalid", "itplr-kosit__validator-configuration-xrechnung__ubl-br-co-15-no-multiple-bt-110-allowed-test.xml")
+	if out, errOut, code := runCmd(t, "partner", "check", valid, "--partner", "ACME", "--config", cfg); code != exitOK || !strings.Contains(out, "accepted") {
+		t.Fatalf("valid: %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code := runCmd(t, "partner", "check", bad, "--partner", "ACME", "--config", cfg)
+	if code != exitFailed || !strings.Contains(out, "edi.parse.dlq.business") || !strings.Contains(out, "rule    BR-CO-15") ||
+		!strings.Contains(out, "acknowledgement MLR (rejected) → edi.outbound.ACME.MLR") {
+		t.Fatalf("BR-CO-15: %d\n%s\n%s", code, out, errOut)
+	}
+}

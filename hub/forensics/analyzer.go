@@ -16,6 +16,7 @@ import (
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/sandbox"
+	"github.com/edihub/edihub/ubl"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -165,6 +166,9 @@ func stageList(st []hub.Stage) string {
 // Parse (the envelope checks), so the last progress names the segment the
 // parser was on.
 func instrumentedRead(payload []byte, opts *edifact.Options, progress func(sandbox.Progress), details map[string]string) (sandbox.Progress, error) {
+	if parse.LooksXML(payload) {
+		return instrumentedUBL(payload, opts, progress, details)
+	}
 	var last sandbox.Progress
 	progress(sandbox.Progress{Stage: "guard"})
 	g, err := edifact.Guard(payload, opts)
@@ -216,5 +220,24 @@ func instrumentedRead(payload []byte, opts *edifact.Options, progress func(sandb
 		}
 		return last, err
 	}
+	return last, nil
+}
+
+// instrumentedUBL is instrumentedRead for an XML payload (the stage decides
+// it as UBL): the UBL guard, its refusal's offset as the progress.
+func instrumentedUBL(payload []byte, opts *edifact.Options, progress func(sandbox.Progress), details map[string]string) (sandbox.Progress, error) {
+	progress(sandbox.Progress{Stage: "guard"})
+	g, err := ubl.Guard(payload, &ubl.Limits{MaxSize: opts.MaxSize})
+	if err != nil {
+		var ue *ubl.Error
+		if errors.As(err, &ue) {
+			progress(sandbox.Progress{Offset: ue.Offset, Stage: "guard", Note: "refused here: " + ue.Reason})
+		}
+		return sandbox.Progress{}, err
+	}
+	details["standard"], details["type"] = wire.StandardUBL, g.Type
+	details["elements"], details["depth"] = strconv.Itoa(g.Elements), strconv.Itoa(g.MaxDepth)
+	last := sandbox.Progress{Offset: int64(len(payload)), Stage: "guard", Note: g.Type}
+	progress(last)
 	return last, nil
 }

@@ -2,6 +2,7 @@ package forensics
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/edihub/edihub/edifact"
@@ -33,4 +34,26 @@ func TestAnalyzerDecidesWithTheHubsOptions(t *testing.T) {
 	if err := run(false); err == nil {
 		t.Fatal("strict: accepted")
 	}
+}
+
+// A UBL payload is guarded by the UBL guard and decided by the stage as
+// UBL, not refused by the EDIFACT guard: a refusal names the XML reason.
+func TestAnalyzerUBL(t *testing.T) {
+	run := func(payload string) (sandbox.Result, error) {
+		in, err := encodeChildInput(preamble{Stage: "parse", Stream: "INGEST", Seq: 1, Partner: "ACME", EDIFACT: &edifact.Options{}}, []byte(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return Analyzer(parse.Config{})(context.Background(), in, func(sandbox.Progress) {})
+	}
+	_, err := run(`<?xml version="1.0"?><!DOCTYPE Invoice [<!ENTITY a "a">]><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>`)
+	if err == nil || !strings.Contains(err.Error(), "DOCTYPE") && !strings.Contains(err.Error(), "declaration") {
+		t.Fatalf("DOCTYPE: %v", err)
+	}
+	// well-formed UBL that fails validation: the stage's verdict (business or schema), not "no UNB"
+	_, err = run(`<Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>`)
+	if err == nil || strings.Contains(err.Error(), "UNB") {
+		t.Fatalf("empty Invoice: %v", err)
+	}
+	t.Logf("empty Invoice: %v", err)
 }

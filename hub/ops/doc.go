@@ -10,5 +10,6 @@
 // adds its hints.
 //
 // It may import hub (parse settings and ledger keys for dry-runs),
-// hub/audit, wire, escape, jetstream and edifact; hub never imports it.
+// hub/audit, wire, escape, jetstream, edifact and ubl (the payload view of
+// a UBL document); hub never imports it.
 package ops

@@ -70,6 +70,8 @@ func TestDryRunDecidesAsTheStage(t *testing.T) {
 		{ID: "SIGNED", Signature: partner.SignatureConfig{Required: true, Keys: map[string]string{"k1": sig.PublicKey()}}, Ack: ack},
 		{ID: "DUP", Ack: ack},
 		{ID: "ODD", Ack: ack},
+		{ID: "UBL", Ack: partner.AckConfig{MLR: partner.AckAll}},
+		{ID: "UBLSELL", UBL: partner.UBLConfig{Senders: []string{"0088:1"}}, Ack: partner.AckConfig{MLR: partner.AckErrors}},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +96,23 @@ func TestDryRunDecidesAsTheStage(t *testing.T) {
 		{"duplicate", "DUP", ok, nil, "duplicate"},
 		{"accepted", "ACME", ok, nil, ""},
 		{"accepted signed", "SIGNED", ok, signed, ""},
+	}
+	// UBL is decided the same way (parse.Decide tells it by content)
+	if valid, bad := ublFile(t, "valid/ConnectingEurope__eInvoicing-EN16931__ubl-tc434-example1.xml"),
+		ublFile(t, "invalid/itplr-kosit__validator-configuration-xrechnung__ubl-br-co-15-no-multiple-bt-110-allowed-test.xml"); valid != nil && bad != nil {
+		doctype := []byte(`<?xml version="1.0"?><!DOCTYPE Invoice [<!ENTITY a "a">]><Invoice xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"/>`)
+		cases = append(cases, []struct {
+			name, partner string
+			data          []byte
+			hdr           nats.Header
+			cause         string
+		}{
+			{"UBL accepted", "UBL", valid, nil, ""},
+			{"UBL business (BR-CO-15)", "UBL", bad, nil, wire.CauseBusiness},
+			{"UBL schema (DOCTYPE)", "UBL", doctype, nil, wire.CauseSchema},
+			{"UBL partner-rejected (seller endpoint)", "UBLSELL", valid, nil, wire.CausePartnerRejected},
+			{"UBL duplicate", "DUP", valid, nil, "duplicate"},
+		}...)
 	}
 	var streams wire.StreamNames
 	streams.SetDefaults()
@@ -155,4 +174,16 @@ func TestDryRunDecidesAsTheStage(t *testing.T) {
 			t.Errorf("no case dead-letters under %s", cause)
 		}
 	}
+}
+
+// ublFile reads a document of ../shared/ubl, or nil when it is absent.
+func ublFile(t *testing.T, rel string) []byte {
+	t.Helper()
+	for _, d := range []string{"../../../shared/ubl", "../../../../shared/ubl"} {
+		if b, err := os.ReadFile(filepath.Join(d, rel)); err == nil {
+			return b
+		}
+	}
+	t.Log("../shared/ubl not found: no UBL rows")
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/parse"
+	"github.com/edihub/edihub/ubl"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -408,6 +409,7 @@ func (o *Ops) dryRun(data []byte, h nats.Header, e Entry, subject string, force 
 			Recipient: escape.Line(k.Recipient), ControlRef: escape.Line(k.ControlRef)})
 	}
 	var ge *edifact.GuardError
+	var ue *ubl.Error
 	var dup *hub.DuplicateError
 	var unavailable *hub.UnavailableError
 	switch {
@@ -427,7 +429,7 @@ func (o *Ops) dryRun(data []byte, h nats.Header, e Entry, subject string, force 
 	case errors.As(dec.Err, &unavailable):
 		d.Parse = "ok"
 		d.Verdict = "cannot say: " + escape.Line(dec.Err.Error())
-	case errors.As(dec.Err, &ge):
+	case errors.As(dec.Err, &ge), errors.As(dec.Err, &ue):
 		d.Guard = escape.Line(dec.Err.Error())
 		d.Verdict = "would be dead-lettered again (" + d.Cause + "): the guard refuses it"
 	case d.Cause != "":

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/parse"
 )
 
 // The one payload view of the runbook: dlq show, poison show and the API
@@ -37,8 +38,12 @@ type SegmentView struct {
 
 // Segments reads data with the EDIFACT reader and returns at most maxLines
 // segments (0 = no limit) and at most maxRest bytes of an unreadable rest.
-// It never fails: a payload that is not EDI at all is all Rest.
+// It never fails: a payload that is not EDI at all is all Rest. An XML
+// payload (UBL) is shown one element a line instead (ublSegments).
 func Segments(data []byte, maxLines, maxRest int) SegmentView {
+	if parse.LooksXML(data) { // as the parse stage tells them apart
+		return ublSegments(data, maxLines, maxRest)
+	}
 	var v SegmentView
 	r := edifact.NewReader(bytes.NewReader(data))
 	prev := int64(0)
@@ -100,7 +105,9 @@ func (v SegmentView) Render(w io.Writer) {
 		b = append(b, '\n')
 		w.Write(b)
 	}
-	if v.Error != "" {
+	if v.Error != "" && v.Standard == "UBL" && len(v.Lines) > 0 {
+		io.WriteString(w, "  !! "+v.Error+"\n")
+	} else if v.Error != "" {
 		io.WriteString(w, "  !! reader stopped: "+v.Error+"\n")
 	}
 	if v.Rest != "" {

@@ -2,6 +2,8 @@ package ops
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -93,3 +95,51 @@ const twoInvoices = "UNA:+.? '" +
 	"UNH+1+INVOIC:D:96A:UN'BGM+380+INV001+9'DTM+137:20261130:102'UNT+4+1'" +
 	"UNH+2+INVOIC:D:96A:UN'BGM+380+INV002+9'MOA+77:12?+5'UNT+4+2'" +
 	"UNZ+2+REF0001'"
+
+// A UBL payload is shown one element a line with its XPath, the failing
+// element marked with its rule id; a refused one with the reason and the
+// escaped bytes from the line it failed on.
+func TestSegmentsUBL(t *testing.T) {
+	var corpus string
+	for _, d := range []string{"../../../shared/ubl", "../../../../shared/ubl"} {
+		if _, err := os.Stat(filepath.Join(d, "invalid")); err == nil {
+			corpus = d
+		}
+	}
+	if corpus == "" {
+		t.Skip("../shared/ubl not found")
+	}
+	data, err := os.ReadFile(filepath.Join(corpus, "invalid/itplr-kosit__validator-configuration-xrechnung__ubl-br-co-15-no-multiple-bt-110-allowed-test.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := Segments(data, 0, 0)
+	if v.Standard != "UBL" || len(v.Lines) < 10 || v.Lines[0].Tag != "Invoice" || !strings.Contains(v.Error, "BR-CO-15") {
+		t.Fatalf("view: standard %q, %d lines, error %q", v.Standard, len(v.Lines), v.Error)
+	}
+	marked := 0
+	for _, l := range v.Lines {
+		if strings.Contains(l.Text, "<- ") && strings.Contains(l.Text, "BR-CO-15") && strings.Contains(l.Text, "/Invoice") {
+			marked++
+		}
+	}
+	if marked == 0 {
+		t.Errorf("no element marked BR-CO-15:\n%+v", v.Lines)
+	}
+	var b bytes.Buffer
+	v.Render(&b)
+	if !strings.Contains(b.String(), "/Invoice/cbc:ID") || !strings.Contains(b.String(), "!! fails fatal BR-CO-15") {
+		t.Errorf("render:\n%s", b.String())
+	}
+	if v = Segments(data, 5, 0); len(v.Lines) != 5 || !v.Truncated {
+		t.Errorf("maxLines: %d lines, truncated %v", len(v.Lines), v.Truncated)
+	}
+	hostileXML := []byte("<?xml version=\"1.0\"?>\n<!DOCTYPE x [<!ENTITY e SYSTEM \"file:///etc/passwd\">]>\n<Invoice>\x1b[2J&e;</Invoice>")
+	v = Segments(hostileXML, 0, 0)
+	b.Reset()
+	v.Render(&b)
+	if v.Standard != "UBL" || len(v.Lines) != 0 || !strings.Contains(v.Error, "line 3") || v.RestAt == 0 ||
+		strings.ContainsAny(b.String(), "\x1b") || !strings.Contains(b.String(), `\x1B[2J`) {
+		t.Errorf("hostile XML: %+v\n%s", v, b.String())
+	}
+}

@@ -26,7 +26,9 @@ export async function message(view, id) {
   if (isOperator()) view.append(actions(e, m, result));
   view.append(result);
 
-  view.append(h("h2", null, "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.error_msg));
+  const ubl = m.segments && m.segments.standard === "UBL";
+  view.append(h("h2", null, ubl ? "Payload, one UBL element a line (line:column, XPath, value; failing rules after <-)"
+    : "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.error_msg));
 
   const hdrs = Object.entries(e.headers || {}).sort(([a], [b]) => a.localeCompare(b));
   view.append(h("h2", null, "Headers"), table(["name", "value"], hdrs.flatMap(([k, vs]) => vs.map(v => [h("code", null, esc(k)), h("span", { class: "wrap mono" }, esc(v))]))));
@@ -75,16 +77,19 @@ function markElement(text, n, sep) {
 
 function segments(v, msg) {
   const lines = v.lines || [];
-  const fail = failingSegment(lines, msg);
+  // UBL: the server marks each failing element with "  <- RULE"
+  const ubl = v.standard === "UBL" && lines.length > 0;
+  const failing = (l, i) => ubl ? l.text.includes("  <- ") : i === fail;
+  const fail = ubl ? lines.findIndex(l => l.text.includes("  <- ")) : failingSegment(lines, msg);
   const rows = [];
   if (v.prefix) rows.push(h("tr", null, h("td", { class: "nr" }), h("td", { class: "off" }, "@0"), h("td", null, v.prefix)));
   const elem = /element (\d+)/.exec(msg || "");
   const sep = v.prefix && v.prefix.startsWith("UNA") && v.prefix.length > 4 ? v.prefix[4] : "+";
-  lines.forEach((l, i) => rows.push(h("tr", { class: i === fail ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
+  lines.forEach((l, i) => rows.push(h("tr", { class: failing(l, i) ? "fail" : null, "data-n": l.n, id: i === fail ? "failing-segment" : null },
     h("td", { class: "nr" }, String(l.n)), h("td", { class: "off" }, "@" + l.offset),
-    h("td", null, i === fail && elem ? markElement(l.text, Number(elem[1]), sep) : l.text))));
+    h("td", null, i === fail && elem && !ubl ? markElement(l.text, Number(elem[1]), sep) : l.text))));
   const box = h("div", { class: "box" }, h("table", { class: "seg", id: "segments" }, h("tbody", null, rows)));
-  if (v.error) box.append(h("p", { class: "error" }, "reader stopped: " + v.error));
+  if (v.error) box.append(h("p", { class: "error" }, (ubl ? "" : "reader stopped: ") + v.error));
   if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset || 0} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
   if (v.truncated) box.append(h("p", { class: "muted" }, "truncated: the CLI's dlq show --all shows everything"));
   return box;
