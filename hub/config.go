@@ -94,7 +94,7 @@ func (c *Config) setDefaults() {
 	c.LeakProbe.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 	c.Cluster.setDefaults()
-	c.ClaimCheck.setDefaults()
+	c.ClaimCheck.SetDefaults()
 }
 
 // SetDefaults fills every unset field with its default.
@@ -125,8 +125,8 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Cluster.validate()...)
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
-	errs = append(errs, c.Retention.validate()...)
-	errs = append(errs, c.ClaimCheck.validate()...)
+	errs = append(errs, c.Retention.Validate()...)
+	errs = append(errs, c.ClaimCheck.Validate()...)
 	if err := c.checkStoreBudget(); err != nil {
 		errs = append(errs, err)
 	}

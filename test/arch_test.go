@@ -17,6 +17,7 @@ const module = "github.com/edihub/edihub"
 //	cmd → app → hub/api → hub/ops ──┐
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
 //	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics
+//	                                           ├→ claimcheck (its settings)
 //	                                           └→ audit → leaves
 //	            bridge, partner, ubl, claimcheck ──────────────→ leaves
 //	cmd → client ──────────────────────────────────────────→ leaves
@@ -46,12 +47,12 @@ var allowedDeps = map[string][]string{
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
 	"hub/headers":                    {"wire", "escape"},
 	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
-	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter"},
-	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
-	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
-	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox", "ubl"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
+	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "sandbox", "ubl"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"claimcheck":                     {"wire", "jetstream"},
@@ -66,7 +67,7 @@ var allowedDeps = map[string][]string{
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
+	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
 }
 
 // testKits may be imported by tests only.
