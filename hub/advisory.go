@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/hub/headers"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -77,7 +78,7 @@ func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisor
 		c.partner, c.partition = partner, p
 	}
 	msg := "consumer " + a.Consumer + " gave up after " + strconv.FormatUint(a.Deliveries, 10) + " deliveries (MaxDeliver)"
-	setPoison(c.set, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
+	headers.SetPoison(c.set, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
 	q := poisonCopy{hubCopy: c, stage: backstopStage, cause: "max-deliveries", attempts: int(a.Deliveries), message: msg,
 		labels: map[string]string{"stream": a.Stream, "consumer": a.Consumer}}
 	if !h.copy(ctx, c) {

@@ -27,7 +27,7 @@ type ClaimCheckConfig = claimcheck.Settings
 // storeAside stores output i of d in the claim-check bucket under its
 // dedupe id.
 func (h *Hub) storeAside(d *delivery, i int, o *nats.Msg) (*nats.Msg, error) {
-	ctx, cancel := context.WithTimeout(h.runCtx, h.cfg.Cluster.outputTimeout())
+	ctx, cancel := context.WithTimeout(h.runCtx, h.cfg.Cluster.OutputTimeout())
 	defer cancel()
 	name := wire.OutputMsgID(d.origStream, d.origSeq, i)
 	stub, err := h.claim.Aside(ctx, o, name)

@@ -93,7 +93,7 @@ func (c *Config) setDefaults() {
 	c.Alerts.SetDefaults()
 	c.LeakProbe.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
-	c.Cluster.setDefaults()
+	c.Cluster.SetDefaults()
 	c.ClaimCheck.SetDefaults()
 }
 
@@ -122,7 +122,7 @@ func (c *Config) Validate() error {
 	if c.DuplicateWindow < 2*c.Attempts.AckWait {
 		bad("duplicate_window %v must be at least twice attempts.ack_wait (%v)", c.DuplicateWindow, c.Attempts.AckWait)
 	}
-	errs = append(errs, c.Cluster.validate()...)
+	errs = append(errs, c.Cluster.Validate()...)
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Retention.Validate()...)

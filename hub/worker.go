@@ -94,7 +94,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	// pull of 1 also stalled now and then until the request expired).
 	opts := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
 	if s.partition >= 0 {
-		opts = s.h.pullOptions()
+		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
 	}
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
