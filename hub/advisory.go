@@ -11,26 +11,16 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/hub/headers"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
-
-// maxDeliveriesAdvisory is the part of JetStream's MAX_DELIVERIES advisory
-// the backstop needs.
-type maxDeliveriesAdvisory struct {
-	Stream     string `json:"stream"`
-	Consumer   string `json:"consumer"`
-	StreamSeq  uint64 `json:"stream_seq"`
-	Deliveries uint64 `json:"deliveries"`
-}
-
-const maxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>"
 
 // watchAdvisories is the backstop for consumers that do have a MaxDeliver
 // (the hub's own never do; downstream apps' may): the server gives up on
 // such a message silently, so the hub copies it into quarantine.
 func (h *Hub) watchAdvisories(ctx context.Context) error {
 	ch := make(chan *nats.Msg, 64)
-	sub, err := h.nc.ChanSubscribe(maxDeliveriesSubject, ch)
+	sub, err := h.nc.ChanSubscribe(ejs.MaxDeliveriesSubject, ch)
 	if err != nil {
 		return err
 	}
@@ -40,7 +30,7 @@ func (h *Hub) watchAdvisories(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case m := <-ch:
-			var a maxDeliveriesAdvisory
+			var a ejs.MaxDeliveriesAdvisory
 			if err := json.Unmarshal(m.Data, &a); err != nil {
 				h.log.Warn().Err(err).Msg("unreadable MAX_DELIVERIES advisory")
 				continue
@@ -55,7 +45,7 @@ func (h *Hub) watchAdvisories(ctx context.Context) error {
 // quarantineFromAdvisory copies a max-delivered message into POISON like
 // every other copy: producer headers cleaned, signed, stored with retries
 // while the system refuses it (until ctx ends).
-func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisory) error {
+func (h *Hub) quarantineFromAdvisory(ctx context.Context, a ejs.MaxDeliveriesAdvisory) error {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	s, err := h.js.Stream(rctx, a.Stream)

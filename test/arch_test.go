@@ -46,7 +46,7 @@ var allowedDeps = map[string][]string{
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
 	"hub/headers":                    {"wire", "escape"},
-	"hub/failure":                    {"wire"},
+	"hub/failure":                    {"wire", "jetstream"},
 	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
 	"hub":                            {"hub/failure", "alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
 	"drill":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
