@@ -10,5 +10,6 @@
 // jetstream.EnsureObjectStore, replicated like the streams, objects kept
 // as long as the stream the messages are in keeps them) and the one
 // function that stores a payload aside. It imports wire and jetstream
-// only; the hub reaches it through hub.ClaimChecker, given by app.
+// only; the hub reaches it through hub.ClaimChecker, given by app, and
+// reads its config section (hub.claim_check) as Settings.
 package claimcheck

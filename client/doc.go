@@ -5,7 +5,8 @@
 // same id is safe), wait for the hub's verdict on each file (Watch:
 // parsed, duplicate, dead-lettered, quarantined, retrying), and follow a
 // message through the streams (FindCopy, ParsedOriginSeqs), as `edihub
-// send` and `edihub drill` do. Flags, output and exit codes stay in
+// send` and `edihub drill` do, and read a stored message by STREAM:SEQ or
+// subject (Fetch, for `edihub fetch`). Flags, output and exit codes stay in
 // cmd/edihub.
 //
 // It may import the leaves wire, escape and jetstream, never the hub:

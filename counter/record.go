@@ -145,3 +145,20 @@ func markSolo(update updater, now func() time.Time, k Key) (Record, error) {
 	}
 	return r, nil
 }
+
+// RepeatsIdentically reports whether r's latest n failures all have this
+// fingerprint and message, the first of them before storedAt (when
+// others' work last succeeded): a failure repeated identically while
+// others' work succeeds is the message's own.
+func (r Record) RepeatsIdentically(fingerprint, message string, n int, storedAt time.Time) bool {
+	k := 0
+	var first time.Time
+	for i := len(r.Failures) - 1; i >= 0 && k < n; i-- {
+		f := r.Failures[i]
+		if f.Fingerprint != fingerprint || f.Message != message {
+			return false
+		}
+		k, first = k+1, f.At
+	}
+	return k == n && !first.IsZero() && storedAt.After(first)
+}

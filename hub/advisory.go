@@ -10,26 +10,17 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/hub/headers"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
-
-// maxDeliveriesAdvisory is the part of JetStream's MAX_DELIVERIES advisory
-// the backstop needs.
-type maxDeliveriesAdvisory struct {
-	Stream     string `json:"stream"`
-	Consumer   string `json:"consumer"`
-	StreamSeq  uint64 `json:"stream_seq"`
-	Deliveries uint64 `json:"deliveries"`
-}
-
-const maxDeliveriesSubject = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>"
 
 // watchAdvisories is the backstop for consumers that do have a MaxDeliver
 // (the hub's own never do; downstream apps' may): the server gives up on
 // such a message silently, so the hub copies it into quarantine.
 func (h *Hub) watchAdvisories(ctx context.Context) error {
 	ch := make(chan *nats.Msg, 64)
-	sub, err := h.nc.ChanSubscribe(maxDeliveriesSubject, ch)
+	sub, err := h.nc.ChanSubscribe(ejs.MaxDeliveriesSubject, ch)
 	if err != nil {
 		return err
 	}
@@ -39,7 +30,7 @@ func (h *Hub) watchAdvisories(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case m := <-ch:
-			var a maxDeliveriesAdvisory
+			var a ejs.MaxDeliveriesAdvisory
 			if err := json.Unmarshal(m.Data, &a); err != nil {
 				h.log.Warn().Err(err).Msg("unreadable MAX_DELIVERIES advisory")
 				continue
@@ -54,7 +45,7 @@ func (h *Hub) watchAdvisories(ctx context.Context) error {
 // quarantineFromAdvisory copies a max-delivered message into POISON like
 // every other copy: producer headers cleaned, signed, stored with retries
 // while the system refuses it (until ctx ends).
-func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisory) error {
+func (h *Hub) quarantineFromAdvisory(ctx context.Context, a ejs.MaxDeliveriesAdvisory) error {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	s, err := h.js.Stream(rctx, a.Stream)
@@ -77,7 +68,7 @@ func (h *Hub) quarantineFromAdvisory(ctx context.Context, a maxDeliveriesAdvisor
 		c.partner, c.partition = partner, p
 	}
 	msg := "consumer " + a.Consumer + " gave up after " + strconv.FormatUint(a.Deliveries, 10) + " deliveries (MaxDeliver)"
-	setPoison(c.set, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
+	headers.SetPoison(c.set, "max-deliveries", "max-deliveries", msg, backstopStage, int(a.Deliveries))
 	q := poisonCopy{hubCopy: c, stage: backstopStage, cause: "max-deliveries", attempts: int(a.Deliveries), message: msg,
 		labels: map[string]string{"stream": a.Stream, "consumer": a.Consumer}}
 	if !h.copy(ctx, c) {

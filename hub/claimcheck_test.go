@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/claimcheck"
+	"github.com/edihub/edihub/hub/metrics"
 	"github.com/edihub/edihub/hubclient"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
@@ -22,7 +23,7 @@ import (
 func fitHub(tb testing.TB, withClaim bool) (*Hub, *claimcheck.Store) {
 	srv := jetstreamtest.StartServer(tb, &jetstreamtest.Options{MaxPayload: 64 << 10})
 	nc, j := jetstreamtest.Connect(tb, srv.URL)
-	h := &Hub{nc: nc, js: j, runCtx: context.Background(), log: zerolog.Nop(), claimMet: newClaimMetrics(prometheus.NewRegistry())}
+	h := &Hub{nc: nc, js: j, runCtx: context.Background(), log: zerolog.Nop(), claimMet: metrics.NewClaimCheck(prometheus.NewRegistry())}
 	h.cfg.setDefaults()
 	if !withClaim {
 		return h, nil

@@ -2,82 +2,16 @@ package hub
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	js "github.com/nats-io/nats.go/jetstream"
-
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
 // ClusterConfig is how a hub shares the work with other instances on a
-// NATS cluster (the hub.cluster section).
-type ClusterConfig struct {
-	// Replicas of every stream the hub provisions; serve copies it from
-	// nats.replicas (1 on one server, 3 on a cluster).
-	Replicas int `yaml:"-"`
-	// Pinned makes each partition's consumer a priority group with a
-	// pinned client: several instances pull, the server delivers to one
-	// of them at a time and moves the pin when that one stops pulling.
-	// Needs nats-server 2.11 or newer. serve turns it on with nats.replicas
-	// above 1.
-	Pinned *bool `yaml:"pinned"`
-	// PinnedTTL is how long the server keeps a pin on an instance that has
-	// stopped pulling (died); the partition moves after that, and its
-	// message in flight after attempts.ack_wait.
-	PinnedTTL time.Duration `yaml:"pinned_ttl"`
-}
-
-func (c *ClusterConfig) setDefaults() {
-	setInt(&c.Replicas, 1)
-	setDur(&c.PinnedTTL, 5*time.Second)
-}
-
-// outputTimeout bounds the wait for the acks of an interchange's outputs.
-// On a replicated cluster an ack that has not come in 10 s was most likely
-// lost with a stream leader that died; publishing again is safe (the
-// dedupe ids drop what was stored) and holds the partition up a third as
-// long as the single-server 30 s.
-func (c ClusterConfig) outputTimeout() time.Duration {
-	if c.Replicas > 1 {
-		return 10 * time.Second
-	}
-	return 30 * time.Second
-}
-
-// IsPinned reports whether partitions are owned through pinned clients.
-func (c ClusterConfig) IsPinned() bool { return c.Pinned != nil && *c.Pinned }
-
-func (c *ClusterConfig) validate() []error {
-	var errs []error
-	if c.Replicas < 1 || c.Replicas > 5 {
-		errs = append(errs, fmt.Errorf("replicas: %d, want 1..5", c.Replicas))
-	}
-	if c.IsPinned() && c.PinnedTTL < time.Second {
-		errs = append(errs, fmt.Errorf("cluster.pinned_ttl: %v, want at least 1s (the client pulls every few seconds)", c.PinnedTTL))
-	}
-	return errs
-}
-
-// pin sets the consumer's priority group when partitions are pinned.
-func (h *Hub) pin(c *js.ConsumerConfig) {
-	if !h.cfg.Cluster.IsPinned() {
-		return
-	}
-	c.PriorityPolicy = js.PriorityPolicyPinned
-	c.PriorityGroups = []string{wire.PartitionGroup}
-	c.PinnedTTL = h.cfg.Cluster.PinnedTTL
-}
-
-// pullOptions are the pull options of a source; pinned consumers need the
-// group named on every pull.
-func (h *Hub) pullOptions() []js.PullMessagesOpt {
-	o := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
-	if h.cfg.Cluster.IsPinned() {
-		o = append(o, js.PullPriorityGroup(wire.PartitionGroup))
-	}
-	return o
-}
+// NATS cluster (the hub.cluster section): jetstream.Sharing, with the
+// partition consumers' priority group wire.PartitionGroup.
+type ClusterConfig = ejs.Sharing
 
 // PartitionOwners says which partitions this instance should work.
 type PartitionOwners interface {

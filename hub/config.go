@@ -93,8 +93,8 @@ func (c *Config) setDefaults() {
 	c.Alerts.SetDefaults()
 	c.LeakProbe.SetDefaults()
 	setDur(&c.DuplicateWindow, 10*time.Minute)
-	c.Cluster.setDefaults()
-	c.ClaimCheck.setDefaults()
+	c.Cluster.SetDefaults()
+	c.ClaimCheck.SetDefaults()
 }
 
 // SetDefaults fills every unset field with its default.
@@ -122,11 +122,11 @@ func (c *Config) Validate() error {
 	if c.DuplicateWindow < 2*c.Attempts.AckWait {
 		bad("duplicate_window %v must be at least twice attempts.ack_wait (%v)", c.DuplicateWindow, c.Attempts.AckWait)
 	}
-	errs = append(errs, c.Cluster.validate()...)
+	errs = append(errs, c.Cluster.Validate()...)
 	errs = append(errs, c.Retry.validate()...)
 	errs = append(errs, c.DLQ.validate()...)
-	errs = append(errs, c.Retention.validate()...)
-	errs = append(errs, c.ClaimCheck.validate()...)
+	errs = append(errs, c.Retention.Validate()...)
+	errs = append(errs, c.ClaimCheck.Validate()...)
 	if err := c.checkStoreBudget(); err != nil {
 		errs = append(errs, err)
 	}

@@ -166,7 +166,7 @@ func (h *Hub) copy(ctx context.Context, c *hubCopy) bool {
 // alerts. The partition moves on.
 func (h *Hub) quarantine(d *delivery, v verdict, rec counter.Record) {
 	c := h.copyOf(d, "poison", wire.PoisonSubject(v.stage), rec)
-	setPoison(c.set, v.cause, v.class, v.message, v.stage, v.attempts)
+	headers.SetPoison(c.set, v.cause, v.class, v.message, v.stage, v.attempts)
 	if v.deaths > 0 {
 		c.set.Set(wire.HdrProcessDeaths, strconv.Itoa(v.deaths))
 	}
@@ -197,15 +197,6 @@ type poisonCopy struct {
 	stage, cause, message string
 	attempts              int
 	labels                map[string]string // extra alert labels
-}
-
-func setPoison(h nats.Header, cause, class, message, stage string, attempts int) {
-	h.Set(wire.HdrPoisonCause, cause)
-	h.Set(wire.HdrAttempts, strconv.Itoa(attempts))
-	h.Set(wire.HdrDetectedAt, time.Now().UTC().Format(time.RFC3339Nano))
-	h.Set(wire.HdrErrorClass, cmp.Or(class, "crash"))
-	h.Set(wire.HdrErrorMsg, escape.Header(message))
-	h.Set(wire.HdrStage, stage)
 }
 
 // auditQuarantine appends the quarantine event (deduplicated by the copied

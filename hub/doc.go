@@ -11,13 +11,17 @@
 // call Run. cmd/edihub does exactly that, with parse.Stage.
 //
 // Beside it: hub/headers (what of a producer's headers a copy or an
-// output carries), hub/metrics (the pipeline's collectors), drill (the
+// output carries), hub/metrics (the pipeline's collectors), hub/failure
+// (a stage's Failure and Classify, named in hub's API), drill (the
 // drill stage; app puts it in front of the first stage), and in the
 // leaves the event vocabulary (wire.Event) and the store sizing
-// (jetstream.DefaultReservation, CheckStoreBudget, OutputsFit).
+// (jetstream.DefaultReservation, CheckStoreBudget, OutputsFit), the
+// retention and sharing settings (jetstream.Retention, Sharing) and the
+// claim check's (claimcheck.Settings).
 //
-// It may import alert, audit, hub/leakprobe, hub/headers, hub/metrics and
-// the leaf packages (wire, escape, jetstream, counter). The parse stage
+// It may import alert, audit, hub/leakprobe, hub/headers, hub/metrics,
+// hub/failure, claimcheck and the leaf packages (wire, escape, jetstream,
+// counter). The parse stage
 // (parse), the runbook (hub/ops), its HTTP API (hub/api) and the
 // forensic worker (hub/forensics) import hub, never the other way round;
 // test/arch_test.go checks it.

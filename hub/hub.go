@@ -148,7 +148,7 @@ type Hub struct {
 	owners         PartitionOwners
 	forgetPartners func(partners []string)
 	claim          ClaimChecker
-	claimMet       *claimMetrics
+	claimMet       *metrics.ClaimCheck
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -189,7 +189,7 @@ func New(o Options) (*Hub, error) {
 		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
-		claim: o.ClaimCheck, claimMet: newClaimMetrics(reg),
+		claim: o.ClaimCheck, claimMet: metrics.NewClaimCheck(reg),
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq

@@ -57,17 +57,7 @@ func (h *Hub) publishFailed(d *delivery, rec counter.Record, attempts int, err e
 // publish failure identicalPublishFailures-1 times, the first of them
 // before the last output another message stored.
 func (h *Hub) repeatsIdentically(rec counter.Record, err error) bool {
-	want := publishFailureMessage(err)
-	n := 0
-	var first time.Time
-	for i := len(rec.Failures) - 1; i >= 0 && n < identicalPublishFailures-1; i-- {
-		f := rec.Failures[i]
-		if f.Fingerprint != publishFingerprint || f.Message != want {
-			return false
-		}
-		n, first = n+1, f.At
-	}
-	return n == identicalPublishFailures-1 && !first.IsZero() && h.pub.LastOK().After(first)
+	return rec.RepeatsIdentically(publishFingerprint, publishFailureMessage(err), identicalPublishFailures-1, h.pub.LastOK())
 }
 
 // publishFailureMessage is the Message recordPublishFailure stores.

@@ -102,7 +102,7 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		h.publishFailed(d, rec, attempts, err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.outputTimeout())
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.OutputTimeout())
 	defer cancel()
 	waits := make([]func(context.Context) error, 0, len(m.commits))
 	for _, start := range m.commits {

@@ -92,7 +92,7 @@ func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
 		MaxDeliver:    -1,
 		DeliverPolicy: js.DeliverAllPolicy,
 	}
-	h.pin(&c)
+	h.cfg.Cluster.Pin(&c, wire.PartitionGroup)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -93,7 +94,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	// pull of 1 also stalled now and then until the request expired).
 	opts := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
 	if s.partition >= 0 {
-		opts = s.h.pullOptions()
+		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
 	}
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
@@ -173,7 +174,7 @@ func (h *Hub) sweepLiteralIngestAll(ctx context.Context) error {
 	if want == 0 {
 		return nil
 	}
-	seqs, err := h.literalSeqs(ctx, st, want)
+	seqs, err := ejs.LiteralSeqs(ctx, st, literalIngestAll, want)
 	if err != nil {
 		return err
 	}
@@ -185,33 +186,6 @@ func (h *Hub) sweepLiteralIngestAll(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// literalSeqs scans INGEST headers-only for up to want messages stored
-// under literalIngestAll.
-func (h *Hub) literalSeqs(ctx context.Context, st js.Stream, want uint64) ([]uint64, error) {
-	c, err := st.OrderedConsumer(ctx, js.OrderedConsumerConfig{FilterSubjects: []string{literalIngestAll}, HeadersOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("scan %s: %w", h.cfg.Streams.Ingest, err)
-	}
-	var seqs []uint64
-	for uint64(len(seqs)) < want && ctx.Err() == nil {
-		b, err := c.Fetch(1024, js.FetchMaxWait(time.Second))
-		if err != nil {
-			return nil, fmt.Errorf("scan %s: %w", h.cfg.Streams.Ingest, err)
-		}
-		n := 0
-		for m := range b.Messages() {
-			n++
-			if md, err := m.Metadata(); err == nil && m.Subject() == literalIngestAll {
-				seqs = append(seqs, md.Sequence.Stream)
-			}
-		}
-		if n == 0 {
-			break // the end of the stream
-		}
-	}
-	return seqs, ctx.Err()
 }
 
 // sweepOne hands the message at seq to process as a stray, through a

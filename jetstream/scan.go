@@ -162,3 +162,33 @@ func SubjectCounts(ctx context.Context, j js.JetStream, stream string) (map[stri
 	}
 	return info.State.Subjects, nil
 }
+
+// LiteralSeqs returns the sequences of up to want messages of st stored
+// under the literal subject (a wildcard subject published as such, e.g.
+// edi.ingest.>): a headers-only ordered scan, since every filter that
+// selects such a subject also selects the subjects it matches.
+func LiteralSeqs(ctx context.Context, st js.Stream, subject string, want uint64) ([]uint64, error) {
+	name := st.CachedInfo().Config.Name
+	c, err := st.OrderedConsumer(ctx, js.OrderedConsumerConfig{FilterSubjects: []string{subject}, HeadersOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", name, err)
+	}
+	var seqs []uint64
+	for uint64(len(seqs)) < want && ctx.Err() == nil {
+		b, err := c.Fetch(1024, js.FetchMaxWait(time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("scan %s: %w", name, err)
+		}
+		n := 0
+		for m := range b.Messages() {
+			n++
+			if md, err := m.Metadata(); err == nil && m.Subject() == subject {
+				seqs = append(seqs, md.Sequence.Stream)
+			}
+		}
+		if n == 0 {
+			break // the end of the stream
+		}
+	}
+	return seqs, ctx.Err()
+}

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Reservation defaults: each of DLQ, PARKING and POISON reserves
@@ -66,4 +67,36 @@ func ByteSize(n int64) string {
 	default:
 		return fmt.Sprintf("%d bytes", n)
 	}
+}
+
+// Retention bounds the INGEST and PARSED streams (hub.retention).
+// Zero values keep everything, as before.
+type Retention struct {
+	Ingest StreamLimits `yaml:"ingest"`
+	Parsed StreamLimits `yaml:"parsed"`
+}
+
+// StreamLimits are the age and size bounds of one stream.
+type StreamLimits struct {
+	// MaxAge removes messages older than this (0: no age limit).
+	MaxAge time.Duration `yaml:"max_age"`
+	// MaxBytes bounds the stream (0: no size limit). A full INGEST refuses
+	// new publishes (discard new: the publisher is told, nothing is
+	// dropped); a full PARSED drops its oldest outputs (discard old: the
+	// pipeline never stops for a slow reader).
+	MaxBytes int64 `yaml:"max_bytes"`
+}
+
+// Validate reports the bounds that cannot work.
+func (c *Retention) Validate() []error {
+	var errs []error
+	for name, l := range map[string]StreamLimits{"ingest": c.Ingest, "parsed": c.Parsed} {
+		if l.MaxAge < 0 || (l.MaxAge > 0 && l.MaxAge < time.Minute) {
+			errs = append(errs, fmt.Errorf("retention.%s.max_age %v: 0 (keep) or at least 1m", name, l.MaxAge))
+		}
+		if l.MaxBytes < 0 || (l.MaxBytes > 0 && l.MaxBytes < MinReservation) {
+			errs = append(errs, fmt.Errorf("retention.%s.max_bytes %d: 0 (no limit) or at least 1 MiB", name, l.MaxBytes))
+		}
+	}
+	return errs
 }

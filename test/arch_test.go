@@ -16,7 +16,8 @@ const module = "github.com/edihub/edihub"
 //
 //	cmd → app → hub/api → hub/ops ──┐
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
-//	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics
+//	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics, hub/failure
+//	                                           ├→ claimcheck (its settings)
 //	                                           └→ audit → leaves
 //	            bridge, partner, ubl, claimcheck ──────────────→ leaves
 //	cmd → client ──────────────────────────────────────────→ leaves
@@ -45,28 +46,29 @@ var allowedDeps = map[string][]string{
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
 	"hub/headers":                    {"wire", "escape"},
+	"hub/failure":                    {"wire", "jetstream"},
 	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
-	"hub":                            {"alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter"},
-	"drill":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter"},
-	"parse":                          {"hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
-	"hub/ops":                        {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
-	"hub/forensics":                  {"parse", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "sandbox", "ubl"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "ubl"},
+	"hub":                            {"hub/failure", "alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"drill":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"parse":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
+	"hub/forensics":                  {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "sandbox", "ubl"},
+	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream"},
 	"claimcheck":                     {"wire", "jetstream"},
 	"hubclient":                      {"wire"}, // for downstream apps: never the hub
 	"client":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory", "ubl"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
+	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
+	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest", "ubl"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
+	"hub/hubtest":             {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
 }
 
 // testKits may be imported by tests only.

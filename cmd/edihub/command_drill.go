@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/escape"
-	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -121,7 +119,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 	if *config == "" {
 		settings = " (with the default attempt settings: --config reads the hub's)"
 	}
-	d.say("expect", "%s%s", drillExpectation(*kind, att), settings)
+	d.say("expect", "%s%s", drill.Expectation(*kind, att), settings)
 	id := nuid.Next()
 	partition := client.PartitionOfPartner(ctx, j, streams.Ingest, *partner)
 	drillSeq, err := publishDrill(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
@@ -159,13 +157,8 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != streams.Ingest {
 				continue
 			}
-			switch ev.Kind {
-			case wire.EventAttemptFailed:
-				d.say("attempt", "attempt %d of %d failed in stage %s (%s): %s", ev.Attempt, att.Threshold, ev.Stage, ev.Class, ev.Error)
-			case wire.EventQuarantined:
-				d.say("quarantined", "quarantined after %d attempts to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
-			case wire.EventDeadLettered:
-				d.say("dead-lettered", "dead-lettered after %d attempt(s) to %s, cause %s: %s", ev.Attempt, ev.Subject, ev.Cause, ev.Error)
+			if step, text := drill.EventStep(ev, att.Threshold); step != "" {
+				d.say(step, "%s", text)
 			}
 		case <-tick.C:
 			d.mu.Lock()
@@ -188,7 +181,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 					d.mu.Lock()
 					seen := d.deaths
 					d.mu.Unlock()
-					d.say("deaths", "%s", deathsText(seen, deaths))
+					d.say("deaths", "%s", drill.DeathsText(seen, deaths))
 				}
 			}
 			parsedSeqs, err := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start)
@@ -215,41 +208,4 @@ func orNot(s, def string) string {
 		return def
 	}
 	return "in " + s
-}
-
-// drillExpectation says at the start what the drill will do and about how
-// long it takes with the hub's attempt settings (those of --config, or the
-// defaults).
-func drillExpectation(kind string, a hub.AttemptConfig) string {
-	switch kind {
-	case drill.Panic:
-		return fmt.Sprintf("expect %d panics, retried in place with backoff (%s..%s), then quarantine: a few seconds", a.Threshold, a.BackoffBase, a.BackoffMax)
-	case drill.Hang:
-		return fmt.Sprintf("expect %d attempts that each hang until the %s deadline, then quarantine: about %s (progress every 10s)",
-			a.Threshold, a.Deadline, (time.Duration(a.Threshold) * a.Deadline).Round(time.Second))
-	case drill.Exit:
-		return fmt.Sprintf("expect the hub to die %d times: once while the drill message runs beside other partitions' messages "+
-			"(not held against it), then %d times while it runs alone; each restart takes your supervisor's time plus up to %s (ack_wait)",
-			a.Threshold+1, a.Threshold, a.AckWait)
-	}
-	return "expect a permanent error and the DLQ at once: a few seconds"
-}
-
-// deathsText counts every death: those the drill saw (a connection lost)
-// and the hub's own count on the poison copy (x-process-deaths: deaths
-// while the message ran alone), plus the first death, while it ran beside
-// other partitions' messages, which is held against no message. A restart
-// quicker than the drill's reconnect is not seen as a lost connection.
-func deathsText(seen int, hubCount string) string {
-	n, err := strconv.Atoi(hubCount)
-	if err != nil {
-		return fmt.Sprintf("the hub died %d times while this drill watched", seen)
-	}
-	total := max(seen, n+1)
-	text := fmt.Sprintf("the hub died %d times: %d while the drill message ran alone (x-process-deaths, held against it) "+
-		"and 1 while it ran beside other partitions' messages (held against none)", total, total-1)
-	if seen < total {
-		text += fmt.Sprintf("; this drill saw %d of them (the others restarted quicker than it reconnected)", seen)
-	}
-	return text + ". x-attempts counts deliveries before quarantine: the threshold, or one more when the server had recorded the first death's delivery before the process died"
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -83,24 +82,6 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 }
 
 // checkResult is one file's line in --json mode.
-type checkResult struct {
-	File         string            `json:"file"`
-	OK           bool              `json:"ok"`
-	Standard     string            `json:"standard,omitempty"`
-	Interchanges int               `json:"interchanges"`
-	Messages     int               `json:"messages"`
-	Segments     int               `json:"segments"`
-	Warnings     []edifact.Warning `json:"warnings,omitempty"`
-	Error        string            `json:"error,omitempty"`
-	Cause        string            `json:"cause,omitempty"`
-	Code         int               `json:"code,omitempty"`
-	Offset       *int64            `json:"offset,omitempty"`
-	Line         int               `json:"line,omitempty"`
-	Column       int               `json:"column,omitempty"`
-	Segment      int               `json:"segment,omitempty"`
-	Tag          string            `json:"tag,omitempty"`
-}
-
 func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(e, "edifact check", "[--json] [--lenient] [--max-size N] FILE...")
 	var f edifactFlags
@@ -116,25 +97,18 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 		return usageErr("%v", err)
 	}
 	failed, unreadable := 0, 0
-	var results []checkResult // --json: one document for the command
+	var results []edifact.FileResult // --json: one document for the command
 	for _, name := range files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		res := checkResult{File: name}
+		var res edifact.FileResult
 		sum, err, rerr := checkFile(e, name, f.options())
-		switch {
-		case rerr != nil:
+		if rerr != nil {
 			unreadable++
-			res.Error = rerr.Error()
-		case err != nil:
+			res = edifact.FileResult{File: name, Error: rerr.Error()}
+		} else if res = edifact.CheckResult(name, sum, err); !res.OK {
 			failed++
-			res.Error = err.Error()
-			describeError(&res, err)
-		default:
-			res.OK, res.Standard = true, sum.Standard
-			res.Interchanges, res.Messages, res.Segments = sum.Interchanges, sum.Messages, sum.Segments
-			res.Warnings = sum.Warnings
 		}
 		if f.json {
 			results = append(results, res)
@@ -150,7 +124,7 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if f.json {
-		doc := checkReport{Files: results, OK: len(files) - failed - unreadable, Failed: failed, Unreadable: unreadable}
+		doc := edifact.NewReport(results, failed, unreadable)
 		if err := json.NewEncoder(escape.JSONWriter(e.stdout)).Encode(doc); err != nil {
 			return err
 		}
@@ -164,29 +138,9 @@ func runEdifactCheck(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// checkReport is `edifact check --json`: one document for all files.
-type checkReport struct {
-	Files      []checkResult `json:"files"`
-	OK         int           `json:"ok"`
-	Failed     int           `json:"failed"`
-	Unreadable int           `json:"unreadable"`
-}
-
-// describeError copies the position fields of a guard or parse error.
-func describeError(res *checkResult, err error) {
-	if c, ok := err.(interface{ Cause() string }); ok {
-		res.Cause = c.Cause()
-	}
-	var ge *edifact.GuardError
-	var pe *edifact.ParseError
-	switch {
-	case errors.As(err, &ge):
-		res.Code, res.Offset = ge.Code, &ge.Offset
-	case errors.As(err, &pe):
-		res.Code, res.Offset = pe.Code, &pe.Offset
-		res.Line, res.Column, res.Segment, res.Tag = pe.Line, pe.Column, pe.Segment, pe.Tag
-	}
-}
+// checkReport is `edifact check --json` (edifact.Report: the results are
+// built there, printed here).
+type checkReport = edifact.Report
 
 // checkFile checks one file without holding it: edifact.Check reads a
 // regular file in chunks, so memory is the largest message whatever the

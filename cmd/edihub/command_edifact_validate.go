@@ -1,33 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
-	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/escape"
 )
 
 const edifactValidateUsage = "[--json] [--strictness strict|lenient|off] [--directory-dir DIR] [--max-findings N] [--lenient] [--max-size N] FILE..."
 
-// validateFile is one file's object in `edifact validate --json`.
-type validateFile struct {
-	File     string              `json:"file"`
-	OK       bool                `json:"ok"`
-	Error    string              `json:"error,omitempty"` // envelope/syntax error, or unreadable
-	Cause    string              `json:"cause,omitempty"`
-	Code     int                 `json:"code,omitempty"`
-	Messages []*directory.Result `json:"messages"`
-	// Interchanges are the service segment findings of each EDIFACT
-	// interchange (UNB, UNG, UNE, UNZ against Service V3/V4).
-	Interchanges []*directory.Result `json:"interchanges"`
-	Errors       int                 `json:"errors"`   // findings of severity error, all messages
-	Warnings     int                 `json:"warnings"` // findings of severity warning
-}
+// validateFile is one file's object in `edifact validate --json`
+// (directory.FileResult: built there, printed here).
+type validateFile = directory.FileResult
 
 // validateReport is `edifact validate --json`: one document for all files.
 type validateReport struct {
@@ -123,53 +109,7 @@ func validateOne(e *env, name string, f edifactFlags, v *directory.Validator) va
 		res.Error = err.Error()
 		return res
 	}
-	var doc *edifact.Document
-	if size > f.maxSize {
-		_, err = edifact.GuardReaderAt(bytes.NewReader(nil), size, f.options())
-	} else {
-		doc, err = edifact.Walk(data, f.options(), func(m *edifact.Message) error {
-			if m.Interchange == nil || m.Interchange.Standard != "EDIFACT" {
-				return nil // X12: no directory validation
-			}
-			vr := v.Validate(m)
-			for _, fd := range vr.Findings {
-				if fd.Severity == directory.SeverityError {
-					res.Errors++
-				} else {
-					res.Warnings++
-				}
-			}
-			res.Messages = append(res.Messages, vr)
-			return nil
-		})
-	}
-	if err != nil {
-		res.Error = err.Error()
-		res.Cause = edifact.CauseSchema
-		var ge *edifact.GuardError
-		var pe *edifact.ParseError
-		switch {
-		case errors.As(err, &ge):
-			res.Code = ge.Code
-		case errors.As(err, &pe):
-			res.Code = pe.Code
-		}
-		return res
-	}
-	for _, ich := range doc.Interchanges {
-		if ir := v.ValidateInterchange(ich); ir.Validated {
-			for _, fd := range ir.Findings {
-				if fd.Severity == directory.SeverityError {
-					res.Errors++
-				} else {
-					res.Warnings++
-				}
-			}
-			res.Interchanges = append(res.Interchanges, ir)
-		}
-	}
-	res.OK = res.Errors == 0
-	return res
+	return v.ValidateFile(name, data, size, f.maxSize, f.options())
 }
 
 func printValidateText(e *env, res validateFile) {

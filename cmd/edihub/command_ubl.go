@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 
@@ -74,42 +73,17 @@ func readUBLFile(e *env, name string, max int64) ([]byte, error) {
 	return data, err
 }
 
-// ublFileResult is one file of check/validate --json.
-type ublFileResult struct {
-	File     string        `json:"file"`
-	OK       bool          `json:"ok"`
-	Type     string        `json:"type,omitempty"`
-	Elements int           `json:"elements,omitempty"`
-	Findings []ubl.Finding `json:"findings,omitempty"`
-	Error    string        `json:"error,omitempty"`
-	Cause    string        `json:"cause,omitempty"`
-	Rule     string        `json:"rule,omitempty"` // the refusal's pseudo rule (XML-WF, DOCTYPE, ...)
-	Reason   string        `json:"reason,omitempty"`
-	Line     int           `json:"line,omitempty"`
-	Column   int           `json:"column,omitempty"`
-	Offset   *int64        `json:"offset,omitempty"`
-}
-
-type ublReport struct {
-	Files      []ublFileResult `json:"files"`
-	OK         int             `json:"ok"`
-	Failed     int             `json:"failed"`
-	Unreadable int             `json:"unreadable"`
-}
-
-func describeUBLError(res *ublFileResult, err error) {
-	res.Error = err.Error()
-	var ue *ubl.Error
-	if errors.As(err, &ue) {
-		res.Cause, res.Rule, res.Reason = ue.Cause(), ue.Rule(), ue.Reason
-		res.Line, res.Column, res.Offset = ue.Line, ue.Column, &ue.Offset
-	}
-}
+// ublFileResult and ublReport are check/validate --json (ubl.FileResult,
+// ubl.Report: the results are built there, printed here).
+type (
+	ublFileResult = ubl.FileResult
+	ublReport     = ubl.Report
+)
 
 // finishUBL prints the --json report and turns the counts into the exit.
 func finishUBL(e *env, f *ublFlags, results []ublFileResult, failed, unreadable int) error {
 	if f.json {
-		doc := ublReport{Files: results, OK: len(results) - failed - unreadable, Failed: failed, Unreadable: unreadable}
+		doc := ubl.NewReport(results, failed, unreadable)
 		if err := json.NewEncoder(escape.JSONWriter(e.stdout)).Encode(doc); err != nil {
 			return err
 		}
@@ -143,16 +117,13 @@ func runUBLCheck(ctx context.Context, e *env, args []string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		res := ublFileResult{File: name}
+		var res ublFileResult
 		data, rerr := readUBLFile(e, name, f.maxSize)
 		if rerr != nil {
 			unreadable++
-			res.Error = rerr.Error()
-		} else if doc, err := ubl.ParseBytes(data, f.limits()); err != nil {
+			res = ublFileResult{File: name, Error: rerr.Error()}
+		} else if res = ubl.CheckResult(name, data, f.limits()); !res.OK {
 			failed++
-			describeUBLError(&res, err)
-		} else {
-			res.OK, res.Type, res.Elements = true, doc.Type, doc.Elements
 		}
 		results = append(results, res)
 		if f.json {

@@ -38,25 +38,13 @@ func runUBLValidate(ctx context.Context, e *env, args []string) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		res := ublFileResult{File: name}
+		var res ublFileResult
 		data, rerr := readUBLFile(e, name, f.maxSize)
-		switch {
-		case rerr != nil:
+		if rerr != nil {
 			unreadable++
-			res.Error = rerr.Error()
-		default:
-			doc, findings, err := ubl.Check(data, f.limits(), opts)
-			if err != nil {
-				failed++
-				describeUBLError(&res, err)
-				break
-			}
-			res.Type, res.Elements, res.Findings = doc.Type, doc.Elements, findings
-			res.OK = !ubl.HasFatal(findings)
-			if !res.OK {
-				failed++
-				res.Cause = ubl.Cause(findings)
-			}
+			res = ublFileResult{File: name, Error: rerr.Error()}
+		} else if res = ubl.ValidateResult(name, data, f.limits(), opts); !res.OK {
+			failed++
 		}
 		results = append(results, res)
 		if f.json {
