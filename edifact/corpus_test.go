@@ -117,8 +117,9 @@ var corpusWant = []struct {
 	{"smooks__paxlst.txt", ok(1, 1, 20), ok(1, 1, 20)},
 	{"smooks__recadv.txt", guardErr(CodeInvalidCharacter, 247), ok(1, 1, 26)},
 	{"staedi__baplie-test.edi", ok(1, 1, 21), ok(1, 1, 21)},
-	// GE02 is not GS06.
-	{"staedi__invalid997_min.edi", parseErr(CodeReferenceMismatch, 240, 7, "GE"), parseErr(CodeReferenceMismatch, 240, 7, "GE")},
+	// GS04 is BAD_DATE (the X12.5 field check finds it first; GE02 is not
+	// GS06 either).
+	{"staedi__invalid997_min.edi", parseErr(CodeInvalidValue, 107, 2, "GS"), parseErr(CodeInvalidValue, 107, 2, "GS")},
 	{"staedi__invoic_d93a_una.edi", guardErr(CodeInvalidCharacter, 180), ok(1, 1, 30)},
 	{"staedi__invoic_d97b.edi", guardErr(CodeInvalidCharacter, 229), ok(1, 1, 26)},
 	// '$' is outside UNOA; the bad codes and quantities are content.
