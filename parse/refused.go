@@ -50,8 +50,8 @@ func deadLetter(in *Input, d *Decision) *nats.Msg {
 	h.Set(wire.HdrErrorClass, string(hub.Permanent))
 	h.Set(wire.HdrErrorCause, cause)
 	h.Set(wire.HdrErrorMsg, escape.Header(strconv.Itoa(len(refs))+" of "+strconv.Itoa(d.Messages)+
-		" messages refused, the others published: "+strings.Join(msgs, "; ")))
-	h.Set(wire.HdrRefusedMessages, escape.Header(strings.Join(refs, ",")))
+		" messages refused, the others published: "+joinCapped(msgs, "; ", maxRefusedText)))
+	h.Set(wire.HdrRefusedMessages, escape.Header(joinCapped(refs, ",", maxRefusedText)))
 	var fh hub.FailureHeaderer
 	if errors.As(first, &fh) {
 		for k, v := range fh.FailureHeaders() {
@@ -61,4 +61,27 @@ func deadLetter(in *Input, d *Decision) *nats.Msg {
 		}
 	}
 	return &nats.Msg{Subject: wire.DLQSubject(StageName, cause), Header: h, Data: in.Data}
+}
+
+// maxRefusedText bounds each of the two lists on the dead letter: a legal
+// 10 MiB interchange may hold 100 000 refused messages, and a header that
+// long would pass the server's header limit (64 KiB) and its max payload,
+// turning the partner's refusal into a failed publish.
+const maxRefusedText = 8 << 10
+
+// joinCapped joins items with sep up to about max bytes, then says how many
+// were left out ("… and 99 more").
+func joinCapped(items []string, sep string, max int) string {
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 && b.Len()+len(sep)+len(it) > max {
+			b.WriteString(sep + "… and " + strconv.Itoa(len(items)-i) + " more")
+			break
+		}
+		if i > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(it)
+	}
+	return b.String()
 }
