@@ -194,10 +194,17 @@ func (r *Registry) Decided(failure error, acks []*nats.Msg) {
 	}
 }
 
+// numbered says whether a profile agrees any acknowledgement that carries
+// our control references (CONTRL, APERAK, TA1, 997/999, MLR).
+func (a AckConfig) numbered() bool {
+	return a.CONTRL != AckNone || a.X12 != AckNone || a.TA1 != AckNone || a.MLR != AckNone || a.APERAK
+}
+
 // NextAckRef reserves the block the acknowledgements of one interchange of
 // partner are numbered from (parse.AckNumberer): the partner's counter in
 // KV, so references keep counting up when INGEST starts again. 0 (the
-// INGEST sequence is used) for a partner without a profile, before
+// INGEST sequence is used) for a partner without a profile or whose
+// profile agrees no numbered acknowledgement, before
 // Provision, or when the counter does not answer: an acknowledgement is
 // never held back for a counter. The stage calls it, not Decide (it writes).
 func (r *Registry) NextAckRef(ctx context.Context, partner string) uint64 {
@@ -205,8 +212,8 @@ func (r *Registry) NextAckRef(ctx context.Context, partner string) uint64 {
 	if refs == nil {
 		return 0
 	}
-	if _, ok := r.Set().Get(partner); !ok {
-		return 0
+	if p, ok := r.Set().Get(partner); !ok || !p.Ack.numbered() {
+		return 0 // nothing to number: no KV round trip on the hot path
 	}
 	n, err := refs.next(ctx, partner)
 	if err != nil {
