@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/audit"
-	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -20,17 +19,7 @@ import (
 // keyed genesis event makes an unkeyed event after it unauthenticated, not
 // legacy.
 func TestAuditSurvivesForeignMessages(t *testing.T) {
-	keys, err := audit.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Keyring: keys})
-	auditor := audit.New(env.JS, "AUDIT", audit.WithKeyring(keys))
-	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: auditor, Actor: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, auditor, o := keyedOps(t)
 	ctx := context.Background()
 	if err := auditor.Genesis(ctx, "edihub-serve"); err != nil {
 		t.Fatal(err)
@@ -46,7 +35,7 @@ func TestAuditSurvivesForeignMessages(t *testing.T) {
 	}
 	// An unkeyed but well-formed event after the genesis: not legacy.
 	unkeyed := audit.New(env.JS, "AUDIT")
-	_, err = unkeyed.Append(ctx, audit.Event{Action: "drop", Actor: "mallory", IDs: []string{"DLQ:1"}}, "")
+	_, err := unkeyed.Append(ctx, audit.Event{Action: "drop", Actor: "mallory", IDs: []string{"DLQ:1"}}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,3 +114,21 @@ func lastAudit(t *testing.T, j js.JetStream) audit.Event {
 	}
 	return recs[0].Event
 }
+
+// keyedOps runs a hub with an audit key and returns it with the keyed
+// auditor and the runbook acting as alice through it.
+func keyedOps(t *testing.T) (*hubtest.Env, *audit.Auditor, *Ops) {
+	t.Helper()
+	keys, err := audit.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := hubtest.FastConfig()
+	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Keyring: keys})
+	auditor := audit.New(env.JS, "AUDIT", audit.WithKeyring(keys))
+	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: auditor, Actor: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, auditor, o
+}

@@ -20,16 +20,7 @@ import (
 // audit key, and when the server does answer Duplicate for a message that
 // is not the hub's copy the replay fails and the dead letter stays.
 func TestReplayCannotBePreempted(t *testing.T) {
-	keys, err := audit.NewKeyring([]byte("0123456789abcdef0123456789abcdef"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Keyring: keys})
-	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT", audit.WithKeyring(keys)), Actor: "alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, _, o := keyedOps(t)
 	ctx := context.Background()
 	jetstreamtest.PublishIngest(t, env.JS, "ACME", "junk one", nil) // DLQ:1
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 1 })
