@@ -15,7 +15,6 @@ import (
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub/forensics"
 	"github.com/edihub/edihub/hub/ops"
-	"github.com/edihub/edihub/sandbox"
 )
 
 // poisonShow is `poison show --json`: the report, its ticket and the
@@ -48,53 +47,38 @@ func (p *poisonCmd) show(ctx context.Context, id string, rows int) error {
 	return nil
 }
 
-// printReport writes a report for people. Every string that may come from
-// the payload, the child or a producer is escaped: error texts quote
-// hostile input, and stderr is whatever the child printed.
+// printReport writes a report for people: the ticket, the report's
+// fields (forensics.Report.Fields, as the console shows them), the stack
+// and the child's output preformatted, and the headers last. Every string
+// that may come from the payload, the child or a producer is escaped:
+// error texts quote hostile input, and stderr is whatever the child
+// printed.
 func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
 	esc := func(s string) string { return escape.Line(s) }
-	sb := r.Sandbox
-	fmt.Fprintf(w, "%s  report %s/report.json  (analysed %d time(s), last %s by %s)\n", r.ID, esc(r.Key), r.Analyses,
-		r.AnalysedAt.Local().Format("2006-01-02 15:04:05"), esc(r.AnalysedBy))
-	fmt.Fprintf(w, "partner %s  stage %s  poison cause %s  quarantined %s\n", esc(r.Partner), esc(r.Stage), esc(r.PoisonCause),
-		r.QuarantinedAt.Local().Format("2006-01-02 15:04:05"))
+	fmt.Fprintf(w, "%s  report %s\n", r.ID, esc(forensics.ReportObject(r.Key)))
 	if t != nil {
 		fmt.Fprintf(w, "ticket  %s: %s\n", escape.Line(t.ID), escape.Line(t.State))
 		for _, n := range t.Notes {
 			fmt.Fprintf(w, "          %s %s %s: %s\n", n.At.Local().Format("2006-01-02 15:04:05"), esc(n.Actor), n.Action, esc(n.Text))
 		}
 	}
-	if sb == nil {
-		return
+	fmt.Fprintln(w)
+	for _, f := range r.Fields() {
+		fmt.Fprintf(w, "%-9s %s\n", f.Name, esc(f.Value))
 	}
-	fmt.Fprintf(w, "\noutcome   %s\nsummary   %s\nverdict   %s\n", sb.Outcome, esc(sb.Summary), esc(r.Verdict))
-	if sb.HasProgress {
-		fmt.Fprintf(w, "progress  segment %d, offset %d, stage %s %s\n", sb.Progress.Segment, sb.Progress.Offset, esc(sb.Progress.Stage), esc(sb.Progress.Note))
-	}
-	if sb.Error != "" {
-		fmt.Fprintf(w, "error     %s (class %s, cause %s)\n", esc(sb.Error), esc(sb.ErrorClass), esc(sb.Cause))
-	}
-	if sb.PanicValue != "" {
-		fmt.Fprintf(w, "panic     %s\n", esc(sb.PanicValue))
-	}
-	fmt.Fprintf(w, "resources cpu %s, wall %s, peak %d MiB, exit code %d (%s)\n", durMS(sb.CPUTime), durMS(sb.WallTime), sb.PeakRSSBytes>>20,
-		sb.ExitCode, sandbox.ExitMeaning(sb.ExitCode, sb.Signal))
-	fmt.Fprintf(w, "limits    memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s\n", sb.Limits.MemoryBytes>>20,
-		sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
-	for _, n := range sb.Notes {
-		fmt.Fprintf(w, "note      %s\n", esc(n))
+	if sb := r.Sandbox; sb != nil {
+		block(w, "stack", sb.Stack, 60)
+		block(w, "child output (head and tail)", sb.Stderr, 30)
 	}
 	keys := make([]string, 0, len(r.Headers))
 	for k := range r.Headers {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	fmt.Fprintln(w, "\nheaders")
+	fmt.Fprintln(w, "\nheaders of the poison copy")
 	for _, k := range keys {
 		fmt.Fprintf(w, "  %s: %s\n", esc(k), esc(nats.Header(r.Headers).Get(k)))
 	}
-	block(w, "stack", sb.Stack, 60)
-	block(w, "child output (head and tail)", sb.Stderr, 30)
 }
 
 // block prints a multi-line text indented and escaped, at most max lines.

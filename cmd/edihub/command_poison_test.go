@@ -17,6 +17,7 @@ import (
 	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -87,6 +88,9 @@ func TestPoisonCommands(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
 		}
+	}
+	if v, hd := strings.Index(out, "verdict   reproduced"), strings.Index(out, "headers of the poison copy"); v < 0 || hd < v {
+		t.Errorf("show: the verdict (at %d) must come first and the headers (at %d) after the report:\n%s", v, hd, out)
 	}
 	out, _, _ = runCmd(t, "poison", "show", "POISON:1", "--json", "--server", url)
 	var shown poisonShow
@@ -169,5 +173,29 @@ func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil || len(list) != 1 || list[0].QuarantinedAt.IsZero() || list[0].ReplayedAs != "INGEST:1" || list[0].InStream ||
 		list[0].Bytes != len(edifacttest.Invoice("P1")) {
 		t.Fatalf("poison ls --json: %v\n%s", err, out)
+	}
+}
+
+// poison show prints the report as fields, the stack as lines (tabs and
+// line breaks kept, never as \n or \t), and the headers after both.
+func TestPrintReportReadable(t *testing.T) {
+	r := &forensics.Report{ID: "POISON:2", Key: "INGEST/5", Verdict: "panic reproduced in isolation: a bug in the stage; the stack shows where",
+		Partner: "ACME", Stage: "parse", Headers: map[string][]string{"x-stage": {"parse"}},
+		Sandbox: &sandbox.Report{Outcome: sandbox.OutcomePanic, PanicValue: "index out of range [3] with length 3", ExitCode: 11,
+			Stack: "goroutine 1 [running]:\nedifact.(*Reader).Read()\n\t/src/edifact/reader.go:120 +0x1d\x1b[2J\n"}}
+	var b bytes.Buffer
+	printReport(&b, r, nil)
+	out := b.String()
+	for _, want := range []string{"verdict   panic reproduced", "panic     index out of range [3] with length 3", "signal    none",
+		"\nstack\n  goroutine 1 [running]:\n  edifact.(*Reader).Read()\n  \t/src/edifact/reader.go:120 +0x1d\\x1B[2J\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") || strings.Contains(out, `\n`) || strings.Contains(out, `\t`) {
+		t.Errorf("report shows raw control bytes or escaped line breaks:\n%s", out)
+	}
+	if v, st, hd := strings.Index(out, "verdict"), strings.Index(out, "\nstack\n"), strings.Index(out, "headers of the poison copy"); !(v < st && st < hd) {
+		t.Errorf("order: verdict %d, stack %d, headers %d; want the report, the stack, then the headers:\n%s", v, st, hd, out)
 	}
 }

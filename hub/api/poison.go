@@ -8,9 +8,11 @@ import (
 	"github.com/edihub/edihub/hub/forensics"
 )
 
-// poisonView is a quarantined message's forensic report and ticket.
+// poisonView is a quarantined message's forensic report and ticket, and
+// the report for people as `edihub poison show` prints it (Fields).
 type poisonView struct {
 	Report *forensics.Report `json:"report"`
+	Fields []forensics.Field `json:"fields"`
 	Ticket *forensics.Ticket `json:"ticket,omitempty"`
 }
 
@@ -53,7 +55,7 @@ func (a *api) poisonShow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t, _ := st.Ticket(r.Context(), rep.Ticket) // a report without a ticket is still worth showing
-	writeJSON(w, http.StatusOK, poisonView{Report: rep, Ticket: t})
+	writeJSON(w, http.StatusOK, poisonView{Report: rep, Fields: rep.Fields(), Ticket: t})
 }
 
 type noteBody struct {

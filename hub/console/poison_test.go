@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/edihub/edihub/edifact/edifacttest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub/forensics"
+	"github.com/edihub/edihub/sandbox"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -46,7 +48,11 @@ func storePoison(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	rep, _ := json.Marshal(forensics.Report{Version: 1, ID: wire.PoisonID(ack.Sequence), Key: "INGEST/7", Ticket: "T-INGEST-7",
-		Verdict: "reproduced: the parse stage panics on this payload", Partner: "ACME", Stage: "parse", PoisonCause: "panic"})
+		Verdict: "reproduced: the parse stage panics on this payload", Partner: "ACME", Stage: "parse", PoisonCause: "panic",
+		Headers: map[string][]string{wire.HdrStage: {"parse"}},
+		Sandbox: &sandbox.Report{Outcome: sandbox.OutcomePanic, PanicValue: "index out of range [3] with length 3", ExitCode: 11,
+			Limits: sandbox.Limits{MemoryBytes: 256 << 20, CPUSeconds: 30, AppliedBy: "child+parent"},
+			Stack:  "goroutine 1 [running]:\nedifact.(*Reader).Read()\n\t/src/edifact/reader.go:120 +0x1d\n"}})
 	meta := js.ObjectMeta{Name: forensics.ReportObject("INGEST/7"), Metadata: map[string]string{"poison-seq": strconv.FormatUint(ack.Sequence, 10)}}
 	if _, err := obj.Put(ctx, meta, bytes.NewReader(rep)); err != nil {
 		t.Fatal(err)
@@ -76,9 +82,20 @@ func TestConsolePoisonTicket(t *testing.T) {
 	}
 	page(t, ctx, "#/message/"+id, "message")
 	waitFor(t, ctx, `!!document.querySelector('#ticket-state')`)
-	if v := eval[string](t, ctx, `document.querySelector('#report').textContent`); !strings.Contains(v, "panics on this payload") {
-		t.Fatalf("report: %s", v)
+	// The report reads as fields, the verdict first, the stack as lines
+	// (never \n or \t), all of it above the payload and the headers.
+	fields := eval[[]string](t, ctx, `[...document.querySelectorAll('#report-fields dd')].map(d => d.dataset.field + "=" + d.textContent)`)
+	if len(fields) < 6 || fields[0] != "verdict=reproduced: the parse stage panics on this payload" || !slices.Contains(fields, "signal=none") ||
+		!slices.Contains(fields, "panic=index out of range [3] with length 3") || !slices.Contains(fields, "limits=memory 256 MiB over a 0 MiB start-up, cpu 30s, applied by child+parent") {
+		t.Fatalf("report fields: %q", fields)
 	}
+	if st := eval[string](t, ctx, `document.querySelector('#report-stack').textContent`); st != "goroutine 1 [running]:\nedifact.(*Reader).Read()\n\t/src/edifact/reader.go:120 +0x1d" {
+		t.Fatalf("stack: %q", st)
+	}
+	if above := eval[bool](t, ctx, `(r => [...document.querySelectorAll('#segments, #view h2')].filter(x => x.id === "segments" || x.textContent === "Headers").every(x => r.compareDocumentPosition(x) & Node.DOCUMENT_POSITION_FOLLOWING))(document.querySelector('#report'))`); !above {
+		t.Fatal("the forensic report is not above the payload and the headers")
+	}
+	screenshot(t, ctx, "poison")
 	for _, step := range []struct{ button, note, state string }{
 		{"ticket-ack", "looking at it", "acked"},
 		{"ticket-close", "partner fixed their generator", "closed"},

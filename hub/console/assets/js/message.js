@@ -25,6 +25,7 @@ export async function message(view, id) {
   const result = h("div", { id: "action-result" });
   if (isOperator()) view.append(actions(e, m, result));
   view.append(result);
+  if (e.kind === "poison") await poison(view, e.id);
 
   const ubl = m.segments && m.segments.standard === "UBL";
   view.append(h("h2", null, ubl ? "Payload, one UBL element a line (line:column, XPath, value; failing rules after <-)"
@@ -41,7 +42,6 @@ export async function message(view, id) {
   const hist = await get("/api/v1/audit" + qs({ message: e.id, limit: 50 }));
   view.append(h("h3", null, "Audit events naming " + e.id), auditTable(hist.events));
 
-  if (e.kind === "poison") await poison(view, e.id);
   view.setAttribute("data-ready", "message");
 }
 
@@ -142,14 +142,26 @@ function resultTable(r) {
     x.new_id ? h("a", { href: "#/message/" + encodeURIComponent(x.new_id) }, x.new_id) : "", esc(x.error || "")]));
 }
 
+// preText shows a multi-line text (a stack, a child's output) as the CLI
+// does with escape.Lines: line breaks and tabs kept, the rest escaped.
+function preText(text) {
+  return String(text).replace(/\n+$/, "").split("\n").map(l => l.split("\t").map(esc).join("\t")).join("\n");
+}
+
+// poison shows the forensic report as the CLI's poison show does: the
+// fields (verdict first), then the stack and the child's output
+// preformatted, then the ticket; the headers come later on the page.
 async function poison(view, id) {
   view.append(h("h2", null, "Forensic report"));
   let pv;
   try { pv = await get("/api/v1/poison/" + encodeURIComponent(id)); }
   catch (e) { view.append(h("p", { class: "muted", id: "no-report" }, esc(e.message))); return; }
-  const r = pv.report;
-  view.append(h("div", { class: "box", id: "report" }, h("p", null, h("strong", null, esc(r.verdict))),
-    h("pre", { class: "wrap" }, esc(JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => k !== "headers" && k !== "verdict")), null, 1)))));
+  const sb = pv.report.sandbox || {};
+  view.append(h("div", { class: "box", id: "report" },
+    h("dl", { class: "kv", id: "report-fields" }, (pv.fields || []).map(f => [h("dt", null, esc(f.name)),
+      h("dd", { "data-field": f.name, class: f.name === "verdict" ? "verdict" : null }, esc(f.value))])),
+    sb.stack ? [h("h3", null, "Stack"), h("pre", { class: "stack", id: "report-stack" }, preText(sb.stack))] : null,
+    sb.stderr ? [h("h3", null, "Child output (head and tail)"), h("pre", { class: "stack", id: "report-stderr" }, preText(sb.stderr))] : null));
   const t = pv.ticket;
   if (!t) return;
   const box = h("div", { class: "box", id: "ticket" }, h("h3", null, "Ticket " + esc(t.id) + ": ", h("span", { id: "ticket-state" }, esc(t.state))),
