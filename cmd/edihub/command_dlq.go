@@ -31,11 +31,11 @@ func init() {
 const dlqUsage = `Usage: edihub dlq <subcommand> [flags]
 
   ls                         counts by kind, stage, cause, partner and age
-  inspect [filter flags]     the matching messages (--group: by error fingerprint)
+  inspect [filter flags]     the matching messages (--group: by stage, cause, error code, segment)
   show ID                    headers and payload, escaped, one segment a line (audited)
   replay ID... | --filter F  publish back to edi.ingest.<partner> (or --to edi.ingest.<other>), paced and capped
-  park ID...                 move to edi.<stage>.parking-lot until someone decides
-  drop ID... --reason TEXT   delete for good (audited with the payload's hash)
+  park ID... | --filter F    move to edi.<stage>.parking-lot until someone decides (--dry-run, --max)
+  drop ID... | --filter F    delete for good, --reason required (audited with the payload's hash)
   edit ID [--from-file F]    store an edited version; only it is replayed
 
 IDs are STREAM:SEQ, e.g. DLQ:1234, PARKING:7, POISON:3. Every subcommand takes
@@ -202,7 +202,7 @@ type filterFlags struct {
 }
 
 func (f *filterFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.expr, "filter", "", "key=value,... with keys kind, stage, cause, partner, error-class, fingerprint, since")
+	fs.StringVar(&f.expr, "filter", "", "key=value,... with keys kind, stage, cause, partner, error-class, fingerprint, code, segment, since")
 	fs.StringVar(&f.kind, "kind", "", "dlq, parking or poison (a|b for several)")
 	fs.StringVar(&f.stage, "stage", "", "stage name, e.g. parse")
 	fs.StringVar(&f.cause, "cause", "", "schema, business, partner-rejected, signature-invalid, unknown (or a poison cause)")
@@ -295,12 +295,13 @@ func age(d time.Duration) string {
 }
 
 func dlqInspect(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "dlq inspect", "[--kind K] [--stage S] [--cause C] [--partner P] [--since 2h] [--error-class X] [--group]")
+	fs := newFlagSet(e, "dlq inspect", "[--kind K] [--stage S] [--cause C] [--partner P] [--since 2h] [--error-class X] [--group [--ids]]")
 	var of opsFlags
 	of.register(fs, e)
 	var ff filterFlags
 	ff.register(fs)
-	group := fs.Bool("group", false, "group by error fingerprint (one decision per group)")
+	group := fs.Bool("group", false, "group by stage, cause, error code and segment tag, with the fingerprints as sub-groups (one decision per group)")
+	allIDs := fs.Bool("ids", false, "with --group: list every ID of every group (default: the first 10)")
 	superseded := fs.Bool("superseded", false, "include originals replaced by an edit")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -325,25 +326,11 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	}
 	now := opsClock.now()
 	if *group {
-		groups := ops.GroupByFingerprint(entries)
+		groups := ops.GroupFailures(entries)
 		if s.json {
 			return s.printJSON(map[string]any{"groups": groups})
 		}
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "FINGERPRINT\tCOUNT\tCLASS\tSTAGES\tCAUSES\tPARTNERS\tNEWEST\tSAMPLE ERROR")
-		for _, g := range groups {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s ago\t%s\n", cell(g.Fingerprint), g.Count, cell(g.ErrorClass),
-				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(escape.Line(g.Sample), 80))
-		}
-		tw.Flush()
-		for _, g := range groups {
-			ids := g.IDs
-			more := ""
-			if len(ids) > 10 {
-				ids, more = ids[:10], fmt.Sprintf(" … and %d more", len(g.IDs)-10)
-			}
-			fmt.Fprintf(e.stdout, "%s: %s%s\n", cell(g.Fingerprint), strings.Join(ids, " "), more)
-		}
+		printGroups(e.stdout, groups, now, *allIDs)
 		return nil
 	}
 	if s.json {
@@ -368,6 +355,32 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "%d message(s)\n", len(entries))
 	return nil
+}
+
+// printGroups writes failure groups for people: each with its count,
+// where it came from, the --filter that acts on exactly it, its
+// fingerprints as sub-groups and its IDs (the first 10 unless all).
+func printGroups(w io.Writer, groups []ops.Group, now time.Time, all bool) {
+	if len(groups) == 0 {
+		fmt.Fprintln(w, "no messages")
+		return
+	}
+	for i, g := range groups {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s  %s, %s, partners %s, newest %s ago\n", escape.Line(g.Key), plural(g.Count, "message"), cells(g.Kinds),
+			cells(g.Partners), age(now.Sub(g.Last)))
+		fmt.Fprintf(w, "  filter  %s\n", escape.Line(g.Filter.String()))
+		for _, sg := range g.Subgroups {
+			fmt.Fprintf(w, "  %4d × fingerprint %s: %s\n", sg.Count, cell(sg.Fingerprint), clip(escape.Line(sg.Sample), 100))
+		}
+		ids, more := g.IDs, ""
+		if !all && len(ids) > 10 {
+			ids, more = ids[:10], fmt.Sprintf(" … and %d more (--ids lists all)", len(g.IDs)-10)
+		}
+		fmt.Fprintf(w, "  IDs     %s%s\n", strings.Join(ids, " "), more)
+	}
 }
 
 func cells(list []string) string {

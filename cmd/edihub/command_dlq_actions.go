@@ -95,54 +95,129 @@ func printResults(s *session, verb string, res []ops.ActionResult) error {
 }
 
 func dlqPark(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "dlq park", "ID... [--reason TEXT]")
-	var of opsFlags
-	of.register(fs, e)
-	reason := fs.String("reason", "", "why, for the audit trail")
-	ids, err := parseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(ids) == 0 {
-		return usageErr("name at least one message ID")
-	}
-	s, err := of.connect(e, "edihub-dlq")
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	res, err := s.ops.Park(ctx, ids, *reason)
-	if err != nil {
-		return opsErr(err)
-	}
-	return printResults(s, "parked", res)
+	return dlqBulk(ctx, e, args, "park")
 }
 
 func dlqDrop(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "dlq drop", "ID... --reason TEXT")
+	return dlqBulk(ctx, e, args, "drop")
+}
+
+// dlqBulk is park and drop: named IDs, or --filter with a replay's
+// guards (--max, --dry-run, --reason required; every message audited
+// with the filter).
+func dlqBulk(ctx context.Context, e *env, args []string, action string) error {
+	name, verb := "dlq "+action, map[string]string{"park": "parked", "drop": "dropped"}[action]
+	usage := "ID... | --filter key=value,... [--max 100] [--dry-run] [--reason TEXT]"
+	reasonHelp := "why, for the audit trail (required with --filter)"
+	if action == "drop" {
+		usage = "ID... | --filter key=value,... [--max 100] [--dry-run] --reason TEXT"
+		reasonHelp = "why the message is destroyed (required; goes to the audit trail)"
+	}
+	fs := newFlagSet(e, name, usage)
 	var of opsFlags
 	of.register(fs, e)
-	reason := fs.String("reason", "", "why the message is destroyed (required; goes to the audit trail)")
+	reason := fs.String("reason", "", reasonHelp)
+	filter := fs.String("filter", "", action+" what matches: key=value,... (kind, stage, cause, partner, error-class, fingerprint, code, segment, since); DLQ unless it names a kind")
+	maxN := fs.Int("max", ops.DefaultReplayMax, "with --filter: at most this many (no unlimited; run again for the rest)")
+	dry := fs.Bool("dry-run", false, "say what would be "+verb+"; changes nothing")
 	ids, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(ids) == 0 {
-		return usageErr("name at least one message ID")
+	req := ops.BulkRequest{IDs: ids, Max: *maxN, DryRun: *dry, Reason: *reason}
+	switch {
+	case *filter != "" && len(ids) > 0:
+		return usageErr("name message IDs or --filter, not both")
+	case *filter == "" && len(ids) == 0:
+		return usageErr("name at least one message ID, or --filter")
+	case *maxN < 1:
+		return usageErr("--max %d: want at least 1 (there is no unlimited)", *maxN)
+	case *filter != "":
+		f, err := ops.ParseFilter(*filter)
+		if err != nil {
+			return usageErr("--filter: %v", err)
+		}
+		req.Filter = &f
+	default:
+		req.Max = max(req.Max, len(ids)) // named IDs are their own cap
 	}
 	if strings.TrimSpace(*reason) == "" {
-		return usageErr("drop destroys evidence: --reason is required")
+		switch {
+		case action == "drop":
+			return usageErr("drop destroys evidence: --reason is required")
+		case req.Filter != nil:
+			return usageErr("park --filter acts on many messages: --reason is required")
+		}
 	}
 	s, err := of.connect(e, "edihub-dlq")
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	res, err := s.ops.Drop(ctx, ids, *reason)
+	if req.Filter == nil && !req.DryRun { // as before: one result per ID
+		var res []ops.ActionResult
+		if action == "park" {
+			res, err = s.ops.Park(ctx, ids, *reason)
+		} else {
+			res, err = s.ops.Drop(ctx, ids, *reason)
+		}
+		if err != nil {
+			return opsErr(err)
+		}
+		return printResults(s, verb, res)
+	}
+	var rep *ops.BulkReport
+	if action == "park" {
+		rep, err = s.ops.ParkMatching(ctx, req)
+	} else {
+		rep, err = s.ops.DropMatching(ctx, req)
+	}
 	if err != nil {
 		return opsErr(err)
 	}
-	return printResults(s, "dropped", res)
+	return printBulk(s, verb, rep)
+}
+
+// printBulk prints a park or drop by filter (or a dry run) and fails when
+// any was not (or would not be) done.
+func printBulk(s *session, verb string, rep *ops.BulkReport) error {
+	w := s.e.stdout
+	if s.json {
+		if err := s.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range rep.Results {
+			switch {
+			case !r.OK && rep.DryRun:
+				fmt.Fprintf(w, "%s  would NOT be %s: %s\n", r.ID, verb, escape.Text(r.Error))
+			case !r.OK:
+				fmt.Fprintf(w, "%s  NOT %s: %s\n", r.ID, verb, escape.Text(r.Error))
+			case rep.DryRun:
+				fmt.Fprintf(w, "%s  would be %s\n", r.ID, verb)
+			case r.NewID != "":
+				fmt.Fprintf(w, "%s  %s → %s\n", r.ID, verb, r.NewID)
+			default:
+				fmt.Fprintf(w, "%s  %s (sha256 %s)\n", r.ID, verb, r.SHA256)
+			}
+		}
+		done := verb
+		if rep.DryRun {
+			done = "would be " + verb + " (dry-run: nothing was changed)"
+		}
+		fmt.Fprintf(w, "matched %d, %s %d, failed %d", rep.Matched, done, rep.Done, rep.Failed)
+		if rep.Left > 0 {
+			fmt.Fprintf(w, "; %d more match — run again (or raise --max)", rep.Left)
+		}
+		fmt.Fprintln(w)
+	}
+	if rep.Failed > 0 {
+		if rep.DryRun {
+			return failedErr("%d of %d would not be %s", rep.Failed, len(rep.Results), verb)
+		}
+		return failedErr("%d of %d not %s", rep.Failed, len(rep.Results), verb)
+	}
+	return nil
 }
 
 func dlqEdit(ctx context.Context, e *env, args []string) error {

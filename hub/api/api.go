@@ -111,7 +111,7 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) bool {
 func (a *api) filterOf(r *http.Request) (ops.Filter, error) {
 	var f ops.Filter
 	q := r.URL.Query()
-	for _, k := range []string{"kind", "stage", "cause", "partner", "error_class", "fingerprint", "since"} {
+	for _, k := range []string{"kind", "stage", "cause", "partner", "error_class", "fingerprint", "error_code", "error_segment", "since"} {
 		if v := q.Get(k); v != "" {
 			if err := f.Set(k, v); err != nil {
 				return f, ops.BadRequest("%s", err.Error())
@@ -162,7 +162,7 @@ func (a *api) list(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if view == "groups" {
-			writeJSON(w, http.StatusOK, pg.groups(ops.GroupByFingerprint(entries)))
+			writeJSON(w, http.StatusOK, pg.groups(ops.GroupFailures(entries)))
 			return
 		}
 		writeJSON(w, http.StatusOK, pg.messages(entries))

@@ -12,60 +12,68 @@ import (
 const maxBulkIDs = 1000
 
 type bulkBody struct {
-	IDs    []string `json:"ids"`
+	IDs    []string `json:"ids,omitempty"`
+	Filter string   `json:"filter,omitempty"` // key=value,... as --filter
+	Max    int      `json:"max,omitempty"`
+	DryRun bool     `json:"dry_run,omitempty"`
 	Reason string   `json:"reason"`
 }
 
-// BulkResult is the outcome of a park or drop of several messages.
-type BulkResult struct {
-	Done    int                `json:"done"`
-	Failed  int                `json:"failed"`
-	Results []ops.ActionResult `json:"results"`
-}
-
-func (a *api) bulk(w http.ResponseWriter, r *http.Request, act func(o *ops.Ops, ids []string, reason string) ([]ops.ActionResult, error)) {
+// bulk parks or drops IDs (a failure group) or what a filter selects,
+// with the guards of a replay (ops.BulkRequest): a reason, a cap and a
+// dry run. A dry run needs only the read role; it changes nothing.
+func (a *api) bulk(w http.ResponseWriter, r *http.Request, act func(o *ops.Ops, req ops.BulkRequest) (*ops.BulkReport, error)) {
 	var b bulkBody
 	if !decode(w, r, maxAPIBody, &b) {
 		return
 	}
-	if len(b.IDs) == 0 || len(b.IDs) > maxBulkIDs {
-		writeJSONError(w, http.StatusBadRequest, "ids: name 1 to 1000 messages")
+	if !b.DryRun {
+		if !a.allowWrite(w, r) {
+			return
+		}
+		a.log.Info().Str("actor", caller(r).name).Str("method", r.Method).Str("path", r.URL.Path).Msg("api write")
+	}
+	if len(b.IDs) > maxBulkIDs || b.Max > maxBulkIDs {
+		writeJSONError(w, http.StatusBadRequest, "ids, max: at most 1000 messages a request")
 		return
 	}
 	if strings.TrimSpace(b.Reason) == "" {
 		fail(w, ops.ErrReasonRequired)
 		return
 	}
-	res, err := act(a.opsFor(r), b.IDs, b.Reason)
+	req := ops.BulkRequest{IDs: b.IDs, Max: b.Max, DryRun: b.DryRun, Reason: b.Reason}
+	if b.Filter != "" {
+		f, err := ops.ParseFilter(b.Filter)
+		if err != nil {
+			fail(w, ops.BadRequest("filter: %s", err.Error()))
+			return
+		}
+		req.Filter = &f
+	} else if req.Max == 0 {
+		req.Max = len(b.IDs) // named IDs are their own cap
+	}
+	res, err := act(a.opsFor(r), req)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	out := BulkResult{Results: res}
-	for _, x := range res {
-		if x.OK {
-			out.Done++
-		} else {
-			out.Failed++
-		}
-	}
 	status := http.StatusOK
-	if out.Failed > 0 {
+	if res.Failed > 0 {
 		status = http.StatusMultiStatus
 	}
-	writeJSON(w, status, out)
+	writeJSON(w, status, res)
 }
 
 // parkBulk parks several messages (a failure group) with a reason.
 func (a *api) parkBulk(w http.ResponseWriter, r *http.Request) {
-	a.bulk(w, r, func(o *ops.Ops, ids []string, reason string) ([]ops.ActionResult, error) {
-		return o.Park(r.Context(), ids, reason)
+	a.bulk(w, r, func(o *ops.Ops, req ops.BulkRequest) (*ops.BulkReport, error) {
+		return o.ParkMatching(r.Context(), req)
 	})
 }
 
 // dropBulk drops several messages with a reason (required).
 func (a *api) dropBulk(w http.ResponseWriter, r *http.Request) {
-	a.bulk(w, r, func(o *ops.Ops, ids []string, reason string) ([]ops.ActionResult, error) {
-		return o.Drop(r.Context(), ids, reason)
+	a.bulk(w, r, func(o *ops.Ops, req ops.BulkRequest) (*ops.BulkReport, error) {
+		return o.DropMatching(r.Context(), req)
 	})
 }

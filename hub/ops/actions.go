@@ -78,20 +78,25 @@ func (o *Ops) Park(ctx context.Context, ids []string, reason string) ([]ActionRe
 	if err != nil {
 		return nil, err
 	}
+	return o.parkRefs(ctx, refs, reason, nil), nil
+}
+
+// parkRefs parks each message, with details added to its audit event.
+func (o *Ops) parkRefs(ctx context.Context, refs []wire.MsgRef, reason string, details map[string]string) []ActionResult {
 	out := make([]ActionResult, 0, len(refs))
 	for _, ref := range refs {
 		r := ActionResult{ID: ref.String()}
-		newID, sum, err := o.parkOne(ctx, ref, reason)
+		newID, sum, err := o.parkOne(ctx, ref, reason, details)
 		r.NewID, r.SHA256, r.OK = newID, sum, err == nil
 		if err != nil {
 			r.Error = err.Error()
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out
 }
 
-func (o *Ops) parkOne(ctx context.Context, ref wire.MsgRef, reason string) (string, string, error) {
+func (o *Ops) parkOne(ctx context.Context, ref wire.MsgRef, reason string, details map[string]string) (string, string, error) {
 	if o.o.Streams.KindOf(ref.Stream) == wire.KindParking {
 		return "", "", fmt.Errorf("%s is parked already", ref)
 	}
@@ -120,7 +125,7 @@ func (o *Ops) parkOne(ctx context.Context, ref wire.MsgRef, reason string) (stri
 		return newRef.String(), sum, err
 	}
 	if err := o.audit(ctx, audit.Event{Action: "park", IDs: []string{ref.String(), newRef.String()}, Reason: reason,
-		PayloadBefore: sum, PayloadAfter: sum, Details: map[string]string{"to": m.Subject}}, "audit:park:"+ref.String()); err != nil {
+		PayloadBefore: sum, PayloadAfter: sum, Details: withDetails(map[string]string{"to": m.Subject}, details)}, "audit:park:"+ref.String()); err != nil {
 		return newRef.String(), sum, err
 	}
 	return newRef.String(), sum, o.deleteMsg(ctx, ref, false)
@@ -167,6 +172,11 @@ func (o *Ops) Drop(ctx context.Context, ids []string, reason string) ([]ActionRe
 	if err != nil {
 		return nil, err
 	}
+	return o.dropRefs(ctx, refs, reason, nil), nil
+}
+
+// dropRefs drops each message, with details added to its audit event.
+func (o *Ops) dropRefs(ctx context.Context, refs []wire.MsgRef, reason string, details map[string]string) []ActionResult {
 	out := make([]ActionResult, 0, len(refs))
 	for _, ref := range refs {
 		r := ActionResult{ID: ref.String()}
@@ -179,7 +189,7 @@ func (o *Ops) Drop(ctx context.Context, ids []string, reason string) ([]ActionRe
 			e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
 			// Audit first: a drop that is not in the trail must not happen.
 			if err := o.audit(ctx, audit.Event{Action: "drop", IDs: []string{ref.String()}, Reason: reason, PayloadBefore: r.SHA256,
-				Details: map[string]string{"subject": raw.Subject, "partner": e.Partner, "cause": e.Cause, "message_id": e.MessageID}},
+				Details: withDetails(map[string]string{"subject": raw.Subject, "partner": e.Partner, "cause": e.Cause, "message_id": e.MessageID}, details)},
 				"audit:drop:"+ref.String()); err != nil {
 				return err
 			}
@@ -191,7 +201,7 @@ func (o *Ops) Drop(ctx context.Context, ids []string, reason string) ([]ActionRe
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out
 }
 
 // ErrNoChange says an edit left the payload as it was.

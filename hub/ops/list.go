@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -18,20 +17,24 @@ import (
 // Filter selects messages for inspect and bulk replay. Empty fields match
 // everything; Kinds empty means DLQ and PARKING and POISON.
 type Filter struct {
-	Kinds       []string      `json:"kinds,omitempty"` // dlq, parking, poison
-	Stage       string        `json:"stage,omitempty"`
-	Cause       string        `json:"cause,omitempty"`
-	Partner     string        `json:"partner,omitempty"`
-	ErrorClass  string        `json:"error_class,omitempty"`
-	Fingerprint string        `json:"fingerprint,omitempty"`
-	Since       time.Duration `json:"since,omitempty"` // stored within this long before now
+	Kinds       []string `json:"kinds,omitempty"` // dlq, parking, poison
+	Stage       string   `json:"stage,omitempty"`
+	Cause       string   `json:"cause,omitempty"`
+	Partner     string   `json:"partner,omitempty"`
+	ErrorClass  string   `json:"error_class,omitempty"`
+	Fingerprint string   `json:"fingerprint,omitempty"`
+	// Code and Segment are the error code and segment tag of the error
+	// text (ErrorDetail): with stage and cause they select a group.
+	Code    string        `json:"error_code,omitempty"`
+	Segment string        `json:"error_segment,omitempty"`
+	Since   time.Duration `json:"since,omitempty"` // stored within this long before now
 	// Superseded includes originals replaced by an edit (never replayed).
 	Superseded bool `json:"superseded,omitempty"`
 }
 
 // ParseFilter reads key=value pairs separated by commas, as --filter and the
 // API take them: kind (or stream), stage, cause, partner, error-class,
-// fingerprint, since (a Go duration or Nd for days).
+// fingerprint, code, segment, since (a Go duration or Nd for days).
 func ParseFilter(s string) (Filter, error) {
 	var f Filter
 	for _, part := range strings.Split(s, ",") {
@@ -70,6 +73,16 @@ func (f *Filter) Set(k, v string) error {
 		f.ErrorClass = v
 	case "fingerprint":
 		f.Fingerprint = v
+	case "code", "error-code", "error_code":
+		if digits(v) != v {
+			return fmt.Errorf("filter %s=%q: want an error code, a number such as 29", k, escape.Line(v))
+		}
+		f.Code = v
+	case "segment", "error-segment", "error_segment":
+		if !validTag(v) {
+			return fmt.Errorf("filter %s=%q: want a segment tag such as UNT", k, escape.Line(v))
+		}
+		f.Segment = v
 	case "since":
 		d, err := ParseSince(v)
 		if err != nil {
@@ -77,7 +90,7 @@ func (f *Filter) Set(k, v string) error {
 		}
 		f.Since = d
 	default:
-		return fmt.Errorf("filter key %q: want kind, stage, cause, partner, error-class, fingerprint or since", escape.Line(k))
+		return fmt.Errorf("filter key %q: want kind, stage, cause, partner, error-class, fingerprint, code, segment or since", escape.Line(k))
 	}
 	return nil
 }
@@ -107,13 +120,37 @@ func (f Filter) kinds() []string {
 // IsZero reports whether f selects everything.
 func (f Filter) IsZero() bool {
 	return len(f.Kinds) == 0 && f.Stage == "" && f.Cause == "" && f.Partner == "" && f.ErrorClass == "" &&
-		f.Fingerprint == "" && f.Since == 0
+		f.Fingerprint == "" && f.Code == "" && f.Segment == "" && f.Since == 0
+}
+
+// String is f as --filter takes it (key=value,...), for a hint that acts
+// on what f selects; Superseded has no key and is left out.
+func (f Filter) String() string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	add("kind", strings.Join(f.Kinds, "|"))
+	add("stage", f.Stage)
+	add("cause", f.Cause)
+	add("partner", f.Partner)
+	add("error-class", f.ErrorClass)
+	add("fingerprint", f.Fingerprint)
+	add("code", f.Code)
+	add("segment", f.Segment)
+	if f.Since > 0 {
+		add("since", f.Since.String())
+	}
+	return strings.Join(parts, ",")
 }
 
 func (f Filter) match(e Entry) bool {
 	return (f.Stage == "" || e.Stage == f.Stage) && (f.Cause == "" || e.Cause == f.Cause) &&
 		(f.Partner == "" || e.Partner == f.Partner) && (f.ErrorClass == "" || e.ErrorClass == f.ErrorClass) &&
-		(f.Fingerprint == "" || e.Fingerprint == f.Fingerprint) && (f.Superseded || !e.Superseded())
+		(f.Fingerprint == "" || e.Fingerprint == f.Fingerprint) && (f.Code == "" || e.ErrorCode == f.Code) &&
+		(f.Segment == "" || e.ErrorSegment == f.Segment) && (f.Superseded || !e.Superseded())
 }
 
 // Inspect returns the messages f selects, oldest first per stream, with
@@ -255,55 +292,4 @@ func Summarize(entries []Entry, now time.Time) Summary {
 		return a.Partner < b.Partner
 	})
 	return s
-}
-
-// Group is the messages that failed the same way (same error fingerprint),
-// as ServicePulse groups failures: one decision for the lot.
-type Group struct {
-	Fingerprint string    `json:"fingerprint"`
-	Count       int       `json:"count"`
-	ErrorClass  string    `json:"error_class,omitempty"`
-	Sample      string    `json:"sample_error,omitempty"`
-	Stages      []string  `json:"stages"`
-	Causes      []string  `json:"causes"`
-	Partners    []string  `json:"partners"`
-	First       time.Time `json:"first"`
-	Last        time.Time `json:"last"`
-	IDs         []string  `json:"ids"`
-}
-
-// GroupByFingerprint groups entries, largest group first. Messages without
-// a fingerprint (poison from a crash) group under "(none)".
-func GroupByFingerprint(entries []Entry) []Group {
-	idx := map[string]int{}
-	var out []Group
-	add := func(list []string, v string) []string {
-		for _, x := range list {
-			if x == v {
-				return list
-			}
-		}
-		return append(list, v)
-	}
-	for _, e := range entries {
-		fp := cmp.Or(e.Fingerprint, "(none)")
-		i, ok := idx[fp]
-		if !ok {
-			i = len(out)
-			idx[fp] = i
-			out = append(out, Group{Fingerprint: fp, ErrorClass: e.ErrorClass, Sample: e.ErrorMsg, First: e.Time, Last: e.Time})
-		}
-		g := &out[i]
-		g.Count++
-		g.Stages, g.Causes, g.Partners = add(g.Stages, e.Stage), add(g.Causes, e.Cause), add(g.Partners, e.Partner)
-		if e.Time.Before(g.First) {
-			g.First = e.Time
-		}
-		if e.Time.After(g.Last) {
-			g.Last = e.Time
-		}
-		g.IDs = append(g.IDs, e.ID)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Count > out[j].Count })
-	return out
 }

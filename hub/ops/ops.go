@@ -118,24 +118,27 @@ func (o *Ops) ParseID(s string) (wire.MsgRef, error) {
 // where it is, why it is there, and its headers. Header values are as
 // stored (untrusted); renderers escape them.
 type Entry struct {
-	ID            string    `json:"id"`
-	Kind          string    `json:"kind"`
-	Stream        string    `json:"stream"`
-	Seq           uint64    `json:"seq"`
-	Subject       string    `json:"subject"`
-	Time          time.Time `json:"time"`
-	Size          int       `json:"size"`
-	Stage         string    `json:"stage,omitempty"`
-	Cause         string    `json:"cause,omitempty"`
-	Partner       string    `json:"partner,omitempty"`
-	ErrorClass    string    `json:"error_class,omitempty"`
-	ErrorMsg      string    `json:"error_msg,omitempty"`
-	Fingerprint   string    `json:"fingerprint,omitempty"`
-	OriginalTopic string    `json:"original_topic,omitempty"`
-	MessageID     string    `json:"message_id,omitempty"`
-	Attempts      int       `json:"attempts,omitempty"`
-	EditedFrom    string    `json:"edited_from,omitempty"`
-	SupersededBy  string    `json:"superseded_by,omitempty"`
+	ID          string    `json:"id"`
+	Kind        string    `json:"kind"`
+	Stream      string    `json:"stream"`
+	Seq         uint64    `json:"seq"`
+	Subject     string    `json:"subject"`
+	Time        time.Time `json:"time"`
+	Size        int       `json:"size"`
+	Stage       string    `json:"stage,omitempty"`
+	Cause       string    `json:"cause,omitempty"`
+	Partner     string    `json:"partner,omitempty"`
+	ErrorClass  string    `json:"error_class,omitempty"`
+	ErrorMsg    string    `json:"error_msg,omitempty"`
+	Fingerprint string    `json:"fingerprint,omitempty"`
+	// ErrorCode and ErrorSegment are read from ErrorMsg (ErrorDetail).
+	ErrorCode     string `json:"error_code,omitempty"`
+	ErrorSegment  string `json:"error_segment,omitempty"`
+	OriginalTopic string `json:"original_topic,omitempty"`
+	MessageID     string `json:"message_id,omitempty"`
+	Attempts      int    `json:"attempts,omitempty"`
+	EditedFrom    string `json:"edited_from,omitempty"`
+	SupersededBy  string `json:"superseded_by,omitempty"`
 	// EditReplayedAs: the edit that supersedes this original was replayed
 	// (to INGEST:n); nothing is left to do with the original.
 	EditReplayedAs string              `json:"edit_replayed_as,omitempty"`
@@ -162,6 +165,7 @@ func (o *Ops) entryOf(stream string, seq uint64, subject string, t time.Time, hd
 		ErrorMsg: get(wire.HdrErrorMsg), Fingerprint: get(wire.HdrFingerprint), OriginalTopic: get(wire.HdrOriginalTopic),
 		MessageID: get(wire.HdrMessageID), EditedFrom: get(wire.HdrEditedFrom), Headers: map[string][]string{},
 	}
+	e.ErrorCode, e.ErrorSegment = ErrorDetail(e.ErrorMsg)
 	e.Attempts, _ = strconv.Atoi(get(wire.HdrAttempts))
 	if n, err := strconv.Atoi(get(wire.HdrMsgSize)); err == nil {
 		e.Size = n

@@ -40,7 +40,7 @@ func TestOpsListInspectGroupShow(t *testing.T) {
 	if got[0].Stage != "validate" || got[0].ErrorMsg == "" || got[0].OriginalTopic != "edi.ingest.ACME" {
 		t.Fatalf("entry: %+v", got[0])
 	}
-	groups := GroupByFingerprint(got)
+	groups := GroupFailures(got)
 	if len(groups) != 1 || groups[0].Count != 2 || len(groups[0].Partners) != 2 {
 		t.Fatalf("groups: %+v", groups)
 	}
