@@ -29,6 +29,9 @@ type ShowResult struct {
 	Payload       []byte      `json:"payload"`
 	PayloadSHA256 string      `json:"payload_sha256"`
 	Segments      SegmentView `json:"segments"`
+	// EditGone: the edit that supersedes this original is no longer in
+	// its stream (replayed, dropped or expired); there is nothing to link.
+	EditGone bool `json:"edit_gone,omitempty"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
@@ -54,6 +57,7 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 	}
 	res := &ShowResult{Entry: e, Payload: raw.Data, PayloadSHA256: audit.PayloadHash(raw.Data),
 		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest)}
+	res.EditGone = o.editGone(ctx, e.SupersededBy)
 	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: res.PayloadSHA256}, ""); err != nil {
 		return nil, err // no audit, no payload
 	}

@@ -185,3 +185,17 @@ func (o *Ops) resolve(ctx context.Context, ref wire.MsgRef) (wire.MsgRef, error)
 	}
 	return cur, fmt.Errorf("%s: edit chain longer than 32", ref)
 }
+
+// editGone reports whether the edit an original names (its superseded_by)
+// is no longer stored, so that a page does not link to a removed version.
+func (o *Ops) editGone(ctx context.Context, edit string) bool {
+	if edit == "" || edit == editPending {
+		return false
+	}
+	ref, err := o.ParseID(edit)
+	if err != nil {
+		return true
+	}
+	_, err = o.getMsg(ctx, ref)
+	return errors.Is(err, ErrNotFound)
+}

@@ -19,17 +19,25 @@ export async function message(view, id) {
     fact("original topic", esc(e.original_topic)), fact("interchange", esc(e.message_id)), fact("attempts", String(e.attempts || 0)),
     fact("size", e.size + " bytes"), fact("payload SHA-256", m.payload_sha256),
     e.edited_from ? fact("edited from", h("a", { href: "#/message/" + encodeURIComponent(e.edited_from) }, esc(e.edited_from))) : null,
-    e.superseded_by ? fact("superseded by", h("a", { href: "#/message/" + encodeURIComponent(e.superseded_by) }, esc(e.superseded_by))) : null));
-  if (e.error_msg) view.append(h("div", { class: "box error", id: "error-msg" }, h("strong", null, "Error: "), h("span", { class: "wrap mono" }, esc(e.error_msg))));
+    e.superseded_by ? fact("superseded by", m.edit_gone || e.edit_replayed_as ? esc(e.superseded_by) + " (no longer stored)"
+      : h("a", { href: "#/message/" + encodeURIComponent(e.superseded_by) }, esc(e.superseded_by))) : null));
 
   const result = h("div", { id: "action-result" });
-  if (isOperator()) view.append(actions(e, m, result));
+  if (e.superseded_by) {
+    // An edited original is evidence: its error was dealt with by the edit,
+    // and every action belongs to the edit (replaying this ID sends it).
+    view.append(editedOriginal(e, m));
+  } else {
+    if (e.edited_from) view.append(await editState(e));
+    else if (e.error_msg) view.append(h("div", { class: "box error", id: "error-msg" }, h("strong", null, "Error: "), h("span", { class: "wrap mono" }, esc(e.error_msg))));
+    if (isOperator()) view.append(actions(e, m, result));
+  }
   view.append(result);
   if (e.kind === "poison") await poison(view, e.id);
 
   const ubl = m.segments && m.segments.standard === "UBL";
   view.append(h("h2", null, ubl ? "Payload, one UBL element a line (line:column, XPath, value; failing rules after <-)"
-    : "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.error_msg));
+    : "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.edited_from ? "" : e.error_msg)); // an edit's x-error-msg is its original's
 
   const hdrs = Object.entries(e.headers || {}).sort(([a], [b]) => a.localeCompare(b));
   view.append(h("h2", null, "Headers"), table(["name", "value"], hdrs.flatMap(([k, vs]) => vs.map(v => [h("code", null, esc(k)), h("span", { class: "wrap mono" }, esc(v))]))));
@@ -43,6 +51,42 @@ export async function message(view, id) {
   view.append(h("h3", null, "Audit events naming " + e.id), auditTable(hist.events));
 
   view.setAttribute("data-ready", "message");
+}
+
+// editedOriginal says what became of an original replaced by its edit,
+// with a link only to a version that is still stored.
+function editedOriginal(e, m) {
+  const link = (id) => h("a", { href: "#/message/" + encodeURIComponent(id) }, esc(id));
+  const box = h("div", { class: "box", id: "edit-state", "data-state": e.edit_replayed_as ? "done" : m.edit_gone ? "edit-gone" : "superseded" });
+  if (e.edit_replayed_as) box.append(h("strong", null, "Edited and replayed: "), `its edit ${esc(e.superseded_by)} was replayed as ${esc(e.edit_replayed_as)}. `,
+    "This original stays as evidence; nothing is left to do with it.");
+  else if (m.edit_gone) box.append(h("strong", null, "Edited: "), `its edit ${esc(e.superseded_by)} is no longer stored (dropped or expired; the audit trail says which). `,
+    "This original stays as evidence and is never replayed.");
+  else box.append(h("strong", null, "Edited: "), "replaced by ", link(e.superseded_by), ". Replay, park or drop the edit there; this original stays as evidence and is never replayed.");
+  if (e.error_msg) box.append(h("details", { id: "original-error" }, h("summary", null, "The error before the edit"), h("span", { class: "wrap mono" }, esc(e.error_msg))));
+  return box;
+}
+
+// editState is an edited copy's own state: what a replay of it would do
+// now (a dry run: this build's guard and parser, nothing changed), with
+// the original's error kept apart. The copy carries the original's
+// headers, so its x-error-msg is the original's, not its own.
+async function editState(e) {
+  const hv = (k) => (e.headers && e.headers[k] && e.headers[k][0]) || "";
+  const box = h("div", { class: "box", id: "edit-state" }, h("p", null, h("strong", null, "Edited version"), ` of ${esc(e.edited_from)}`,
+    hv("x-edited-by") ? ", by " + esc(hv("x-edited-by")) : "", hv("x-edited-at") ? ", at " + esc(hv("x-edited-at")) : "", ". Not replayed yet."));
+  if (e.kind !== "poison") {
+    try {
+      const rep = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { dry_run: true });
+      const it = rep.items[0] || {};
+      const ok = it.outcome === "would-replay";
+      box.dataset.state = ok ? "would-replay" : "would-fail";
+      box.append(h("p", { class: ok ? "ok" : "error", id: "edit-verdict" }, ok ? "A replay would pass: " : "A replay would fail: ",
+        it.error ? esc(it.error) : it.dry_run ? esc(it.dry_run.verdict) + (it.dry_run.parse && it.dry_run.parse !== "ok" ? " · parse: " + esc(it.dry_run.parse) : "") : ""));
+    } catch (err) { box.append(h("p", { class: "muted" }, "No dry run: " + esc(err.message))); }
+  }
+  if (e.error_msg) box.append(h("details", { id: "original-error" }, h("summary", null, "The original's error (before the edit)"), h("span", { class: "wrap mono" }, esc(e.error_msg))));
+  return box;
 }
 
 // The failing place: an offset or a segment number in the error text.
@@ -75,12 +119,37 @@ function markElement(text, n, sep) {
   return [text.slice(0, start), h("mark", { id: "failing-element" }, text.slice(start, end)), text.slice(end)];
 }
 
+// inRest reports whether the failing place lies in the bytes the reader
+// never read: the failing segment is then the first of the rest, not the
+// last segment read.
+function inRest(v, lines, msg) {
+  if (!msg || !v.rest) return false;
+  const off = /offset (\d+)/.exec(msg);
+  if (off) return Number(off[1]) >= (v.rest_offset || 0);
+  const seg = /segment (\d+)/.exec(msg);
+  return !!seg && !lines.some(l => l.n === Number(seg[1])) && Number(seg[1]) > (lines.length ? lines[lines.length - 1].n : 0);
+}
+
+// restView marks the rest's first segment (up to the first unreleased
+// terminator of the escaped text) as the failing one.
+function restView(v, failing, term, n) {
+  if (!failing) return h("pre", { class: "wrap", id: "rest" }, v.rest);
+  let end = v.rest.length;
+  for (let i = 0; i < v.rest.length; i++) {
+    if (v.rest[i] === "?") { i++; continue; }
+    if (v.rest[i] === term) { end = i + 1; break; }
+  }
+  return h("pre", { class: "wrap", id: "rest" }, h("mark", { id: "failing-segment", class: "fail", "data-n": String(n), "data-offset": String(v.rest_offset || 0) },
+    v.rest.slice(0, end)), v.rest.slice(end));
+}
+
 function segments(v, msg) {
   const lines = v.lines || [];
   // UBL: the server marks each failing element with "  <- RULE"
   const ubl = v.standard === "UBL" && lines.length > 0;
   const failing = (l, i) => ubl ? l.text.includes("  <- ") : i === fail;
-  const fail = ubl ? lines.findIndex(l => l.text.includes("  <- ")) : failingSegment(lines, msg);
+  const unread = !ubl && inRest(v, lines, msg);
+  const fail = ubl ? lines.findIndex(l => l.text.includes("  <- ")) : unread ? -1 : failingSegment(lines, msg);
   const rows = [];
   if (v.prefix) rows.push(h("tr", null, h("td", { class: "nr" }), h("td", { class: "off" }, "@0"), h("td", null, v.prefix)));
   const elem = /element (\d+)/.exec(msg || "");
@@ -90,7 +159,9 @@ function segments(v, msg) {
     h("td", null, i === fail && elem && !ubl ? markElement(l.text, Number(elem[1]), sep) : l.text))));
   const box = h("div", { class: "box" }, h("table", { class: "seg", id: "segments" }, h("tbody", null, rows)));
   if (v.error) box.append(h("p", { class: "error" }, (ubl ? "" : "reader stopped: ") + v.error));
-  if (v.rest) box.append(h("p", { class: "muted" }, `unread bytes from offset ${v.rest_offset || 0} (escaped):`), h("pre", { class: "wrap", id: "rest" }, v.rest));
+  const term = v.prefix && v.prefix.startsWith("UNA") && v.prefix.length > 8 ? v.prefix[8] : "'";
+  if (v.rest) box.append(h("p", { class: "muted" }, unread ? `the failing segment was never read: it starts the unread bytes at offset ${v.rest_offset || 0} (escaped, marked):`
+    : `unread bytes from offset ${v.rest_offset || 0} (escaped):`), restView(v, unread, term, lines.length ? lines[lines.length - 1].n + 1 : 1));
   if (v.truncated) box.append(h("p", { class: "muted" }, "truncated: the CLI's dlq show --all shows everything"));
   return box;
 }
@@ -115,8 +186,24 @@ function actions(e, m, result) {
       try { out(report("Dry-run: nothing changed", await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { dry_run: true }))); } catch (err) { fail(err); }
     } }, "Preview replay (dry-run)"),
     h("button", { class: "primary", id: "replay", onclick: async () => {
-      const v = await ask("Replay " + e.id, [{ name: "reason", label: "Reason (in the audit trail)" }], "Replay");
+      // Not poison: check first; a replay the dry run says would fail goes
+      // ahead only when the operator types that they want it anyway.
+      let verdict = null;
+      if (!poison) {
+        try {
+          const dry = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { dry_run: true });
+          const it = dry.items[0];
+          if (it && it.outcome !== "would-replay") verdict = it;
+        } catch (err) { fail(err); return; }
+      }
+      const fields = [{ name: "reason", label: "Reason (in the audit trail)", required: !!verdict }];
+      if (verdict) {
+        out(report("Dry-run: a replay would fail; nothing replayed", { items: [verdict], replayed: 0, skipped: 0, failed: 1, dry_run: true }));
+        fields.push({ name: "confirm", label: 'The dry run says it would fail again. Type "replay anyway" to go ahead', required: true });
+      }
+      const v = await ask("Replay " + e.id + (verdict ? " although it would fail" : ""), fields, verdict ? "Replay anyway" : "Replay", !!verdict);
       if (!v) return;
+      if (verdict && v.confirm.trim() !== "replay anyway") { out(h("div", { class: "box error", id: "not-confirmed" }, "Not replayed: the confirmation did not match.")); return; }
       try {
         const rep = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/replay", { reason: v.reason, allow_poison: poison });
         out(report("Replay", rep));
