@@ -118,7 +118,6 @@ func TestConsoleOperatorTriage(t *testing.T) {
 	}
 	do(t, ctx, "dry-run a group", chromedp.Click(chromedp.CSS(".group .dry-run")))
 	waitFor(t, ctx, `!!document.querySelector('#replay-report')`)
-	screenshot(t, ctx, "group")
 
 	// The failing segment and element are marked.
 	page(t, ctx, "#/message/DLQ:3", "message")
