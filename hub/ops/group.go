@@ -102,26 +102,36 @@ const NoFingerprint = "(none)"
 // tag, largest group first (ties by key), each with its fingerprints as
 // sub-groups and all its IDs in stream order.
 func GroupFailures(entries []Entry) []Group {
-	idx, subIdx := map[string]int{}, map[string]int{}
+	// Struct keys: no string is built per entry, only per group.
+	type groupKey struct{ stage, cause, code, segment, fingerprint string }
+	type subKey struct {
+		group       int
+		fingerprint string
+	}
+	idx, subIdx := map[groupKey]int{}, map[subKey]int{}
 	var out []Group
 	for _, e := range entries {
 		fp := cmp.Or(e.Fingerprint, NoFingerprint)
-		f := Filter{Stage: e.Stage, Cause: e.Cause}
-		key := e.Stage + "/" + e.Cause + "/"
-		if e.ErrorCode != "" {
-			f.Code, f.Segment = e.ErrorCode, e.ErrorSegment
-			key += "code " + e.ErrorCode
-			if e.ErrorSegment != "" {
-				key += "/" + e.ErrorSegment
-			}
-		} else {
-			f.Fingerprint = e.Fingerprint
-			key += fp
+		k := groupKey{stage: e.Stage, cause: e.Cause, code: e.ErrorCode, segment: e.ErrorSegment}
+		if e.ErrorCode == "" {
+			k.segment, k.fingerprint = "", fp
 		}
-		i, ok := idx[key]
+		i, ok := idx[k]
 		if !ok {
+			f := Filter{Stage: e.Stage, Cause: e.Cause}
+			key := e.Stage + "/" + e.Cause + "/"
+			if e.ErrorCode != "" {
+				f.Code, f.Segment = e.ErrorCode, e.ErrorSegment
+				key += "code " + e.ErrorCode
+				if e.ErrorSegment != "" {
+					key += "/" + e.ErrorSegment
+				}
+			} else {
+				f.Fingerprint = e.Fingerprint
+				key += fp
+			}
 			i = len(out)
-			idx[key] = i
+			idx[k] = i
 			out = append(out, Group{Key: key, Stage: e.Stage, Cause: e.Cause, Code: e.ErrorCode, Segment: e.ErrorSegment, Filter: f,
 				ErrorClass: e.ErrorClass, Sample: e.ErrorMsg, First: e.Time, Last: e.Time})
 		}
@@ -135,10 +145,10 @@ func GroupFailures(entries []Entry) []Group {
 			g.Last = e.Time
 		}
 		g.IDs = append(g.IDs, e.ID)
-		j, ok := subIdx[key+"\x00"+fp]
+		j, ok := subIdx[subKey{i, fp}]
 		if !ok {
 			j = len(g.Subgroups)
-			subIdx[key+"\x00"+fp] = j
+			subIdx[subKey{i, fp}] = j
 			g.Subgroups = append(g.Subgroups, Subgroup{Fingerprint: fp, Sample: e.ErrorMsg})
 		}
 		g.Subgroups[j].Count++
