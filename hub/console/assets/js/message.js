@@ -19,11 +19,13 @@ export async function message(view, id) {
     fact("original topic", esc(e.original_topic)), fact("interchange", esc(e.message_id)), fact("attempts", String(e.attempts || 0)),
     fact("size", e.size + " bytes"), fact("payload SHA-256", m.payload_sha256),
     e.edited_from ? fact("edited from", h("a", { href: "#/message/" + encodeURIComponent(e.edited_from) }, esc(e.edited_from))) : null,
-    e.superseded_by ? fact("superseded by", m.edit_gone || e.edit_replayed_as ? esc(e.superseded_by) + " (no longer stored)"
+    e.superseded_by ? fact("superseded by", m.edit_gone || e.edit_replayed_as || e.superseded_by === "pending" ? esc(e.superseded_by) + (e.superseded_by === "pending" ? "" : " (no longer stored)")
       : h("a", { href: "#/message/" + encodeURIComponent(e.superseded_by) }, esc(e.superseded_by))) : null));
 
   const result = h("div", { id: "action-result" });
-  if (e.superseded_by) {
+  if (e.superseded_by === "pending") view.append(h("div", { class: "box warn", id: "edit-pending" },
+    "An edited version is being stored, or storing it was cut off: edit it again (or drop it)."));
+  if (e.superseded_by && e.superseded_by !== "pending") {
     // An edited original is evidence: its error was dealt with by the edit,
     // and every action belongs to the edit (replaying this ID sends it).
     view.append(editedOriginal(e, m));
