@@ -447,6 +447,10 @@ func (a *App) Run(ctx context.Context) error {
 		wg.Add(1)
 		go func() { defer wg.Done(); watchEmbeddedStore(ctx, a.srv, log) }()
 	}
+	if a.ledger != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); checkpointLedger(ctx, a.ledger, log) }()
+	}
 	if a.bridge != nil {
 		wg.Add(1)
 		go func() {
