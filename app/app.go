@@ -381,6 +381,7 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		if keys != nil { // signs and checks the bridge's x-kafka-* (x-kafka-mac)
 			cfg.Bridge.Keys = keys
 		}
+		cfg.Bridge.DefaultInstanceID(cfg.DataDir) // static membership: a restart resumes at once
 		if a.bridge, err = bridge.New(&cfg.Bridge, a.nc, a.js, log, reg); err != nil {
 			return configErr(fmt.Errorf("bridge: %w", err))
 		}
@@ -445,6 +446,10 @@ func (a *App) Run(ctx context.Context) error {
 	if a.srv != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); watchEmbeddedStore(ctx, a.srv, log) }()
+	}
+	if a.ledger != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); checkpointLedger(ctx, a.ledger, log) }()
 	}
 	if a.bridge != nil {
 		wg.Add(1)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +38,8 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 		return nil, nil
 	}
 	log = log.With().Str("component", "ledger").Logger()
-	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas})
+	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas,
+		Checkpoint: filepath.Join(cfg.DataDir, ledgerCheckpointFile)})
 	if err != nil {
 		return nil, err
 	}
@@ -50,4 +52,39 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 		log.Info().Int("interchanges", n).Str("from", old).Str("bucket", ls.Bucket()).Msg("ledger moved into its KV bucket; the file was renamed to ledger.db.migrated")
 	}
 	return ls, nil
+}
+
+// ledgerCheckpointFile, in the data folder, is the ledger's index as last
+// saved: a restart reads only what the bucket stored after it.
+const ledgerCheckpointFile = "ledger.index"
+
+// ledgerCheckpointEvery bounds what a restart after kill -9 reads of the
+// bucket: the interchanges of the last few minutes, not the ledger's
+// history.
+const ledgerCheckpointEvery = 5 * time.Minute
+
+// checkpointLedger saves the ledger's index every ledgerCheckpointEvery
+// and once more when ctx ends (a clean stop: the next start reads nothing
+// of the bucket it knew).
+func checkpointLedger(ctx context.Context, ls *ledger.KVStore, log zerolog.Logger) {
+	log = log.With().Str("component", "ledger").Logger()
+	save := func(ctx context.Context) {
+		start := time.Now()
+		if err := ls.Checkpoint(ctx); err != nil {
+			log.Warn().Err(err).Msg("ledger checkpoint not saved; a restart reads more of the bucket")
+			return
+		}
+		log.Debug().Int("interchanges", ls.Indexed()).Dur("took", time.Since(start)).Msg("ledger checkpoint saved")
+	}
+	t := time.NewTicker(ledgerCheckpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			save(context.WithoutCancel(ctx))
+			return
+		case <-t.C:
+			save(ctx)
+		}
+	}
 }

@@ -52,11 +52,15 @@ type Config struct {
 	OutageLogInterval time.Duration `yaml:"outage_log_interval"`
 	// SessionTimeout is how long the group coordinator waits for a silent
 	// inbound consumer before it gives its partitions to another (default
-	// 10s; Kafka's own is 45s, which is how long inbound stalls after a
-	// crash). The broker bounds it (group.min/max.session.timeout.ms).
+	// 6s, a stock broker's group.min.session.timeout.ms; Kafka's own
+	// default is 45s, which is how long inbound stalls after a crash). A
+	// static member (group_instance_id) does not leave the group when it
+	// stops, so this is also how long its partitions wait for a bridge
+	// that stopped for good. The broker bounds it
+	// (group.min/max.session.timeout.ms).
 	SessionTimeout time.Duration `yaml:"session_timeout"`
 	// HeartbeatInterval is how often an inbound consumer tells the
-	// coordinator it lives (default 3s, a third of the session timeout).
+	// coordinator it lives (default 2s, a third of the session timeout).
 	HeartbeatInterval time.Duration `yaml:"heartbeat_interval"`
 	// RebalanceTimeout bounds how long a rebalance waits for members to
 	// rejoin (default 30s).
@@ -65,9 +69,11 @@ type Config struct {
 	// group.instance.id): each inbound route joins as
 	// "<group_instance_id>-<route name>", and a bridge restarted under the
 	// same id gets its partitions back at once instead of after a
-	// rebalance. Give every bridge process its own id (a host name); two
-	// live processes with one id fence each other. Empty (the default):
-	// dynamic membership.
+	// rebalance. Two live processes with one id fence each other. Empty
+	// (the default): serve derives one from the host name and its data
+	// folder, which it locks (DefaultInstanceID); the standalone `edihub
+	// bridge`, whose --data may be serve's folder, and "none" use dynamic
+	// membership.
 	GroupInstanceID string `yaml:"group_instance_id"`
 	// PoisonSubject receives records that cannot be mapped (default
 	// edi.poison.bridge, stream POISON).
@@ -188,8 +194,8 @@ func (c *Config) setDefaults() {
 	setDur(&c.LagInterval, 5*time.Second)
 	setDur(&c.LagLogInterval, time.Minute)
 	setDur(&c.HealthInterval, 5*time.Second)
-	setDur(&c.SessionTimeout, 10*time.Second)
-	setDur(&c.HeartbeatInterval, 3*time.Second)
+	setDur(&c.SessionTimeout, 6*time.Second)
+	setDur(&c.HeartbeatInterval, 2*time.Second)
 	setDur(&c.RebalanceTimeout, 30*time.Second)
 	setDur(&c.OutageLogInterval, time.Minute)
 	if c.CarryHeaders == nil {

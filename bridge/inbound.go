@@ -61,8 +61,8 @@ func (in *inbound) name() string { return in.r.Name }
 func (in *inbound) opts() []kgo.Opt {
 	c := in.b.cfg
 	opts := in.b.clientOpts("consumer")
-	if c.GroupInstanceID != "" {
-		opts = append(opts, kgo.InstanceID(c.GroupInstanceID+"-"+in.r.Name))
+	if id := c.instanceID(in.r.Name); id != "" {
+		opts = append(opts, kgo.InstanceID(id))
 	}
 	return append(opts,
 		kgo.SessionTimeout(c.SessionTimeout),

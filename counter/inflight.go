@@ -19,6 +19,12 @@ import (
 //
 // This does not depend on JetStream's delivery count, which an embedded
 // server killed with the process may not have persisted.
+//
+// A slot also says how many solo runs of its message ended with an outcome
+// the attempt store refused (a full disk, no quorum): SetUnstored. Those
+// runs did not end with the process dying, so the next start must not
+// charge them as deaths; unlike the running word, this survives a clean
+// stop too, until the hub stores the outcomes or the slot moves on.
 type InFlight struct {
 	f      *os.File
 	data   []byte
@@ -27,9 +33,14 @@ type InFlight struct {
 }
 
 const (
-	inflightMagic = 0x65646968_75620001 // "edihub" v1
-	slotSize      = 16                  // stream sequence, then a running flag
-	headerSize    = 16                  // magic, slot count
+	inflightMagic   = 0x65646968_75620002 // "edihub" v2
+	inflightMagicV1 = 0x65646968_75620001 // v1: 16-byte slots, the running sequence only
+	// A slot is three words: the stream sequence running (0: none), the
+	// stream sequence with outcomes not stored, and how many of its solo
+	// runs those are.
+	slotSize   = 24
+	slotSizeV1 = 16
+	headerSize = 16 // magic, slot count
 )
 
 // Suspect is a message that was running when the last process died.
@@ -40,7 +51,8 @@ type Suspect struct {
 
 // OpenInFlight maps path with room for slots workers and returns the
 // suspects the last process left behind (none after a clean stop, or when
-// the slot count changed). The table is cleared for this process.
+// the slot count changed). The running words are cleared for this process;
+// the unstored outcomes are kept (see SetUnstored).
 func OpenInFlight(path string, slots int) (*InFlight, []Suspect, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -58,21 +70,70 @@ func OpenInFlight(path string, slots int) (*InFlight, []Suspect, error) {
 	}
 	t := &InFlight{f: f, data: data, slots: slots}
 	var suspects []Suspect
-	if binary.LittleEndian.Uint64(data[0:8]) == inflightMagic && int(binary.LittleEndian.Uint64(data[8:16])) == slots {
+	magic, same := binary.LittleEndian.Uint64(data[0:8]), int(binary.LittleEndian.Uint64(data[8:16])) == slots
+	switch {
+	case magic == inflightMagic && same:
 		for i := 0; i < slots; i++ {
-			if seq := t.seqWord(i).Load(); seq != 0 {
+			if seq := t.word(i, 0).Swap(0); seq != 0 {
 				suspects = append(suspects, Suspect{Slot: i, Seq: seq})
 			}
 		}
+	case magic == inflightMagicV1 && same: // written by the release before: running words only
+		for i := 0; i < slots; i++ {
+			if seq := binary.LittleEndian.Uint64(data[headerSize+i*slotSizeV1:]); seq != 0 {
+				suspects = append(suspects, Suspect{Slot: i, Seq: seq})
+			}
+		}
+		clear(data)
+	default:
+		clear(data)
 	}
-	clear(data)
 	binary.LittleEndian.PutUint64(data[0:8], inflightMagic)
 	binary.LittleEndian.PutUint64(data[8:16], uint64(slots))
 	return t, suspects, nil
 }
 
-func (t *InFlight) seqWord(slot int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&t.data[headerSize+slot*slotSize]))
+// word is the slot's i-th word (0 running, 1 unstored sequence, 2 unstored
+// solo runs).
+func (t *InFlight) word(slot, i int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&t.data[headerSize+slot*slotSize+i*8]))
+}
+
+func (t *InFlight) seqWord(slot int) *atomic.Uint64 { return t.word(slot, 0) }
+
+// SetUnstored records that soloRuns solo runs of the message seq in slot
+// ended with an outcome the attempt store refused; soloRuns 0 (or seq 0)
+// clears it. The sequence is written last when set and first when
+// cleared, so that a death between the two writes leaves no count under a
+// wrong message.
+func (t *InFlight) SetUnstored(slot int, seq uint64, soloRuns int) {
+	if t.closed.Load() {
+		return
+	}
+	if seq == 0 || soloRuns <= 0 {
+		t.word(slot, 1).Store(0)
+		t.word(slot, 2).Store(0)
+		return
+	}
+	if t.word(slot, 1).Load() != seq {
+		t.word(slot, 1).Store(0)
+	}
+	t.word(slot, 2).Store(uint64(soloRuns))
+	t.word(slot, 1).Store(seq)
+}
+
+// Unstored returns what SetUnstored last recorded for slot (this process
+// or the one before): the message and how many of its solo runs' outcomes
+// are not in the store.
+func (t *InFlight) Unstored(slot int) (seq uint64, soloRuns int) {
+	if t.closed.Load() {
+		return 0, 0
+	}
+	seq = t.word(slot, 1).Load()
+	if seq == 0 {
+		return 0, 0
+	}
+	return seq, int(t.word(slot, 2).Load())
 }
 
 // Start records that slot is running the message with stream sequence seq.
@@ -91,14 +152,16 @@ func (t *InFlight) Done(slot int, seq uint64) {
 	}
 }
 
-// Close clears the table (a clean stop leaves no suspects) and closes its
-// file. The page stays mapped until the process ends: a handler abandoned
+// Close clears the running words (a clean stop leaves no suspects; the
+// unstored outcomes stay, still not stored) and closes its file. The page stays mapped until the process ends: a handler abandoned
 // past its deadline may still finish after the stop and call Done, which
 // must not touch unmapped memory (it did: a fault at exit).
 func (t *InFlight) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
-	clear(t.data[headerSize:])
+	for i := 0; i < t.slots; i++ {
+		t.seqWord(i).Store(0)
+	}
 	return t.f.Close()
 }

@@ -1,6 +1,7 @@
 package counter
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,5 +70,93 @@ func TestInFlightDoneAfterClose(t *testing.T) {
 	}
 	if len(suspects) != 0 {
 		t.Fatalf("suspects after a clean stop: %v", suspects)
+	}
+}
+
+// The unstored-outcome count outlives both a death (the child exits with
+// no cleanup) and a clean stop, unlike the running word; a different
+// sequence resets it, and a changed slot count drops it.
+func TestInFlightUnstoredOutlivesDeathAndStop(t *testing.T) {
+	if path := os.Getenv("EDIHUB_INFLIGHT_UNSTORED_CHILD"); path != "" {
+		tab, _, err := OpenInFlight(path, 4)
+		if err != nil {
+			os.Exit(3)
+		}
+		tab.Start(1, 42)
+		tab.SetUnstored(1, 42, 2)
+		tab.SetUnstored(2, 7, 1)
+		tab.SetUnstored(2, 8, 1) // slot 2 moved on: counts 8 only
+		tab.SetUnstored(3, 9, 1)
+		tab.SetUnstored(3, 9, 0) // stored after all
+		os.Exit(0)
+	}
+	path := filepath.Join(t.TempDir(), "inflight.map")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInFlightUnstoredOutlivesDeathAndStop$")
+	cmd.Env = append(os.Environ(), "EDIHUB_INFLIGHT_UNSTORED_CHILD="+path)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	check := func(when string, tab *InFlight) {
+		t.Helper()
+		for slot, want := range []struct {
+			seq uint64
+			n   int
+		}{{0, 0}, {42, 2}, {8, 1}, {0, 0}} {
+			if seq, n := tab.Unstored(slot); seq != want.seq || n != want.n {
+				t.Errorf("%s: slot %d unstored (%d, %d), want (%d, %d)", when, slot, seq, n, want.seq, want.n)
+			}
+		}
+	}
+	tab, suspects, err := OpenInFlight(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(suspects) != 1 || suspects[0] != (Suspect{Slot: 1, Seq: 42}) {
+		t.Fatalf("suspects %v, want slot 1 seq 42", suspects)
+	}
+	check("after a death", tab)
+	if err := tab.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tab, suspects, err = OpenInFlight(path, 4)
+	if err != nil || len(suspects) != 0 {
+		t.Fatalf("after a clean stop: suspects %v, %v", suspects, err)
+	}
+	check("after a clean stop", tab)
+	tab.Close()
+	tab, _, err = OpenInFlight(path, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Close()
+	if seq, n := tab.Unstored(1); seq != 0 || n != 0 {
+		t.Errorf("a changed slot count kept (%d, %d)", seq, n)
+	}
+}
+
+// A table the release before wrote (16-byte slots, running words only)
+// still names its suspects once.
+func TestInFlightReadsTheVersionOneTable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "inflight.map")
+	b := make([]byte, headerSize+4*slotSizeV1)
+	binary.LittleEndian.PutUint64(b[0:], inflightMagicV1)
+	binary.LittleEndian.PutUint64(b[8:], 4)
+	binary.LittleEndian.PutUint64(b[headerSize+2*slotSizeV1:], 77)
+	binary.LittleEndian.PutUint64(b[headerSize+3*slotSizeV1:], 5) // v1 had no unstored word: its bytes are not read as one
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tab, suspects, err := OpenInFlight(path, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tab.Close()
+	if len(suspects) != 2 || suspects[0] != (Suspect{Slot: 2, Seq: 77}) || suspects[1] != (Suspect{Slot: 3, Seq: 5}) {
+		t.Fatalf("suspects %v, want slot 2 seq 77, slot 3 seq 5", suspects)
+	}
+	for slot := 0; slot < 4; slot++ {
+		if seq, n := tab.Unstored(slot); seq != 0 || n != 0 {
+			t.Errorf("slot %d unstored (%d, %d) from a v1 table", slot, seq, n)
+		}
 	}
 }

@@ -80,12 +80,16 @@ func (h *Hub) runLeakProbe(ctx context.Context, fence func(context.Context) erro
 	defer t.Stop()
 	for {
 		depth, err := ejs.SubjectCounts(ctx, h.js, h.cfg.Streams.DLQ)
+		var dead, processed int64
+		if err == nil {
+			dead, processed, err = h.clusterCounts(ctx)
+		}
 		if err != nil {
-			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ stream")
+			h.log.Warn().Err(err).Msg("leak probe: cannot read the DLQ or INGEST stream")
 		} else {
 			h.met.SetDLQDepth(h.stageNames(), depth)
 			now := time.Now()
-			for _, a := range p.Observe(leakprobe.Sample{At: now, Depth: depth, Dead: h.deadLettered.Load(), Processed: h.processed.Load()}) {
+			for _, a := range p.Observe(leakprobe.Sample{At: now, Depth: depth, Dead: dead, Processed: processed}) {
 				if err := fence(ctx); err != nil {
 					return fmt.Errorf("leak probe: %w", err)
 				}

@@ -35,12 +35,19 @@ type AttemptStore interface {
 type InFlightTable interface {
 	Start(slot int, seq uint64)
 	Done(slot int, seq uint64)
+	// SetUnstored/Unstored keep, across a death or a stop, how many solo
+	// runs of a slot's message ended with an outcome the store refused:
+	// those are not deaths (see withUnstored).
+	SetUnstored(slot int, seq uint64, soloRuns int)
+	Unstored(slot int) (seq uint64, soloRuns int)
 }
 
 type noInFlight struct{}
 
-func (noInFlight) Start(int, uint64) {}
-func (noInFlight) Done(int, uint64)  {}
+func (noInFlight) Start(int, uint64)            {}
+func (noInFlight) Done(int, uint64)             {}
+func (noInFlight) SetUnstored(int, uint64, int) {}
+func (noInFlight) Unstored(int) (uint64, int)   { return 0, 0 }
 
 // Slots is how many in-flight slots a hub with these stages uses: one per
 // partition and one per stage's retry worker.

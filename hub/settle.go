@@ -151,16 +151,15 @@ func (h *Hub) recordPublishFailure(d *delivery, err error) {
 }
 
 // count stores a failed attempt and returns the record that counts it. A
-// store that refuses (its bucket had no leader either) leaves the record
-// in memory, counted when the same message comes back (withUnstored).
+// store that refuses (its bucket had no leader either, a full disk) leaves
+// the record in memory, counted when the same message comes back
+// (withUnstored).
 func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.Record {
 	recorded, err := h.store.RecordFailure(d.key, f)
 	if err != nil {
 		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
-		h.unstoredMu.Lock()
-		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
-		h.unstoredMu.Unlock()
+		h.keepUnstored(d.src.slot, d.key, f)
 		return rec.With(f)
 	}
 	h.met.CounterWrites.Inc()
@@ -173,21 +172,97 @@ type unstoredFailure struct {
 	f   counter.Failure
 }
 
-// withUnstored adds to rec the explained outcome this process could not
-// store for the same message in the same slot, and tries to store it now.
+// keepUnstored keeps f, which the store refused, for the slot's next
+// delivery of k. A solo run's outcome is also counted in the in-flight
+// table, which outlives the process: the run's solo mark is stored, its
+// outcome is not, and a death or a stop before the outcome is stored would
+// otherwise make it look, at the next start, like a run the process died
+// in — a death charged to the message for the store's fault.
+func (h *Hub) keepUnstored(slot int, k counter.Key, f counter.Failure) {
+	h.unstoredMu.Lock()
+	defer h.unstoredMu.Unlock()
+	h.unstored[slot] = unstoredFailure{key: k, f: f}
+	if f.Solo {
+		seq, n := h.inflight.Unstored(slot)
+		if seq != k.Seq {
+			n = 0
+		}
+		h.inflight.SetUnstored(slot, k.Seq, n+1)
+	}
+}
+
+// withUnstored adds to rec the explained outcomes that could not be stored
+// for the same message in the same slot — the one this process holds, and
+// the solo runs the in-flight table counts (this process's or the one
+// before's, which left only the count) — and tries to store them now. What
+// the store still refuses is kept for the next delivery.
 func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
 	h.unstoredMu.Lock()
-	u, ok := h.unstored[slot]
+	u, held := h.unstored[slot]
 	delete(h.unstored, slot)
+	held = held && u.key == k
+	seq, solo := h.inflight.Unstored(slot)
+	if seq != k.Seq { // the slot moved on: its message left the source
+		if seq != 0 {
+			h.inflight.SetUnstored(slot, 0, 0)
+		}
+		solo = 0
+	}
 	h.unstoredMu.Unlock()
-	if !ok || u.key != k {
+	var pending []counter.Failure
+	if held {
+		pending = append(pending, u.f)
+		if u.f.Solo {
+			solo-- // the one held is counted in the table too
+		}
+	}
+	for ; solo > 0; solo-- {
+		pending = append(pending, h.lostOutcome())
+	}
+	if len(pending) == 0 {
 		return rec
 	}
-	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
-		h.met.CounterWrites.Inc()
-		return recorded
+	var refused []counter.Failure
+	left, keep := 0, false // solo outcomes still not stored; the held one too
+	for i, f := range pending {
+		if len(refused) == 0 { // once refused, the rest wait too: each refusal may take a timeout
+			recorded, err := h.store.RecordFailure(k, f)
+			if err == nil {
+				h.met.CounterWrites.Inc()
+				rec = recorded
+				continue
+			}
+			h.met.CounterErrors.Inc()
+		}
+		refused = append(refused, f)
+		keep = keep || held && i == 0
+		if f.Solo {
+			left++
+		}
 	}
-	return rec.With(u.f)
+	for _, f := range refused { // decided on as if stored
+		rec = rec.With(f)
+	}
+	h.unstoredMu.Lock()
+	if keep {
+		h.unstored[slot] = u
+	}
+	h.inflight.SetUnstored(slot, k.Seq, left)
+	h.unstoredMu.Unlock()
+	return rec
+}
+
+// unstoredFingerprint marks, in a record, a solo run whose outcome the
+// store refused and a process that ended before it was stored: the
+// outcome itself is lost, the run is known not to have killed the process.
+const unstoredFingerprint = "outcome-not-stored"
+
+func (h *Hub) lostOutcome() counter.Failure {
+	return counter.Failure{
+		Stage: h.stages[0].Name, Kind: counter.KindError, Class: string(Transient), Cause: wire.CauseUnknown,
+		Fingerprint: unstoredFingerprint, Solo: true,
+		Message: "not the message's fault: the outcome of a run alone could not be stored (the attempt store refused the write) and the process ended before it was",
+	}
 }
 
 func (h *Hub) forget(d *delivery) {

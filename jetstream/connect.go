@@ -8,6 +8,13 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
+// PingEvery and MaxPingsOut are the client's liveness check of its server
+// (see Connect).
+const (
+	PingEvery   = 2 * time.Second
+	MaxPingsOut = 2
+)
+
 // Connect dials url and returns the connection and its JetStream context.
 // It retries the first connection briefly so that a hub that is still
 // starting is not reported as unreachable. Credentials come in extra (see
@@ -18,6 +25,12 @@ func Connect(url, name string, extra ...nats.Option) (*nats.Conn, js.JetStream, 
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.Timeout(3 * time.Second),
+		// A server behind a cut link (or frozen) keeps the socket open and
+		// answers nothing: only missed pings tell. nats.go's default (every
+		// 2 min, two missed) left the hub on a dead node for minutes; this
+		// notices in PingEvery×(MaxPingsOut+1) and reconnects to another.
+		nats.PingInterval(PingEvery),
+		nats.MaxPingsOutstanding(MaxPingsOut),
 	}, extra...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {

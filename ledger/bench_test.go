@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -159,5 +160,58 @@ func BenchmarkIndexMemory(b *testing.B) {
 		runtime.ReadMemStats(&after)
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heap-bytes/interchange")
 		runtime.KeepAlive(ix)
+	}
+}
+
+// BenchmarkRestartRead is the first lookup of a restarted store (what a
+// hub's first interchange waits for after kill -9) against the ledger's
+// size: reading the whole bucket, and starting from a checkpoint saved
+// before the last 100 interchanges were committed. Batches of ten, as a
+// hub under light load writes them. Run:
+//
+//	go test -run '^$' -bench RestartRead -benchtime 5x ./ledger/
+func BenchmarkRestartRead(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 300_000} {
+		srv := jetstreamtest.StartServer(b, nil)
+		_, js := jetstreamtest.Connect(b, srv.URL)
+		ctx := context.Background()
+		path := filepath.Join(b.TempDir(), "ledger.index")
+		w, err := OpenKV(ctx, js, &KVOptions{Checkpoint: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		commitKeys(b, w, 0, n-100)
+		if _, err := w.Seen(ckKey(0)); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Checkpoint(ctx); err != nil {
+			b.Fatal(err)
+		}
+		commitKeys(b, w, n-100, n)
+		for _, mode := range []string{"whole-bucket", "checkpoint"} {
+			b.Run(fmt.Sprintf("interchanges=%d/%s", n, mode), func(b *testing.B) {
+				o := &KVOptions{}
+				if mode == "checkpoint" {
+					o.Checkpoint = path
+				}
+				cpu0 := processCPU()
+				for b.Loop() {
+					s, err := BindKV(ctx, js, o)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if seen, err := s.Seen(ckKey(n - 1)); err != nil || !seen {
+						b.Fatalf("last interchange seen %v, %v", seen, err)
+					}
+					if s.Indexed() != n {
+						b.Fatalf("indexed %d of %d", s.Indexed(), n)
+					}
+				}
+				// CPU of this process (the embedded server's reads too): on a
+				// loaded machine the wall time says more about the neighbours.
+				b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			})
+		}
+		srv.Stop()
 	}
 }

@@ -32,7 +32,10 @@
 //     hub calls Forget each time the server pins a partition to it, and
 //     its next lookup first reads what was stored since it last read
 //     the bucket. Hubs on one cluster that name the same bucket share the
-//     ledger. The subject carries no JetStream domain prefix.
+//     ledger. The subject carries no JetStream domain prefix. With
+//     KVOptions.Checkpoint the index is saved to a local file
+//     (KVStore.Checkpoint) and a restarted store loads it and reads only
+//     the bucket's messages after it (checkpoint.go).
 //
 //     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a

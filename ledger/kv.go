@@ -30,6 +30,11 @@ type KVOptions struct {
 	Storage jetstream.StorageType
 	// Timeout bounds one call to the server (5 s).
 	Timeout time.Duration
+	// Checkpoint is a local file the index is saved to (KVStore.Checkpoint)
+	// and read from at the first lookup, which then reads only what the
+	// bucket stored since (checkpoint.go). Empty: the first lookup reads
+	// the whole bucket.
+	Checkpoint string
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -85,12 +90,13 @@ type KVStore struct {
 	pre    string // $KV.<bucket>.
 	stream string // KV_<bucket>
 
-	ix       *index
-	readMu   sync.Mutex  // one reader of the bucket at a time
-	reread   atomic.Bool // Forget was called: read what was stored since
-	commit   committer
-	groups   atomic.Int64
-	recorded atomic.Int64
+	ix              *index
+	readMu          sync.Mutex  // one reader of the bucket at a time
+	checkpointTried bool        // under readMu
+	reread          atomic.Bool // Forget was called: read what was stored since
+	commit          committer
+	groups          atomic.Int64
+	recorded        atomic.Int64
 }
 
 // OpenKV creates or updates the ledger bucket and returns a store on it.
@@ -250,6 +256,13 @@ func (s *KVStore) read() error {
 	again := s.reread.Swap(false)
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
 	defer cancel()
+	if !s.ix.loaded.Load() && s.opts.Checkpoint != "" && !s.checkpointTried {
+		if st, err := s.js.Stream(ctx, s.stream); err == nil {
+			s.checkpointTried = true // once: a failed read below goes on from what it loaded
+			info := st.CachedInfo()
+			_ = s.ix.load(s.opts.Checkpoint, info.Created, info.State.LastSeq) // none usable: read it all
+		}
+	}
 	if err := s.ix.catchUp(ctx, s.js, s.stream, s.pre); err != nil {
 		if again {
 			s.reread.Store(true)

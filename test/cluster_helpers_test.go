@@ -32,6 +32,7 @@ type natsNode struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
+	logMu  sync.Mutex // guards log: the process writes it while a test reads it
 	log    bytes.Buffer
 }
 
@@ -115,7 +116,7 @@ func (n *natsNode) start() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cmd := exec.Command(n.bin, "-c", n.conf)
-	w := &lockedWriter{mu: &sync.Mutex{}, w: &n.log}
+	w := &lockedWriter{mu: &n.logMu, w: &n.log}
 	cmd.Stdout, cmd.Stderr = w, w
 	if err := cmd.Start(); err != nil {
 		n.t.Fatalf("start %s: %v", n.name, err)

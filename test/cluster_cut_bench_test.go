@@ -1,0 +1,226 @@
+package test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/edifact/edifacttest"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+)
+
+// BenchmarkClusterFaults: steady load from 40 partners on three hubs of a
+// three-node R3 cluster, then in turn: kill -9 of a hub (its supervisor
+// restarts it), kill -9 of the JetStream meta leader's nats-server
+// (restarted 5 s later), and a 20 s cut of the INGEST leader's node
+// (SIGSTOP: its sockets stay open and answer nothing, as behind a cut
+// link) followed by the heal (SIGCONT). Reported per event: the longest
+// pause of any partner in PARSED spanning it (how long a partition stood
+// still), and of INGEST (how long publishers could not store). Run:
+//
+//	go test ./test -run '^$' -bench ClusterFaults -benchtime 1x -v
+func BenchmarkClusterFaults(b *testing.B) {
+	nodes := startNATSCluster(b, 3)
+	hubs := []*hubProc{startClusterHub(b, nodes, ""), startClusterHub(b, nodes, ""), startClusterHub(b, nodes, "")}
+	_, j := jetstreamtest.Connect(b, clusterURL(nodes))
+	jetstreamtest.Eventually(b, time.Minute, func() bool { return membersSeen(b, hubs) == 9 })
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(context.Background())
+		var published atomic.Int64
+		var wg sync.WaitGroup
+		for pi := range 40 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tick := time.NewTicker(200 * time.Millisecond)
+				defer tick.Stop()
+				for i := 0; ctx.Err() == nil; i++ {
+					ref := fmt.Sprintf("C%02d%05d", pi, i)
+					msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("C%02d", pi)), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
+						Header: nats.Header{wire.HdrMsgID: {"cut-" + ref}}}
+					if _, err := publishUntilStored(ctx, j, msg); err != nil {
+						return
+					}
+					published.Add(1)
+					select {
+					case <-tick.C:
+					case <-ctx.Done():
+					}
+				}
+			}()
+		}
+		at := map[string]time.Time{}
+		time.Sleep(5 * time.Second) // steady state
+		at["hub kill"] = time.Now()
+		hubs[1].kill9()
+		time.Sleep(15 * time.Second)
+
+		meta := nodeNamed(b, nodes, metaLeader(b, nodes))
+		at["meta leader kill"] = time.Now()
+		meta.kill9()
+		time.Sleep(5 * time.Second)
+		meta.start()
+		time.Sleep(15 * time.Second)
+
+		cut := nodeNamed(b, nodes, streamLeader(b, j, wire.DefaultIngestStream))
+		at["20 s cut of the INGEST leader"] = time.Now()
+		signal(b, cut, syscall.SIGSTOP)
+		time.Sleep(12 * time.Second)
+		during := consumerLeaders(b, nodes, cut)
+		time.Sleep(8 * time.Second)
+		at["heal"] = time.Now()
+		signal(b, cut, syscall.SIGCONT)
+		time.Sleep(20 * time.Second)
+		cancel()
+		wg.Wait()
+
+		jetstreamtest.CheckFor(b, 3*time.Minute, 500*time.Millisecond, func() error {
+			if got := streamMsgs(b, j, "PARSED"); got < int(published.Load()) {
+				return fmt.Errorf("%d of %d parsed", got, published.Load())
+			}
+			return nil
+		})
+		_, gaps := parsedOrder(b, j)
+		in := ingestGaps(b, j)
+		var lines []string
+		for _, ev := range []string{"hub kill", "meta leader kill", "20 s cut of the INGEST leader", "heal"} {
+			p, w := gaps.around(at[ev]), in.around(at[ev])
+			lines = append(lines, fmt.Sprintf("%s: partition pause %v, publishers %v", ev, p, w))
+			unit := strings.ReplaceAll(strings.ReplaceAll(ev, " ", "-"), "-of-the-INGEST-leader", "")
+			b.ReportMetric(p.Seconds(), "s-"+unit)
+		}
+		for i, h := range hubs {
+			b.Logf("hub %d, warnings and errors from the cut to 10 s after the heal:\n%s", i, hubLogSummary(h, at["20 s cut of the INGEST leader"], at["heal"].Add(10*time.Second)))
+		}
+		b.Logf("meta leader %s, cut node %s, %d interchanges; partition consumer leaders 12 s into the cut: %s; longest partner pause in PARSED (and in INGEST):\n%s",
+			meta.name, cut.name, published.Load(), during, strings.Join(lines, "\n"))
+	}
+}
+
+// metaLeader names the JetStream meta leader, as the last node that ran
+// all along last logged it.
+func metaLeader(tb testing.TB, nodes []*natsNode) string {
+	tb.Helper()
+	var name string
+	jetstreamtest.CheckFor(tb, 30*time.Second, 200*time.Millisecond, func() error {
+		for _, n := range nodes {
+			n.logMu.Lock()
+			log := n.log.String()
+			n.logMu.Unlock()
+			self := strings.LastIndex(log, "Self is new JetStream cluster metadata leader")
+			other := strings.LastIndex(log, "JetStream cluster new metadata leader: ")
+			switch {
+			case self > other:
+				name = n.name
+				return nil
+			case other >= 0:
+				rest := log[other+len("JetStream cluster new metadata leader: "):]
+				name, _, _ = strings.Cut(rest, "/")
+				return nil
+			}
+		}
+		return fmt.Errorf("no node logged a meta leader")
+	})
+	return name
+}
+
+func nodeNamed(tb testing.TB, nodes []*natsNode, name string) *natsNode {
+	tb.Helper()
+	for _, n := range nodes {
+		if n.name == name {
+			return n
+		}
+	}
+	tb.Fatalf("no node named %q", name)
+	return nil
+}
+
+func signal(tb testing.TB, n *natsNode, sig syscall.Signal) {
+	tb.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		tb.Fatalf("%v to %s: %v", sig, n.name, err)
+	}
+}
+
+// consumerLeaders names the leader of each partition consumer as a node
+// other than cut sees it (a connection of its own: the benchmark's may be
+// on the cut node).
+func consumerLeaders(tb testing.TB, nodes []*natsNode, cut *natsNode) string {
+	var url string
+	for _, n := range nodes {
+		if n != cut {
+			url = n.url
+			break
+		}
+	}
+	nc, err := nats.Connect(url)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	defer nc.Close()
+	j, _ := js.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := j.Stream(ctx, wire.DefaultIngestStream)
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	var out []string
+	list := s.ListConsumers(ctx)
+	for ci := range list.Info() {
+		if strings.HasPrefix(ci.Name, "ingest-p") && ci.Cluster != nil {
+			out = append(out, ci.Name+"="+ci.Cluster.Leader)
+		}
+	}
+	if err := list.Err(); err != nil {
+		out = append(out, "error: "+err.Error())
+	}
+	slices.Sort(out)
+	return strings.Join(out, " ")
+}
+
+// hubLogSummary counts a hub's warn and error lines logged between from
+// and to, by message, with the first time each was seen.
+func hubLogSummary(h *hubProc, from, to time.Time) string {
+	h.mu.Lock()
+	text := h.log.String()
+	h.mu.Unlock()
+	type seen struct {
+		n     int
+		first time.Time
+	}
+	byMsg := map[string]*seen{}
+	for _, l := range strings.Split(text, "\n") {
+		var e struct {
+			Level, Message, Error, Consumer string
+			Time                            time.Time
+		}
+		if json.Unmarshal([]byte(l), &e) != nil || e.Level != "warn" && e.Level != "error" || e.Time.Before(from) || e.Time.After(to) {
+			continue
+		}
+		k := e.Level + " " + e.Message + ": " + e.Error
+		if byMsg[k] == nil {
+			byMsg[k] = &seen{first: e.Time}
+		}
+		byMsg[k].n++
+	}
+	var out []string
+	for k, v := range byMsg {
+		out = append(out, fmt.Sprintf("  +%5.1fs ×%d %s", v.first.Sub(from).Seconds(), v.n, k))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
