@@ -11,7 +11,7 @@ import (
 // PingEvery and MaxPingsOut are the client's liveness check of its server
 // (see Connect).
 const (
-	PingEvery   = 2 * time.Second
+	PingEvery   = 5 * time.Second
 	MaxPingsOut = 2
 )
 
@@ -29,6 +29,8 @@ func Connect(url, name string, extra ...nats.Option) (*nats.Conn, js.JetStream, 
 		// answers nothing: only missed pings tell. nats.go's default (every
 		// 2 min, two missed) left the hub on a dead node for minutes; this
 		// notices in PingEvery×(MaxPingsOut+1) and reconnects to another.
+		// 5 s, not 2 s: on a loaded machine (GC, -race) a live server can
+		// miss a 4 s window, and a 2 s ping measured no shorter pause.
 		nats.PingInterval(PingEvery),
 		nats.MaxPingsOutstanding(MaxPingsOut),
 	}, extra...)
