@@ -333,7 +333,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(tw, "FINGERPRINT\tCOUNT\tCLASS\tSTAGES\tCAUSES\tPARTNERS\tNEWEST\tSAMPLE ERROR")
 		for _, g := range groups {
 			fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s ago\t%s\n", cell(g.Fingerprint), g.Count, cell(g.ErrorClass),
-				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(escape.Line(g.Sample), 80))
+				cells(g.Stages), cells(g.Causes), cells(g.Partners), age(now.Sub(g.Last)), clip(escape.Text(g.Sample), 80))
 		}
 		tw.Flush()
 		for _, g := range groups {
@@ -352,7 +352,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
 	for _, en := range entries {
-		msg := escape.Line(en.ErrorMsg)
+		msg := escape.Text(en.ErrorMsg) // stored escaped once (escape.Header)
 		switch {
 		case en.EditReplayedAs != "":
 			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
@@ -378,7 +378,9 @@ func cells(list []string) string {
 	return clip(strings.Join(out, ","), 40)
 }
 
-// printHeaders writes headers sorted, every key and value escaped.
+// printHeaders writes headers sorted. The hub stores its header values
+// escaped already (escape.Header); escape.Text shows them as they are and
+// escapes what a forged header carries raw, without escaping twice.
 func printHeaders(w io.Writer, h map[string][]string) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
@@ -388,7 +390,7 @@ func printHeaders(w io.Writer, h map[string][]string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	for _, k := range keys {
 		for _, v := range h[k] {
-			fmt.Fprintf(tw, "  %s:\t%s\n", escape.Line(k), escape.Line(v))
+			fmt.Fprintf(tw, "  %s:\t%s\n", escape.Text(k), escape.Text(v))
 		}
 	}
 	tw.Flush()

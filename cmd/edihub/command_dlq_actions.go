@@ -54,16 +54,24 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	case en.Superseded():
 		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}
-	fmt.Fprintln(w, "headers (escaped):")
+	fmt.Fprintln(w, "headers:")
 	printHeaders(w, en.Headers)
 	if *raw {
 		fmt.Fprintln(w, "payload (escaped bytes):")
 		fmt.Fprintln(w, escape.Terminal(res.Payload))
 		return nil
 	}
-	fmt.Fprintf(w, "payload (one segment a line: number, @byte offset; escaped):\n")
+	fmt.Fprintf(w, "payload (one segment a line: number, @byte offset; read as %s%s; controls escaped):\n", res.Segments.Charset, declaredBy(res.Segments.SyntaxID))
 	res.Segments.Render(w)
 	return nil
+}
+
+// declaredBy names the syntax identifier a payload's charset comes from.
+func declaredBy(id string) string {
+	if id == "" {
+		return ""
+	}
+	return ", as its UNB declares " + id
 }
 
 // printResults prints park and drop outcomes and fails when any failed.

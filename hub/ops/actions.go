@@ -29,6 +29,7 @@ type ShowResult struct {
 	Payload       []byte      `json:"payload"`
 	PayloadSHA256 string      `json:"payload_sha256"`
 	Segments      SegmentView `json:"segments"`
+	Text          PayloadText `json:"text"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
@@ -53,7 +54,7 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 		e.SupersededBy, e.EditReplayedAs = next, replayedAs
 	}
 	res := &ShowResult{Entry: e, Payload: raw.Data, PayloadSHA256: audit.PayloadHash(raw.Data),
-		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest)}
+		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest), Text: TextOf(raw.Data)}
 	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: res.PayloadSHA256}, ""); err != nil {
 		return nil, err // no audit, no payload
 	}

@@ -428,16 +428,16 @@ func (o *Ops) dryRun(data []byte, h nats.Header, e Entry, subject string, force 
 		d.Verdict = "would be acked as a duplicate without outputs: the ledger has seen every interchange of it (replay with force to process it again)"
 	case errors.As(dec.Err, &unavailable):
 		d.Parse = "ok"
-		d.Verdict = "cannot say: " + escape.Line(dec.Err.Error())
+		d.Verdict = "cannot say: " + escape.Text(dec.Err.Error())
 	case errors.As(dec.Err, &ge), errors.As(dec.Err, &ue):
-		d.Guard = escape.Line(dec.Err.Error())
+		d.Guard = escape.Text(dec.Err.Error())
 		d.Verdict = "would be dead-lettered again (" + d.Cause + "): the guard refuses it"
 	case d.Cause != "":
-		d.Parse = escape.Line(dec.Err.Error())
+		d.Parse = escape.Text(dec.Err.Error())
 		d.Verdict = "would be dead-lettered again (" + d.Cause + "): " + refusedBy(d.Cause)
 	default:
-		d.Parse = escape.Line(dec.Err.Error())
-		d.Verdict = "would fail again: " + escape.Line(dec.Err.Error())
+		d.Parse = escape.Text(dec.Err.Error())
+		d.Verdict = "would fail again: " + escape.Text(dec.Err.Error())
 	}
 	if d.Acks > 0 {
 		d.Verdict += fmt.Sprintf("; the partner would get %d acknowledgement(s)", d.Acks)
