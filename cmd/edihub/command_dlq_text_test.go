@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
@@ -59,5 +62,49 @@ func TestDLQShowEscapesOnceAndDecodesLatin1(t *testing.T) {
 	out, _, code = d.cmd(t, "dlq", "inspect", "--cause", "business")
 	if code != 0 || !strings.Contains(out, "buyer unknown — check NAD\\x00") || strings.Contains(out, `\\x`) {
 		t.Fatalf("inspect: %d\n%s", code, out)
+	}
+}
+
+// dlq edit checks the edit as dlq replay --dry-run would, refuses a broken
+// or empty one unless forced (empty never), and opens no editor without a
+// terminal.
+func TestDLQEditChecksAndNeedsATerminal(t *testing.T) {
+	d := startDLQHub(t)
+	broken := strings.Replace(edifacttest.Invoice("C1"), "UNT+3+1", "UNT+9+1", 1)
+	d.publish(t, "ACME", broken)
+	d.waitDLQ(t, 1)
+	dir := t.TempDir()
+	write := func(name, data string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// No $EDITOR, stdin is no terminal (a strings.Reader): refused with the fix.
+	t.Setenv("TEST_EDITOR", "")
+	if _, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1"); code != 2 || !strings.Contains(errOut, "--from-file") || !strings.Contains(errOut, "not a terminal") {
+		t.Fatalf("edit without editor or terminal: %d %s", code, errOut)
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"garbage.edi", "garbage", "would be dead-lettered again (schema)"},
+		{"still.edi", strings.Replace(broken, "UNT+9+1", "UNT+8+1", 1), "would be dead-lettered again (schema)"},
+		{"empty.edi", " \n", "empty"},
+	} {
+		_, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1", "--from-file", write(c.name, c.data))
+		if code != 1 || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "nothing stored") {
+			t.Fatalf("edit %s: %d %s", c.name, code, errOut)
+		}
+	}
+	if _, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1", "--force", "--from-file", write("empty2.edi", "")); code != 1 || !strings.Contains(errOut, "empty") {
+		t.Fatalf("forced empty edit: %d %s", code, errOut)
+	}
+	if n := d.count(t, "DLQ"); n != 1 {
+		t.Fatalf("refused edits stored something: DLQ has %d", n)
+	}
+	out, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1", "--from-file", write("fixed.edi", edifacttest.Invoice("C1")), "--reason", "UNT count")
+	if code != 0 || !strings.Contains(out, "DLQ:1 edited into DLQ:2") || !strings.Contains(errOut, "check: would be parsed into 1 message(s)") {
+		t.Fatalf("good edit: %d %s %s", code, out, errOut)
 	}
 }

@@ -71,3 +71,11 @@ func isTerminal(w io.Writer) bool {
 
 // oneLine folds an error or text onto one line for stderr.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// isTerminalReader reports whether r is a terminal, for editors: an
+// editor needs one to talk to.
+func isTerminalReader(r io.Reader) bool {
+	type fder interface{ Fd() uintptr }
+	f, ok := r.(fder)
+	return ok && isatty.IsTerminal(f.Fd())
+}

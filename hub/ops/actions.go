@@ -211,6 +211,9 @@ type EditResult struct {
 // stream and subject, with x-edited-from, and records original → edited in
 // the edits bucket; from then on only the edited version is replayed.
 func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string) (*EditResult, error) {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return nil, ErrEmptyEdit
+	}
 	ref, err := o.ParseID(id)
 	if err != nil {
 		return nil, err
