@@ -22,7 +22,9 @@ func startServe(t *testing.T, args ...string) (console string, log *syncBuffer) 
 	dir := t.TempDir() // before the cleanup below, so removed after serve stopped
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, e, append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:-1", "--http", "127.0.0.1:0"}, args...)) }()
+	go func() {
+		done <- run(ctx, e, append([]string{"serve", "--data", dir, "--listen", "127.0.0.1:-1", "--http", "127.0.0.1:0"}, args...))
+	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
