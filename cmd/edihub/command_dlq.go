@@ -75,9 +75,11 @@ type opsFlags struct {
 
 func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
 	f.clientFlags.register(fs, e)
-	fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
-	fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
-	f.data.register(fs)
+	shared(fs, func() {
+		fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
+		fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
+		f.data.register(fs)
+	})
 }
 
 // opsClock is the clock of bulk replays; tests replace it to check --rate

@@ -87,11 +87,14 @@ type ReplayItem struct {
 
 // ReplayReport sums up a replay.
 type ReplayReport struct {
-	DryRun   bool `json:"dry_run"`
-	Matched  int  `json:"matched"`
-	Left     int  `json:"left"` // matched but over Max: run again
-	Replayed int  `json:"replayed"`
-	Skipped  int  `json:"skipped"`
+	DryRun  bool `json:"dry_run"`
+	Matched int  `json:"matched"`
+	Left    int  `json:"left"` // matched but not sent (over Max, or interrupted): run again
+	// OverMax is the part of Left that Max held back; the rest of Left was
+	// interrupted (the context ended).
+	OverMax  int `json:"over_max,omitempty"`
+	Replayed int `json:"replayed"`
+	Skipped  int `json:"skipped"`
 	// AlreadyReplayed counts edited originals whose edit was replayed
 	// before: done, not a failure.
 	AlreadyReplayed int          `json:"already_replayed"`
@@ -216,6 +219,7 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		for i, e := range entries {
 			if i == req.Max {
 				rep.Left = len(entries) - i
+				rep.OverMax = rep.Left
 				break
 			}
 			refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
@@ -237,6 +241,10 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		if i > 0 && !req.DryRun {
 			if d := start.Add(time.Duration(i) * interval).Sub(o.o.Now()); d > 0 {
 				o.o.Sleep(d)
+			}
+			if ctx.Err() != nil { // interrupted while pacing: not sent, not skipped
+				rep.Left += len(refs) - i
+				break
 			}
 		}
 		it := o.replayOne(ctx, ref, &req)
