@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -280,7 +281,11 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	n--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never half a character (an escaped value keeps Ü and —)
+	}
+	return s[:n] + "…"
 }
 
 // age prints a duration the way people read ages: 45s, 12m, 3h, 5d.

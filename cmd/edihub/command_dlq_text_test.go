@@ -103,8 +103,12 @@ func TestDLQEditChecksAndNeedsATerminal(t *testing.T) {
 	if n := d.count(t, "DLQ"); n != 1 {
 		t.Fatalf("refused edits stored something: DLQ has %d", n)
 	}
-	out, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1", "--from-file", write("fixed.edi", edifacttest.Invoice("C1")), "--reason", "UNT count")
+	out, errOut, code := d.cmd(t, "dlq", "edit", "DLQ:1", "--from-file", write("fixed.edi", edifacttest.Invoice("C1")), "--reason", "UNT count — for BÜTTNER")
 	if code != 0 || !strings.Contains(out, "DLQ:1 edited into DLQ:2") || !strings.Contains(errOut, "check: would be parsed into 1 message(s)") {
 		t.Fatalf("good edit: %d %s %s", code, out, errOut)
+	}
+	// The audit trail shows the reason as written, escaped once.
+	if out, _, _ := d.cmd(t, "audit", "ls", "--action", "edit"); !strings.Contains(out, "UNT count — for BÜTTNER") {
+		t.Fatalf("audit ls:\n%s", out)
 	}
 }

@@ -79,7 +79,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": escape.Line(msg)})
+	// Text, not Line: errors quote input escaped already (escape once).
+	writeJSON(w, status, map[string]string{"error": escape.Text(msg)})
 }
 
 // fail maps ops errors to HTTP statuses.
