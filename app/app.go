@@ -71,6 +71,7 @@ type App struct {
 	cancel  context.CancelFunc
 
 	httpLn net.Listener
+	apiOn  bool // api.tokens configured: the API and the console are served
 	url    string
 	auth   ejs.ClientAuth
 	nc     *nats.Conn
@@ -376,6 +377,7 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	}
 	// not ready while a server reconnected to cannot take the interchanges
 	ready := func() bool { return a.hub.Ready() && a.limits.Err() == nil }
+	a.apiOn = apiHandler != nil
 	a.handler = newMux(reg, ready, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
 	if cfg.Bridge.Enabled() {
 		if keys != nil { // signs and checks the bridge's x-kafka-* (x-kafka-mac)
@@ -469,6 +471,7 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { defer wg.Done(); <-ctx.Done(); waitSandbox() }()
 
 	log.Info().Str("component", "serve").Str("http", a.httpLn.Addr().String()).Str("nats", ejs.RedactURL(a.url)).
+		Str("console", consoleURL(a.httpLn.Addr(), a.apiOn)).
 		Msg("starting the pipeline: publish interchanges to edi.ingest.<partner>; Ctrl-C stops")
 	if err := a.hub.Run(ctx); err != nil {
 		return err

@@ -30,12 +30,36 @@ func newMux(reg *prometheus.Registry, ready func() bool, nc *nats.Conn, wc *jsWr
 	if apiHandler != nil {
 		mux.Handle(api.Prefix, apiHandler)
 		mux.Handle(console.Prefix, console.Handler()) // the web console: static files over the API
-		mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
+	} else {
+		// No tokens, no API: say how to turn it on rather than a bare 404.
+		mux.Handle(console.Prefix, console.OffHandler())
+		mux.HandleFunc(api.Prefix, func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintln(w, `{"error":"the API is off: no api.tokens are configured (see configs/console.yaml and the README's Web console section)"}`)
+		})
 	}
+	mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.Handle("/readyz", readyzHandler(nc, ready, wc))
 	return mux
+}
+
+// consoleURL is what the start-up log says of the web console: its URL (a
+// wildcard listen address shown as 127.0.0.1), or that it is off and why.
+func consoleURL(addr net.Addr, on bool) string {
+	if !on {
+		return "off: no api.tokens are configured (see configs/console.yaml)"
+	}
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String() + console.Prefix
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + console.Prefix
 }
 
 // startHTTP serves h on ln until Shutdown.

@@ -1,6 +1,9 @@
 package escape
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789ABCDEF"
 
@@ -79,21 +82,97 @@ func bytesTo(b []byte, mode lineMode) string {
 // MaxHeaderValue keeps error texts in headers short.
 const MaxHeaderValue = 512
 
-// Header makes s printable ASCII on one line and at most MaxHeaderValue
-// bytes, for a NATS header value: error messages may quote hostile input,
-// and a header value must not hold CR or LF.
+// Header makes s fit for a NATS header value, on one line and at most
+// MaxHeaderValue bytes: error messages may quote hostile input, and a
+// header value must not hold CR or LF. Tab, CR and LF become spaces;
+// other controls, DEL, C1 controls, bidi controls, the line and paragraph
+// separators and bytes that are not UTF-8 become \xNN. Every other
+// character stays as it is (an em-dash, a partner's Ü), so the value is
+// escaped once: a display shows it with Text, which changes nothing more.
 func Header(s string) string {
 	out := make([]byte, 0, min(len(s), MaxHeaderValue))
-	for i := 0; i < len(s) && len(out) < MaxHeaderValue; i++ {
+	for i := 0; i < len(s); {
 		c := s[i]
-		switch {
-		case c >= 0x20 && c < 0x7f:
-			out = append(out, c)
-		case c == '\n' || c == '\r' || c == '\t':
-			out = append(out, ' ')
-		default:
-			out = append(out, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c < 0x7f:
+				out = append(out, c)
+			case c == '\n' || c == '\r' || c == '\t':
+				out = append(out, ' ')
+			default:
+				out = append(out, '\\', 'x', hexDigits[c>>4], hexDigits[c&15])
+			}
+			i++
+		} else {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && n == 1 || unsafeRune(r) {
+				for j := 0; j < n; j++ {
+					out = append(out, '\\', 'x', hexDigits[s[i+j]>>4], hexDigits[s[i+j]&15])
+				}
+			} else if len(out)+n <= MaxHeaderValue {
+				out = append(out, s[i:i+n]...)
+			} else {
+				break // never half a character
+			}
+			i += n
+		}
+		if len(out) >= MaxHeaderValue {
+			break
 		}
 	}
 	return string(out)
+}
+
+// Decoded is Line for text decoded from a charset: decode returns the
+// character at the start of its argument and how many bytes it took
+// ((utf8.RuneError, 1) for a byte it cannot decode). Printable characters
+// of any script are shown as they read (Ü, not \xC3\x9C); controls, DEL,
+// C1 controls, bidi controls, the line and paragraph separators and
+// undecodable bytes are shown as \xNN of their bytes in the payload; a
+// backslash is doubled and LF, CR and tab are \n, \r and \t, as Line
+// does, so the reader can tell an escape from a backslash in the data.
+func Decoded(b []byte, decode func([]byte) (rune, int)) string {
+	var sb strings.Builder
+	sb.Grow(len(b) + len(b)/8)
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '\\':
+				sb.WriteString(`\\`)
+			case c == '\n':
+				sb.WriteString(`\n`)
+			case c == '\r':
+				sb.WriteString(`\r`)
+			case c == '\t':
+				sb.WriteString(`\t`)
+			case c < 0x20 || c == 0x7f:
+				writeHex(&sb, c)
+			default:
+				sb.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, n := decode(b[i:])
+		n = max(1, min(n, len(b)-i))
+		if r == utf8.RuneError && n == 1 || r < 0x20 || r == 0x7f || unsafeRune(r) {
+			for j := 0; j < n; j++ {
+				writeHex(&sb, b[i+j])
+			}
+		} else {
+			sb.WriteRune(r)
+		}
+		i += n
+	}
+	return sb.String()
+}
+
+// Readable is Decoded for UTF-8 text: Line that keeps the printable
+// characters of every script (an XML value, a partner's name).
+func Readable(s string) string {
+	if isPlain(s, oneLine) {
+		return s
+	}
+	return Decoded([]byte(s), utf8.DecodeRune)
 }

@@ -148,6 +148,16 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 		return d
 	}
 	doc, err := w.decide(ctx, in, d)
+	// every message refused alone (accept: message): the interchange is
+	// refused, and its acknowledgement names each message's error
+	var allRefused error
+	if err != nil && doc != nil && len(d.Refused) > 0 {
+		errs := make([]error, len(d.Refused))
+		for i, r := range d.Refused {
+			errs[i] = r.Err
+		}
+		allRefused = errors.Join(errs...)
+	}
 	var dup *hub.DuplicateError
 	if err != nil {
 		d.Outputs = nil
@@ -173,6 +183,8 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 	}
 	var f *hub.Failure
 	switch {
+	case allRefused != nil:
+		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, doc, allRefused)
 	case err == nil && len(d.Refused) > 0:
 		errs := make([]error, len(d.Refused))
 		for i, r := range d.Refused {
@@ -229,7 +241,7 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 		return nil, hub.PermanentError(wire.CauseSchema, fmt.Errorf("the interchange holds no message"))
 	}
 	if len(d.Refused) == d.Messages { // every message refused: the interchange is
-		return nil, d.Refused[0].Err
+		return doc, d.Refused[0].Err // (doc for the acknowledgement only)
 	}
 	if ags != nil {
 		for _, ich := range doc.Interchanges {

@@ -72,6 +72,12 @@ func (b *ackBuilder) partial(doc *edifact.Document, rejs []*Rejection) {
 			b.accepted(ich)
 			continue
 		}
+		// every message refused for a fault: the interchange is refused
+		// (parse.Decide and Try), and each message's fault is named
+		result := AckPartial
+		if len(faults) == len(ich.Messages) {
+			result = "rejected"
+		}
 		if ich.Standard == "X12" {
 			if len(faults) == 0 { // business refusals only: the syntax was right
 				b.accepted(ich)
@@ -88,7 +94,7 @@ func (b *ackBuilder) partial(doc *edifact.Document, rejs []*Rejection) {
 				}
 				for _, g := range b.x12Groups(ich, target{}) {
 					ref := b.x12Ref()
-					b.add(a.X12, ich.ControlRef, ref, AckPartial, ich,
+					b.add(a.X12, ich.ControlRef, ref, result, ich,
 						functionalAck(a.X12, target{ich: ich, group: g.g}, g, ref, b.now, true, byRef))
 				}
 			}
@@ -103,7 +109,7 @@ func (b *ackBuilder) partial(doc *edifact.Document, rejs []*Rejection) {
 		switch {
 		case len(faults) > 0 && a.CONTRL != AckNone:
 			ref := b.ref()
-			b.add(TypeCONTRL, ich.ControlRef, ref, AckPartial, ich, contrlPartial(ich, faults, ref, b.now))
+			b.add(TypeCONTRL, ich.ControlRef, ref, result, ich, contrlPartial(ich, faults, ref, b.now))
 		case len(faults) == 0:
 			if action := b.positive(ich); action != 0 {
 				ref := b.ref()
@@ -115,19 +121,41 @@ func (b *ackBuilder) partial(doc *edifact.Document, rejs []*Rejection) {
 
 // contrlPartial is the CONTRL of a partially accepted interchange: UCI 7,
 // then for the messages outside groups (SG1) and per group (SG3, UCF 7;
-// SG4 its messages) a UCM each, in the order of the interchange.
+// SG4 its messages) a UCM each, in the order of the interchange. When
+// every message has a fault, the interchange is refused: UCI 0083 4 ("this
+// level and all lower levels rejected", code list 0083 of the CONTRL
+// message), UCF 4 for a group all of whose messages have one, and still a
+// UCM 4 with its UCS/UCD for every message, so that every error is named,
+// not only the first.
 func contrlPartial(ich *edifact.Interchange, faults map[*edifact.Message]target, ref string, now time.Time) []byte {
 	var w ediWriter
 	w.open(ich, "", ref, now)
 	w.startMessage(TypeCONTRL)
-	w.seg("UCI", el(cut(ich.ControlRef, 14)), partyEl(ich.Sender), partyEl(ich.Recipient), el("7"))
+	action := func(ms []*edifact.Message) string {
+		if len(ms) == 0 {
+			return "7"
+		}
+		for _, m := range ms {
+			if _, ok := faults[m]; !ok {
+				return "7"
+			}
+		}
+		return "4"
+	}
+	w.seg("UCI", el(cut(ich.ControlRef, 14)), partyEl(ich.Sender), partyEl(ich.Recipient), el(action(ich.Messages)))
 	for _, m := range ich.Messages {
 		if m.Group == nil {
 			w.ucm(m, faults)
 		}
 	}
 	for _, g := range ich.Groups {
-		w.seg("UCF", el(cut(g.ControlRef, 14)), partyEl(g.Sender), partyEl(g.Recipient), el("7"))
+		var in []*edifact.Message
+		for _, m := range ich.Messages {
+			if m.Group == g {
+				in = append(in, m)
+			}
+		}
+		w.seg("UCF", el(cut(g.ControlRef, 14)), partyEl(g.Sender), partyEl(g.Recipient), el(action(in)))
 		for _, m := range ich.Messages {
 			if m.Group == g {
 				w.ucm(m, faults)

@@ -54,7 +54,13 @@ func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data 
 		}
 		return d
 	}
-	d.Acks = r.Acks(partner, origin, "", data, doc, err)
+	if err != nil && doc != nil {
+		// every message refused alone: the acknowledgement names each
+		// one's error, as the parse stage's does (parse.Decide)
+		d.Acks = r.Acks(partner, origin, "", data, doc, errors.Join(refused...))
+	} else {
+		d.Acks = r.Acks(partner, origin, "", data, doc, err)
+	}
 	if err == nil {
 		d.Accepted = true
 		return d
@@ -73,7 +79,8 @@ func (r *Registry) Try(ctx context.Context, partner string, h nats.Header, data 
 
 // try is the decision; a message refused alone (AcceptsMessage) goes to
 // refused and the walk goes on. When every message is refused, the first
-// refusal refuses the interchange.
+// refusal refuses the interchange; the document is returned with it, so
+// that the acknowledgement can name every message's error.
 func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data []byte, opts *edifact.Options, n *int, refused *[]error) (*edifact.Document, error) {
 	if err := r.Admit(partner, h, data, opts); err != nil {
 		return nil, err
@@ -104,7 +111,7 @@ func (r *Registry) try(ctx context.Context, partner string, h nats.Header, data 
 		}
 	}
 	if len(*refused) == *n {
-		return nil, (*refused)[0]
+		return doc, (*refused)[0]
 	}
 	return doc, nil
 }

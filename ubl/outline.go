@@ -24,12 +24,12 @@ func (d *Document) WriteOutline(w io.Writer, findings []Finding) error {
 		}
 		xp := e.XPath()
 		var sb strings.Builder
-		fmt.Fprintf(&sb, "%5d:%-4d %s", e.Line, e.Column, escape.Line(xp))
+		fmt.Fprintf(&sb, "%5d:%-4d %s", e.Line, e.Column, escape.Readable(xp))
 		if v := e.Value(); v != "" {
-			sb.WriteString(" = " + escape.Line(clip(v, 80)))
+			sb.WriteString(" = " + escape.Readable(clip(v, 80)))
 		}
 		for _, a := range e.Attrs {
-			sb.WriteString(" @" + escape.Line(a.Name) + "=" + escape.Line(clip(a.Value, 40)))
+			sb.WriteString(" @" + escape.Readable(a.Name) + "=" + escape.Readable(clip(a.Value, 40)))
 		}
 		if rules := marks[xp]; len(rules) > 0 {
 			sb.WriteString("  <- " + strings.Join(rules, " "))

@@ -3,6 +3,7 @@ package ubl
 import (
 	"bytes"
 	"strings"
+	"unicode/utf8"
 )
 
 // rootType finds the root element of data (skipping a BOM, the XML
@@ -120,6 +121,9 @@ func declAttr(b []byte, name string) string {
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never half a character
 	}
 	return s[:n] + "..."
 }

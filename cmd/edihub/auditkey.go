@@ -15,6 +15,10 @@ import (
 type dataFlag struct{ dir string }
 
 func (d *dataFlag) register(fs *flag.FlagSet) {
+	shared(fs, func() { d.registerFlag(fs) })
+}
+
+func (d *dataFlag) registerFlag(fs *flag.FlagSet) {
 	fs.StringVar(&d.dir, "data", "", "the hub's data folder, for the audit key audit.key (default: the config's data_dir, else ./data; $"+audit.KeyEnv+" wins)")
 }
 

@@ -112,7 +112,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 			payload += "→" + short(ev.PayloadAfter)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Seq, ev.Time.UTC().Format("2006-01-02 15:04:05Z"), cell(ev.Actor),
-			cell(ev.Action), cells(ev.IDs), clip(escape.Line(nonEmptyStr(ev.Reason, "-")), 50), nonEmptyStr(payload, "-"), details(ev.Details))
+			cell(ev.Action), cells(ev.IDs), clip(escape.Text(nonEmptyStr(ev.Reason, "-")), 50), nonEmptyStr(payload, "-"), details(ev.Details))
 	}
 	tw.Flush()
 	fmt.Fprintf(e.stdout, "%d event(s)\n", len(recs))
@@ -137,7 +137,7 @@ func details(m map[string]string) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = escape.Line(k) + "=" + escape.Line(m[k])
+		parts[i] = escape.Text(k) + "=" + escape.Text(m[k]) // the hub stores them escaped once (escape.Header)
 	}
 	return clip(strings.Join(parts, " "), 100)
 }

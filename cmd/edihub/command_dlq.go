@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -75,9 +76,11 @@ type opsFlags struct {
 
 func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
 	f.clientFlags.register(fs, e)
-	fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
-	fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
-	f.data.register(fs)
+	shared(fs, func() {
+		fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
+		fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
+		f.data.register(fs)
+	})
 }
 
 // opsClock is the clock of bulk replays; tests replace it to check --rate
@@ -278,7 +281,11 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-1] + "…"
+	n--
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // never half a character (an escaped value keeps Ü and —)
+	}
+	return s[:n] + "…"
 }
 
 // age prints a duration the way people read ages: 45s, 12m, 3h, 5d.
@@ -339,7 +346,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tAGE\tSTAGE\tCAUSE\tPARTNER\tCLASS\tSIZE\tERROR")
 	for _, en := range entries {
-		msg := escape.Line(en.ErrorMsg)
+		msg := escape.Text(en.ErrorMsg) // stored escaped once (escape.Header)
 		switch {
 		case en.EditReplayedAs != "":
 			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
@@ -373,7 +380,7 @@ func printGroups(w io.Writer, groups []ops.Group, now time.Time, all bool) {
 			cells(g.Partners), age(now.Sub(g.Last)))
 		fmt.Fprintf(w, "  filter  %s\n", escape.Line(g.Filter.String()))
 		for _, sg := range g.Subgroups {
-			fmt.Fprintf(w, "  %4d × fingerprint %s: %s\n", sg.Count, cell(sg.Fingerprint), clip(escape.Line(sg.Sample), 100))
+			fmt.Fprintf(w, "  %4d × fingerprint %s: %s\n", sg.Count, cell(sg.Fingerprint), clip(escape.Text(sg.Sample), 100))
 		}
 		ids, more := g.IDs, ""
 		if !all && len(ids) > 10 {
@@ -391,7 +398,9 @@ func cells(list []string) string {
 	return clip(strings.Join(out, ","), 40)
 }
 
-// printHeaders writes headers sorted, every key and value escaped.
+// printHeaders writes headers sorted. The hub stores its header values
+// escaped already (escape.Header); escape.Text shows them as they are and
+// escapes what a forged header carries raw, without escaping twice.
 func printHeaders(w io.Writer, h map[string][]string) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
@@ -401,7 +410,7 @@ func printHeaders(w io.Writer, h map[string][]string) {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	for _, k := range keys {
 		for _, v := range h[k] {
-			fmt.Fprintf(tw, "  %s:\t%s\n", escape.Line(k), escape.Line(v))
+			fmt.Fprintf(tw, "  %s:\t%s\n", escape.Text(k), escape.Text(v))
 		}
 	}
 	tw.Flush()

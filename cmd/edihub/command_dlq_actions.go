@@ -54,16 +54,24 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	case en.Superseded():
 		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}
-	fmt.Fprintln(w, "headers (escaped):")
+	fmt.Fprintln(w, "headers:")
 	printHeaders(w, en.Headers)
 	if *raw {
 		fmt.Fprintln(w, "payload (escaped bytes):")
 		fmt.Fprintln(w, escape.Terminal(res.Payload))
 		return nil
 	}
-	fmt.Fprintf(w, "payload (one segment a line: number, @byte offset; escaped):\n")
+	fmt.Fprintf(w, "payload (one segment a line: number, @byte offset; read as %s%s; controls escaped):\n", res.Segments.Charset, declaredBy(res.Segments.SyntaxID))
 	res.Segments.Render(w)
 	return nil
+}
+
+// declaredBy names the syntax identifier a payload's charset comes from.
+func declaredBy(id string) string {
+	if id == "" {
+		return ""
+	}
+	return ", as its UNB declares " + id
 }
 
 // printResults prints park and drop outcomes and fails when any failed.
@@ -221,11 +229,12 @@ func printBulk(s *session, verb string, rep *ops.BulkReport) error {
 }
 
 func dlqEdit(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "dlq edit", "ID [--from-file F | opens $VISUAL/$EDITOR] [--reason TEXT]")
-	var of opsFlags
-	of.register(fs, e)
+	fs := newFlagSet(e, "dlq edit", "ID [--from-file F | opens $VISUAL/$EDITOR] [--reason TEXT] [--force]")
 	from := fs.String("from-file", "", "the edited payload (- reads standard input); without it $VISUAL or $EDITOR opens a copy")
 	reason := fs.String("reason", "", "what was changed and why, for the audit trail")
+	force := fs.Bool("force", false, "store the edit even when the check (the decision of dlq replay --dry-run) says it would fail again")
+	var of opsFlags
+	of.register(fs, e)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -243,6 +252,9 @@ func dlqEdit(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return usageErr("--from-file: %v", err)
 		}
+	} else if nonEmptyStr(e.getenv("VISUAL"), e.getenv("EDITOR")) == "" && !isTerminalReader(e.stdin) {
+		// vi without a terminal hangs a script or garbles a pipe.
+		return usageErr("no $VISUAL or $EDITOR is set and standard input is not a terminal: give the edited payload with --from-file FILE (or --from-file - to read standard input), or set $EDITOR")
 	}
 	s, err := of.connect(e, "edihub-dlq")
 	if err != nil {
@@ -261,6 +273,9 @@ func dlqEdit(ctx context.Context, e *env, args []string) error {
 			return failedErr("no change; nothing stored")
 		}
 	}
+	if err := checkEdit(ctx, s, pos[0], edited, *force); err != nil {
+		return err
+	}
 	res, err := s.ops.Edit(ctx, pos[0], edited, *reason)
 	if errors.Is(err, ops.ErrNoChange) {
 		return failedErr("no change; nothing stored")
@@ -274,6 +289,28 @@ func dlqEdit(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "%s edited into %s (sha256 %s → %s)\n", res.Original, res.Edited, res.Before[:12], res.After[:12])
 	fmt.Fprintf(e.stdout, "both are kept; 'edihub dlq replay %s' (or %s) replays only the edited version\n", res.Original, res.Edited)
 	return nil
+}
+
+// checkEdit runs the dry run of dlq replay on the edited payload before it
+// is stored, and refuses an edit that would fail again unless forced.
+func checkEdit(ctx context.Context, s *session, id string, edited []byte, force bool) error {
+	d, err := s.ops.CheckEdit(ctx, id, edited)
+	switch {
+	case errors.Is(err, ops.ErrEmptyEdit):
+		return failedErr("%v", err)
+	case err != nil && force:
+		fmt.Fprintf(s.e.stderr, "warning: the edit was not checked (%s); storing it as --force says\n", escape.Text(err.Error()))
+		return nil
+	case err != nil:
+		return failedErr("cannot check the edit (%s); nothing stored (--force stores it unchecked)", escape.Text(err.Error()))
+	case d.OK:
+		fmt.Fprintf(s.e.stderr, "check: %s\n", escape.Text(d.Verdict))
+		return nil
+	case force:
+		fmt.Fprintf(s.e.stderr, "warning: the edit %s; storing it as --force says\n", escape.Text(d.Verdict))
+		return nil
+	}
+	return failedErr("the edit %s; nothing stored (fix it and edit again, or --force to store it anyway)", escape.Text(d.Verdict))
 }
 
 // editInEditor writes payload to a private temporary file, opens it in

@@ -126,8 +126,11 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 	if rep.AlreadyReplayed > 0 {
 		fmt.Fprintf(w, ", already replayed %d", rep.AlreadyReplayed)
 	}
-	if rep.Left > 0 {
-		fmt.Fprintf(w, "; %d more match — run again (or raise --max)", rep.Left)
+	if rep.OverMax > 0 {
+		fmt.Fprintf(w, "; %d more match — run again (or raise --max)", rep.OverMax)
+	}
+	if n := rep.Left - rep.OverMax; n > 0 {
+		fmt.Fprintf(w, "; %d not sent: interrupted — run again to send them", n)
 	}
 	fmt.Fprintln(w)
 }

@@ -370,8 +370,14 @@ func TestDLQParkDropEdit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("TEST_EDITOR", script)
-	if out, errOut, code := d.cmd(t, "dlq", "edit", "PARKING:1"); code != 0 || !strings.Contains(out, "PARKING:1 edited into PARKING:2") {
-		t.Fatalf("edit with $EDITOR: %d %s %s", code, out, errOut)
+	// the check (dlq replay --dry-run's decision) refuses the garbage it saved
+	if out, errOut, code := d.cmd(t, "dlq", "edit", "PARKING:1"); code != 1 || !strings.Contains(errOut, "would be dead-lettered again (schema)") ||
+		!strings.Contains(errOut, "nothing stored") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("garbage edit with $EDITOR: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := d.cmd(t, "dlq", "edit", "PARKING:1", "--force"); code != 0 || !strings.Contains(out, "PARKING:1 edited into PARKING:2") ||
+		!strings.Contains(errOut, "warning: the edit would be dead-lettered again") {
+		t.Fatalf("forced edit with $EDITOR: %d %s %s", code, out, errOut)
 	}
 
 	out, _, code = d.cmd(t, "audit", "ls")

@@ -54,7 +54,7 @@ func (p *poisonCmd) show(ctx context.Context, id string, rows int) error {
 // error texts quote hostile input, and stderr is whatever the child
 // printed.
 func printReport(w io.Writer, r *forensics.Report, t *forensics.Ticket) {
-	esc := func(s string) string { return escape.Line(s) }
+	esc := func(s string) string { return escape.Text(s) }
 	fmt.Fprintf(w, "%s  report %s\n", r.ID, esc(forensics.ReportObject(r.Key)))
 	if t != nil {
 		fmt.Fprintf(w, "ticket  %s: %s\n", escape.Line(t.ID), escape.Line(t.State))

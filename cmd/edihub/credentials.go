@@ -2,11 +2,14 @@ package main
 
 import (
 	"flag"
+	"net/url"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/app"
+	"github.com/edihub/edihub/escape"
 	ejs "github.com/edihub/edihub/jetstream"
 )
 
@@ -26,6 +29,10 @@ type authFlags struct {
 }
 
 func (a *authFlags) register(fs *flag.FlagSet, e *env) {
+	shared(fs, func() { a.registerFlags(fs) })
+}
+
+func (a *authFlags) registerFlags(fs *flag.FlagSet) {
 	fs.StringVar(&a.creds, "creds", "", "NATS credentials `file` (JWT + nkey seed)")
 	fs.StringVar(&a.nkey, "nkey", "", "NATS nkey seed `file`")
 	fs.StringVar(&a.user, "user", "", "NATS user (default $"+envNATSUser+" unless --creds or --nkey); the password from --password-file or $"+envNATSPassword)
@@ -54,6 +61,9 @@ func (a *authFlags) clientAuth(getenv func(string) string) ejs.ClientAuth {
 // connect. Errors (bad credential settings, an unreachable or refusing
 // server) name no password; callers report them with exit code 2.
 func connectWith(url, name string, auth ejs.ClientAuth, extra ...nats.Option) (*nats.Conn, js.JetStream, error) {
+	if err := checkServerURL(url); err != nil {
+		return nil, nil, err
+	}
 	opts, err := auth.Options()
 	if err != nil {
 		return nil, nil, err
@@ -86,4 +96,26 @@ func applyAuthFlags(cfg *app.NATSConfig, fs *flag.FlagSet, a *authFlags) {
 			cfg.TLS.Key = a.tlsKey
 		}
 	})
+}
+
+// checkServerURL refuses, before dialling, what --server must not be: a
+// URL with credentials in it (visible in ps, /proc and shell history, and
+// taken silently) and an HTTP address (the hub's API and console, where no
+// NATS server answers: dialling it would only say the hub is down).
+func checkServerURL(s string) error {
+	for _, one := range strings.Split(s, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil || u.Host == "" {
+			continue // nats.go says what is wrong with it
+		}
+		shown := escape.Line(ejs.RedactURL(one))
+		if u.User != nil {
+			return usageErr("--server %s has credentials in the URL, which ps and the shell history show: give the server as nats://host:port and the user with --user (password from --password-file or $%s), or --creds / --nkey", shown, envNATSPassword)
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http", "https":
+			return usageErr("--server %s is an HTTP address (the hub's /readyz, API and console); --server wants the hub's NATS URL, nats://host:port (default nats://127.0.0.1:4222; serve's start-up log names it as \"nats\")", shown)
+		}
+	}
+	return nil
 }

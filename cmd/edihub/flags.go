@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/mattn/go-isatty"
 )
@@ -18,10 +19,72 @@ func newFlagSet(e *env, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("edihub "+name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: edihub %s %s\n\nFlags:\n", name, usage)
-		fs.PrintDefaults()
+		out := fs.Output()
+		fmt.Fprintf(out, "Usage: edihub %s %s\n", name, usage)
+		var own, conn []*flag.Flag
+		marked := sharedOf(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			if marked[f.Name] {
+				conn = append(conn, f)
+			} else {
+				own = append(own, f)
+			}
+		})
+		if len(own) > 0 {
+			fmt.Fprintf(out, "\nFlags:\n")
+			printFlags(out, own)
+		}
+		if len(conn) > 0 {
+			fmt.Fprintf(out, "\nConnection flags (the hub's NATS URL and credentials, its config and data folder):\n")
+			printFlags(out, conn)
+		}
 	}
 	return fs
+}
+
+// sharedFlags names, per flag set, the flags the shared helpers register
+// (clientFlags, authFlags, opsFlags, dataFlag): help lists a command's own
+// flags first and these after them, instead of burying the command's
+// flags in the alphabet of ten connection flags.
+var sharedFlags = struct {
+	sync.Mutex
+	m map[*flag.FlagSet]map[string]bool
+}{m: map[*flag.FlagSet]map[string]bool{}}
+
+// shared runs register and marks the flags it added to fs as shared.
+func shared(fs *flag.FlagSet, register func()) {
+	before := map[string]bool{}
+	fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+	register()
+	sharedFlags.Lock()
+	defer sharedFlags.Unlock()
+	m := sharedFlags.m[fs]
+	if m == nil {
+		m = map[string]bool{}
+		sharedFlags.m[fs] = m
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if !before[f.Name] {
+			m[f.Name] = true
+		}
+	})
+}
+
+func sharedOf(fs *flag.FlagSet) map[string]bool {
+	sharedFlags.Lock()
+	defer sharedFlags.Unlock()
+	return sharedFlags.m[fs]
+}
+
+// printFlags is PrintDefaults for some of a set's flags.
+func printFlags(out io.Writer, flags []*flag.Flag) {
+	tmp := flag.NewFlagSet("", flag.ContinueOnError)
+	tmp.SetOutput(out)
+	for _, f := range flags {
+		tmp.Var(f.Value, f.Name, f.Usage)
+		tmp.Lookup(f.Name).DefValue = f.DefValue
+	}
+	tmp.PrintDefaults()
 }
 
 // parseFlags parses args and turns flag errors into usage errors.
@@ -53,9 +116,11 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flag.FlagSet, e *env) {
-	fs.StringVar(&c.server, "server", defaultServerURL(e), "NATS URL of the hub (or $NATS_URL); credentials: --creds, --nkey or --user")
 	fs.BoolVar(&c.json, "json", false, "print JSON for scripts")
-	c.auth.register(fs, e)
+	shared(fs, func() {
+		fs.StringVar(&c.server, "server", defaultServerURL(e), "NATS URL of the hub, nats://host:port (or $NATS_URL); credentials: --creds, --nkey or --user")
+		c.auth.register(fs, e)
+	})
 	c.getenv = e.getenv
 }
 
@@ -71,3 +136,11 @@ func isTerminal(w io.Writer) bool {
 
 // oneLine folds an error or text onto one line for stderr.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// isTerminalReader reports whether r is a terminal, for editors: an
+// editor needs one to talk to.
+func isTerminalReader(r io.Reader) bool {
+	type fder interface{ Fd() uintptr }
+	f, ok := r.(fder)
+	return ok && isatty.IsTerminal(f.Fd())
+}

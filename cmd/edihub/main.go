@@ -65,6 +65,10 @@ func unreachableErr(err error) error {
 
 // hubDownErr is the one message for a hub that cannot be reached.
 func hubDownErr(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) { // a refusal with its own words (checkServerURL)
+		return err
+	}
 	return unreachableErr(fmt.Errorf("%v (is the hub running? start it with 'edihub serve')", err))
 }
 

@@ -79,7 +79,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": escape.Line(msg)})
+	// Text, not Line: errors quote input escaped already (escape once).
+	writeJSON(w, status, map[string]string{"error": escape.Text(msg)})
 }
 
 // fail maps ops errors to HTTP statuses.
@@ -285,8 +286,9 @@ func (a *api) results(w http.ResponseWriter, f func() ([]ops.ActionResult, error
 }
 
 type editBody struct {
-	Payload []byte `json:"payload"` // base64 in JSON
-	Reason  string `json:"reason,omitempty"`
+	Payload []byte  `json:"payload,omitempty"` // base64 in JSON: the bytes as they are
+	Text    *string `json:"text,omitempty"`    // or the edited text, stored in the charset its UNB declares
+	Reason  string  `json:"reason,omitempty"`
 }
 
 func (a *api) edit(w http.ResponseWriter, r *http.Request) {
@@ -294,11 +296,17 @@ func (a *api) edit(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, maxAPIEditBody, &b) {
 		return
 	}
-	if len(b.Payload) == 0 {
-		writeJSONError(w, http.StatusBadRequest, "payload (base64) is required")
+	if (len(b.Payload) == 0) == (b.Text == nil || *b.Text == "") {
+		writeJSONError(w, http.StatusBadRequest, "give the edited payload as payload (base64 bytes) or text, one of them")
 		return
 	}
-	res, err := a.opsFor(r).Edit(r.Context(), r.PathValue("id"), b.Payload, b.Reason)
+	var res *ops.EditResult
+	var err error
+	if b.Text != nil && *b.Text != "" {
+		res, err = a.opsFor(r).EditText(r.Context(), r.PathValue("id"), *b.Text, b.Reason)
+	} else {
+		res, err = a.opsFor(r).Edit(r.Context(), r.PathValue("id"), b.Payload, b.Reason)
+	}
 	if err != nil {
 		fail(w, err)
 		return

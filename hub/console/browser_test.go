@@ -258,13 +258,13 @@ func TestConsoleReadRole(t *testing.T) {
 		t.Fatalf("refused writes changed something: %v → %v", before, after)
 	}
 
-	// esc.js shows what escape.Line shows.
+	// esc.js shows what escape.Text shows.
 	cases := []string{"plain ASCII", `back\slash`, "\x1b[31mred\x1b[0m", "\u202eevil", "a\nb\r\tc", "\x00\x7f",
-		"é", "\u009b2J", "😀", "\u2028", "<img src=x>"}
+		"é", "\u009b2J", "😀", "\u2028", "<img src=x>", "BÜTTNER — ok", `stored \x00 escaped once`, "\u2066x\u2069\u061c"}
 	got := eval[[]string](t, ctx, fmt.Sprintf(`import("/console/js/esc.js").then(m => %s.map(m.esc))`, jsonOf(t, cases)))
 	for i, c := range cases {
-		if want := escape.Line(c); got[i] != want {
-			t.Errorf("esc(%q) = %q, escape.Line gives %q", c, got[i], want)
+		if want := escape.Text(c); got[i] != want {
+			t.Errorf("esc(%q) = %q, escape.Text gives %q", c, got[i], want)
 		}
 	}
 }

@@ -32,6 +32,7 @@ type ShowResult struct {
 	// EditGone: the edit that supersedes this original is no longer in
 	// its stream (replayed, dropped or expired); there is nothing to link.
 	EditGone bool `json:"edit_gone,omitempty"`
+	Text          PayloadText `json:"text"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
@@ -56,7 +57,7 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 		e.SupersededBy, e.EditReplayedAs = next, replayedAs
 	}
 	res := &ShowResult{Entry: e, Payload: raw.Data, PayloadSHA256: audit.PayloadHash(raw.Data),
-		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest)}
+		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest), Text: TextOf(raw.Data)}
 	res.EditGone = o.editGone(ctx, e.SupersededBy)
 	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: res.PayloadSHA256}, ""); err != nil {
 		return nil, err // no audit, no payload
@@ -224,6 +225,9 @@ type EditResult struct {
 // stream and subject, with x-edited-from, and records original → edited in
 // the edits bucket; from then on only the edited version is replayed.
 func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string) (*EditResult, error) {
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return nil, ErrEmptyEdit
+	}
 	ref, err := o.ParseID(id)
 	if err != nil {
 		return nil, err

@@ -47,6 +47,13 @@ func (o *Ops) AuditList(ctx context.Context, f AuditFilter, limit int) ([]audit.
 	if err != nil {
 		return nil, err
 	}
+	if f.Action != "" && !slices.ContainsFunc(all, func(r audit.Record) bool { return r.Event.Action == f.Action }) {
+		// A misspelt action matches nothing: say so, unless it is one the
+		// trail may yet hold (or one a newer hub wrote).
+		if err := checkKnown("action", f.Action, AuditActions); err != nil {
+			return nil, err
+		}
+	}
 	out := all[:0]
 	for _, r := range all {
 		if f.match(r) {

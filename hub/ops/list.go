@@ -66,6 +66,9 @@ func (f *Filter) Set(k, v string) error {
 	case "stage":
 		f.Stage = v
 	case "cause":
+		if err := checkKnown("cause", v, KnownCauses()); err != nil {
+			return err
+		}
 		f.Cause = v
 	case "partner":
 		f.Partner = v

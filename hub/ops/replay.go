@@ -87,11 +87,14 @@ type ReplayItem struct {
 
 // ReplayReport sums up a replay.
 type ReplayReport struct {
-	DryRun   bool `json:"dry_run"`
-	Matched  int  `json:"matched"`
-	Left     int  `json:"left"` // matched but over Max: run again
-	Replayed int  `json:"replayed"`
-	Skipped  int  `json:"skipped"`
+	DryRun  bool `json:"dry_run"`
+	Matched int  `json:"matched"`
+	Left    int  `json:"left"` // matched but not sent (over Max, or interrupted): run again
+	// OverMax is the part of Left that Max held back; the rest of Left was
+	// interrupted (the context ended).
+	OverMax  int `json:"over_max,omitempty"`
+	Replayed int `json:"replayed"`
+	Skipped  int `json:"skipped"`
 	// AlreadyReplayed counts edited originals whose edit was replayed
 	// before: done, not a failure.
 	AlreadyReplayed int          `json:"already_replayed"`
@@ -216,6 +219,7 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		for i, e := range entries {
 			if i == req.Max {
 				rep.Left = len(entries) - i
+				rep.OverMax = rep.Left
 				break
 			}
 			refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
@@ -237,6 +241,10 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		if i > 0 && !req.DryRun {
 			if d := start.Add(time.Duration(i) * interval).Sub(o.o.Now()); d > 0 {
 				o.o.Sleep(d)
+			}
+			if ctx.Err() != nil { // interrupted while pacing: not sent, not skipped
+				rep.Left += len(refs) - i
+				break
 			}
 		}
 		it := o.replayOne(ctx, ref, &req)
@@ -428,16 +436,16 @@ func (o *Ops) dryRun(data []byte, h nats.Header, e Entry, subject string, force 
 		d.Verdict = "would be acked as a duplicate without outputs: the ledger has seen every interchange of it (replay with force to process it again)"
 	case errors.As(dec.Err, &unavailable):
 		d.Parse = "ok"
-		d.Verdict = "cannot say: " + escape.Line(dec.Err.Error())
+		d.Verdict = "cannot say: " + escape.Text(dec.Err.Error())
 	case errors.As(dec.Err, &ge), errors.As(dec.Err, &ue):
-		d.Guard = escape.Line(dec.Err.Error())
+		d.Guard = escape.Text(dec.Err.Error())
 		d.Verdict = "would be dead-lettered again (" + d.Cause + "): the guard refuses it"
 	case d.Cause != "":
-		d.Parse = escape.Line(dec.Err.Error())
+		d.Parse = escape.Text(dec.Err.Error())
 		d.Verdict = "would be dead-lettered again (" + d.Cause + "): " + refusedBy(d.Cause)
 	default:
-		d.Parse = escape.Line(dec.Err.Error())
-		d.Verdict = "would fail again: " + escape.Line(dec.Err.Error())
+		d.Parse = escape.Text(dec.Err.Error())
+		d.Verdict = "would fail again: " + escape.Text(dec.Err.Error())
 	}
 	if d.Acks > 0 {
 		d.Verdict += fmt.Sprintf("; the partner would get %d acknowledgement(s)", d.Acks)

@@ -13,22 +13,26 @@ import (
 )
 
 // The one payload view of the runbook: dlq show, poison show and the API
-// show a payload one segment a line with its offset, escaped by the
-// escape package, and the unreadable rest as escaped bytes.
+// show a payload one segment a line with its offset, decoded by the
+// charset its UNB declares (edifact.CharsetOf) and escaped once by the
+// escape package (controls and bidi as \xNN of their bytes), and the
+// unreadable rest as escaped bytes.
 
 // SegmentLine is one EDIFACT (or X12) segment as shown to an operator.
 type SegmentLine struct {
 	N      int    `json:"n"`      // 1-based segment number (UNA not counted)
 	Offset int64  `json:"offset"` // byte offset of the tag
 	Tag    string `json:"tag"`    // escaped
-	Text   string `json:"text"`   // the segment's bytes, escaped, without the line break after it
+	Text   string `json:"text"`   // the segment decoded (Charset) and escaped, without the line break after it
 }
 
 // SegmentView is a payload shown one segment a line. When the reader stops
 // at an error, Error says why and Rest holds the unread bytes, escaped.
 type SegmentView struct {
 	Standard  string        `json:"standard,omitempty"`
-	Prefix    string        `json:"prefix,omitempty"` // bytes before the first segment (UNA, BOM), escaped
+	Charset   string        `json:"charset,omitempty"`   // how Lines were decoded: UTF-8, ISO-8859-1, ...
+	SyntaxID  string        `json:"syntax_id,omitempty"` // the UNB syntax identifier that says so (escaped)
+	Prefix    string        `json:"prefix,omitempty"`    // bytes before the first segment (UNA, BOM), escaped
 	Lines     []SegmentLine `json:"lines"`
 	Error     string        `json:"error,omitempty"`
 	RestAt    int64         `json:"rest_offset,omitempty"`
@@ -45,6 +49,8 @@ func Segments(data []byte, maxLines, maxRest int) SegmentView {
 		return ublSegments(data, maxLines, maxRest)
 	}
 	var v SegmentView
+	cs := edifact.CharsetOf(edifact.SyntaxIDOf(data), data)
+	v.Charset, v.SyntaxID = cs.Name, escape.Line(cs.SyntaxID)
 	r := edifact.NewReader(bytes.NewReader(data))
 	prev := int64(0)
 	for {
@@ -58,7 +64,7 @@ func Segments(data []byte, maxLines, maxRest int) SegmentView {
 		}
 		if err != nil {
 			v.Standard = r.Standard()
-			v.Error = escape.Line(err.Error())
+			v.Error = escape.Text(err.Error()) // the reader quotes input escaped already
 			v.RestAt = prev
 			v.Rest = restOf(data, prev, maxRest, &v)
 			return v
@@ -69,7 +75,7 @@ func Segments(data []byte, maxLines, maxRest int) SegmentView {
 		end := min(r.InputOffset(), int64(len(data)))
 		start := min(seg.Offset, end)
 		text := bytes.TrimRight(data[start:end], "\r\n")
-		v.Lines = append(v.Lines, SegmentLine{N: seg.Number, Offset: seg.Offset, Tag: escape.Line(seg.Tag), Text: escape.Line(string(text))})
+		v.Lines = append(v.Lines, SegmentLine{N: seg.Number, Offset: seg.Offset, Tag: escape.Line(seg.Tag), Text: escape.Decoded(text, cs.DecodeRune)})
 		prev = end
 		if maxLines > 0 && len(v.Lines) >= maxLines {
 			v.Truncated = prev < int64(len(data))

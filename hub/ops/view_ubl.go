@@ -19,7 +19,7 @@ func ublSegments(data []byte, maxLines, maxRest int) SegmentView {
 	v := SegmentView{Standard: wire.StandardUBL}
 	doc, err := ubl.ParseBytes(data, nil)
 	if err != nil {
-		v.Error = escape.Line(err.Error())
+		v.Error = escape.Text(err.Error())
 		if ue, ok := err.(*ubl.Error); ok && ue.Offset > 0 && ue.Offset <= int64(len(data)) {
 			v.RestAt = int64(bytes.LastIndexByte(data[:ue.Offset], '\n') + 1)
 		}
@@ -29,7 +29,7 @@ func ublSegments(data []byte, maxLines, maxRest int) SegmentView {
 	findings := doc.Validate(nil)
 	var out bytes.Buffer
 	if err := doc.WriteOutline(&out, findings); err != nil {
-		v.Error = escape.Line(err.Error())
+		v.Error = escape.Text(err.Error())
 		return v
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -45,7 +45,7 @@ func ublSegments(data []byte, maxLines, maxRest int) SegmentView {
 	})
 	for _, f := range findings {
 		if f.Severity == ubl.Fatal {
-			v.Error = escape.Line("fails " + f.String())
+			v.Error = escape.Text("fails " + f.String())
 			break
 		}
 	}

@@ -5,8 +5,6 @@ import { h, toast } from "./dom.js";
 import { post } from "./api.js";
 import { esc } from "./esc.js";
 
-function bytesOf(b64) { const s = atob(b64 || ""); const b = new Uint8Array(s.length); for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i); return b; }
-function b64Of(bytes) { let s = ""; for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000)); return btoa(s); }
 
 // segmentsOf splits EDIFACT text after each segment terminator (and at
 // line breaks) so that a diff reads segment by segment.
@@ -42,11 +40,13 @@ export function diff(a, b) {
   return out;
 }
 
+// The text to edit comes decoded from the server in the charset the
+// payload's UNB declares (m.text: a Latin-1 UNOC payload as Latin-1), and
+// goes back as text: the server encodes it in the charset the edited UNB
+// declares, so the saved bytes keep the payload's encoding.
 export function editor(e, m) {
-  const orig = bytesOf(m.payload);
-  const dec = new TextDecoder("utf-8", { fatal: false });
-  const text = dec.decode(orig);
-  const lossy = b64Of(new TextEncoder().encode(text)) !== m.payload;
+  const t = m.text || { text: "", charset: "UTF-8", exact: true };
+  const text = t.text;
   const area = h("textarea", { class: "edit", id: "edit-text", spellcheck: "false" });
   area.value = text;
   const reason = h("input", { id: "edit-reason", size: 60, placeholder: "why (in the audit trail)" });
@@ -67,7 +67,7 @@ export function editor(e, m) {
   save.addEventListener("click", async () => {
     save.disabled = true;
     try {
-      const res = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/edit", { payload: b64Of(new TextEncoder().encode(area.value)), reason: reason.value });
+      const res = await post("/api/v1/dlq/" + encodeURIComponent(e.id) + "/edit", { text: area.value, reason: reason.value });
       toast(`saved as ${res.edited}; ${e.id} is kept as evidence`);
       location.hash = "#/message/" + encodeURIComponent(res.edited);
     } catch (err) { diffBox.append(h("p", { class: "error" }, esc(err.message))); }
@@ -75,6 +75,7 @@ export function editor(e, m) {
   return h("div", { class: "box", id: "editor" },
     h("h2", null, "Edit " + e.id),
     h("p", { class: "muted" }, "The original stays as evidence; from now on only the edited version is replayed (as edihub dlq edit)."),
-    lossy ? h("p", { class: "warn" }, "This payload has bytes that are not UTF-8; the editor shows them as U+FFFD and saving would replace them. Use edihub dlq edit --from-file for byte-exact edits.") : null,
+    h("p", { class: "muted", id: "edit-charset" }, "Read and saved as " + esc(t.charset) + (t.syntax_id ? " (its UNB declares " + esc(t.syntax_id) + ")" : "") + "."),
+    t.exact ? null : h("p", { class: "warn", id: "edit-lossy" }, "This payload has bytes that are not valid " + esc(t.charset) + "; the editor shows them as U+FFFD and saving would replace them. Use edihub dlq edit --from-file for byte-exact edits."),
     area, h("p", null, h("label", null, "Reason ", reason)), h("div", { class: "actions" }, preview, save), diffBox);
 }

@@ -39,7 +39,8 @@ export async function message(view, id) {
 
   const ubl = m.segments && m.segments.standard === "UBL";
   view.append(h("h2", null, ubl ? "Payload, one UBL element a line (line:column, XPath, value; failing rules after <-)"
-    : "Payload, one segment a line (byte offsets; control and non-ASCII bytes escaped)"), segments(m.segments, e.edited_from ? "" : e.error_msg)); // an edit's x-error-msg is its original's
+    : "Payload, one segment a line (byte offsets; read as " + esc(m.segments.charset || "ASCII") +
+      (m.segments.syntax_id ? ", as its UNB declares " + esc(m.segments.syntax_id) : "") + "; controls and bidi marks escaped)"), segments(m.segments, e.edited_from ? "" : e.error_msg)); // an edit's x-error-msg is its original's
 
   const hdrs = Object.entries(e.headers || {}).sort(([a], [b]) => a.localeCompare(b));
   view.append(h("h2", null, "Headers"), table(["name", "value"], hdrs.flatMap(([k, vs]) => vs.map(v => [h("code", null, esc(k)), h("span", { class: "wrap mono" }, esc(v))]))));
