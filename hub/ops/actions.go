@@ -31,8 +31,8 @@ type ShowResult struct {
 	Segments      SegmentView `json:"segments"`
 	// EditGone: the edit that supersedes this original is no longer in
 	// its stream (replayed, dropped or expired); there is nothing to link.
-	EditGone bool `json:"edit_gone,omitempty"`
-	Text          PayloadText `json:"text"`
+	EditGone bool        `json:"edit_gone,omitempty"`
+	Text     PayloadText `json:"text"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
