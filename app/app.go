@@ -20,6 +20,7 @@ import (
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/bridge"
+	"github.com/edihub/edihub/claimcheck"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/hub"
@@ -250,7 +251,7 @@ func (a *App) connect(ctx context.Context) error {
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
 			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
 			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket,
-			Payloads: cfg.Hub.ClaimCheck.Bucket}
+			Payloads: cfg.Hub.ClaimCheck.Bucket, Uploads: cfg.Hub.ClaimCheck.UploadStream}
 		var srv *server.Server
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
 			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
@@ -320,6 +321,18 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	}
 	a.ags, a.led = ags, led
 	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys})}, a.env.Stages...)
+	var claim *claimcheck.Store
+	if cfg.Hub.ClaimCheck.On() {
+		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
+			return err
+		}
+		uploads, err := openUploads(ctx, a.js, claim, cfg)
+		if err != nil {
+			return err
+		}
+		maxSize := func(partner string) int64 { return cfg.Parse.Options(partner).MaxSize }
+		stages[0].Handle = uploadMiddleware(uploads, maxSize, log)(stages[0].Handle)
+	}
 	if cfg.Hub.Drill {
 		stages[0].Handle = drill.Middleware(log)(stages[0].Handle)
 		log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
@@ -347,17 +360,15 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if lim, src, err := ejs.StoreLimit(ctx, a.js, a.srv); err == nil {
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
-	var claim hub.ClaimChecker
-	if cfg.Hub.ClaimCheck.On() {
-		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
-			return err
-		}
+	var checker hub.ClaimChecker
+	if claim != nil {
+		checker = claim
 	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: a.env.Actor, Keyring: keys,
 		Singletons: a.shared.singletons, AlertLimiter: a.shared.limiter, ForgetPartners: forget, Owners: a.shared.hubOwners(),
-		OnFatal: onFatal, ClaimCheck: claim,
+		OnFatal: onFatal, ClaimCheck: checker,
 	})
 	if err != nil {
 		return configErr(err)

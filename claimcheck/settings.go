@@ -2,6 +2,7 @@ package claimcheck
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/edihub/edihub/wire"
 )
@@ -15,6 +16,16 @@ type Settings struct {
 	// Bucket is the object store (default edihub-payloads). Its objects
 	// are kept as long as hub.retention.parsed.max_age keeps outputs.
 	Bucket string `yaml:"bucket"`
+	// UploadStream keeps the chunks of interchanges partners upload
+	// because they are too large for the server (edihub send does), until
+	// the hub takes them into Bucket (default UPLOAD, subjects
+	// edi.upload.<partner>.<sha256>).
+	UploadStream string `yaml:"upload_stream"`
+	// UploadTTL: chunks of an upload not taken by then are dropped (an
+	// upload that never completes or is never announced; default 1h).
+	UploadTTL time.Duration `yaml:"upload_ttl"`
+	// UploadMaxBytes bounds the upload stream (default 1 GiB).
+	UploadMaxBytes int64 `yaml:"upload_max_bytes"`
 }
 
 // On says whether payloads too large are stored aside.
@@ -29,6 +40,15 @@ func (c *Settings) SetDefaults() {
 	if c.Bucket == "" {
 		c.Bucket = wire.DefaultPayloadBucket
 	}
+	if c.UploadStream == "" {
+		c.UploadStream = wire.DefaultUploadStream
+	}
+	if c.UploadTTL == 0 {
+		c.UploadTTL = DefaultUploadTTL
+	}
+	if c.UploadMaxBytes == 0 {
+		c.UploadMaxBytes = DefaultUploadMaxBytes
+	}
 }
 
 // Validate reports a bucket name the object store would refuse.
@@ -36,5 +56,15 @@ func (c *Settings) Validate() []error {
 	if _, err := wire.ParsePayloadRef(c.Bucket + "/x"); err != nil {
 		return []error{fmt.Errorf("claim_check.bucket %q: letters, digits, - and _ only", c.Bucket)}
 	}
-	return nil
+	var errs []error
+	if _, err := wire.ParsePayloadRef(c.UploadStream + "/x"); c.UploadStream != "" && err != nil {
+		errs = append(errs, fmt.Errorf("claim_check.upload_stream %q: letters, digits, - and _ only", c.UploadStream))
+	}
+	if c.UploadTTL < 0 || (c.UploadTTL > 0 && c.UploadTTL < time.Second) {
+		errs = append(errs, fmt.Errorf("claim_check.upload_ttl %v: at least 1s", c.UploadTTL))
+	}
+	if c.UploadMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("claim_check.upload_max_bytes %d: want a positive size", c.UploadMaxBytes))
+	}
+	return errs
 }
