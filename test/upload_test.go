@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,4 +200,99 @@ func waitStreamMsg(t *testing.T, j js.JetStream, stream string, ok func(*js.RawS
 		return errors.New("not in " + stream + " yet")
 	})
 	return found
+}
+
+// A dead letter whose payload is an upload, through the runbook of the
+// real binary on a stock server with the generated accounts: `dlq show`
+// (as the operator) shows the uploaded bytes, fetched and checked; the
+// dry run decides on them; an edit through the API (the hub's rights) of
+// more than the server takes is stored as an upload, and the replay sends
+// the reference, which the hub takes and parses.
+func TestUploadedDeadLetterThroughRunbook(t *testing.T) {
+	url := startAccountsServer(t, "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	const token = "upload-operator-token-0123456789"
+	cfgPath := filepath.Join(dir, "edihub.yaml")
+	conf := "hub:\n  partitions: 2\nsandbox:\n  enabled: false\napi:\n  tokens:\n    - {name: oncall, token: " + token + ", role: operator}\n"
+	if err := os.WriteFile(cfgPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	data := filepath.Join(dir, "data")
+	startServe(t, httpAddr, []string{"EDIHUB_NATS_PASSWORD=" + hubPassword},
+		"serve", "--config", cfgPath, "--data", data, "--http", httpAddr, "--nats-url", url, "--user", "edihub", "--log-level", "info")
+	_, hubJS, _ := connectAs(t, url, ejs.ClientAuth{User: "edihub", Password: hubPassword})
+	run := func(env string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(os.Environ(), env)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("edihub %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+
+	good := textInvoic("FIX00001", 1500<<10)
+	broken := bytes.Replace(good, []byte("'UNT+"), []byte("'UNT+9"), 1) // a wrong segment count
+	file := filepath.Join(dir, "broken.edi")
+	if err := os.WriteFile(file, broken, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run("EDIHUB_NATS_PASSWORD="+acmePassword, "send", "--partner", "ACME", "--server", url, "--user", "acme",
+		"--inbox-prefix", ejs.PartnerInboxPrefix("ACME"), "--outcome", "0", file)
+	dl := waitStreamMsg(t, hubJS, "DLQ", func(m *js.RawStreamMsg) bool { return m.Subject == "edi.parse.dlq.schema" })
+	id := "DLQ:" + strconv.FormatUint(dl.Sequence, 10)
+
+	op := func(args ...string) string {
+		return run("EDIHUB_NATS_PASSWORD="+operatorPassword, append(args, "--server", url, "--user", "operator", "--data", data)...)
+	}
+	show := op("dlq", "show", id)
+	if !strings.Contains(show, "payload stored aside as edihub-payloads/upload/ACME/"+hexSHA(broken)) || !strings.Contains(show, "UNB+UNOA:3+SENDER:14") ||
+		!strings.Contains(show, fmt.Sprintf("%d bytes  sha256 %s", len(broken), hexSHA(broken))) {
+		t.Fatalf("dlq show:\n%.2000s", show)
+	}
+	// a dry run that would fail exits 1: it says so on the real bytes
+	dryCmd := exec.Command(binary, "dlq", "replay", id, "--dry-run", "--server", url, "--user", "operator", "--data", data)
+	dryCmd.Env = append(os.Environ(), "EDIHUB_NATS_PASSWORD="+operatorPassword)
+	if dry, _ := dryCmd.CombinedOutput(); !strings.Contains(string(dry), "would be dead-lettered again (schema)") || !strings.Contains(string(dry), "UNT count 9") {
+		t.Fatalf("dry run:\n%s", dry)
+	}
+
+	api := func(method, path, body string) string {
+		t.Helper()
+		req, err := http.NewRequest(method, "http://"+httpAddr+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %s %s", method, path, resp.Status, b)
+		}
+		return string(b)
+	}
+	if got := api("GET", "/api/v1/dlq/"+id, ""); !strings.Contains(got, `"referenced":{"ref":"edihub-payloads/upload/ACME/`+hexSHA(broken)) {
+		t.Fatalf("API show: %.300s", got)
+	}
+	body, _ := json.Marshal(map[string]any{"payload": good, "reason": "segment count fixed"})
+	if got := api("POST", "/api/v1/dlq/"+id+"/edit", string(body)); !strings.Contains(got, hexSHA(good)) {
+		t.Fatalf("API edit: %s", got)
+	}
+	op("dlq", "replay", id)
+	parsed := waitStreamMsg(t, hubJS, "PARSED", func(m *js.RawStreamMsg) bool { return m.Header.Get("x-message-id") == "FIX00001" })
+	if view, err := hubclient.PayloadOf(ctx, hubJS, parsed.Header, parsed.Data); err != nil || !bytes.Contains(view, []byte("LARGE PAYLOAD TEXT")) {
+		t.Fatalf("parsed after the replay: %d bytes, %v", len(view), err)
+	}
+	in := waitStreamMsg(t, hubJS, "INGEST", func(m *js.RawStreamMsg) bool { return m.Header.Get("x-replayed-from") != "" })
+	if len(in.Data) > 256 || in.Header.Get("x-upload-sha256") != hexSHA(good) {
+		t.Fatalf("the replayed copy: %d bytes, headers %v", len(in.Data), in.Header)
+	}
 }
