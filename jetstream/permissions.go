@@ -299,6 +299,9 @@ const confHeader = `# NATS accounts for edihub. GENERATED from jetstream/account
 # which reaches HUB only through these imports: its ingest subject (a
 # service import: the server answers the PubAck through a reply subject of
 # its own, so a reply subject the partner chose never reaches HUB), its
+# upload subjects edi.upload.<ID>.> (chunks of an interchange over the
+# server's limit, likewise a service import into stream UPLOAD; the
+# partner reads nothing of them back), its
 # results and acknowledgements (stream imports), and the pull consumer on
 # PARSED named after it (info, next, ack; the hub's administrator creates
 # it). Nothing a partner publishes, and no reply to it, can land in AUDIT,
