@@ -92,7 +92,7 @@ func refused(format string, a ...any) error { return &RefusedError{Err: fmt.Erro
 // it is the hub's header, and the hub never takes a payload named by one.
 func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, maxSize int64) ([]byte, error) {
 	for k := range h {
-		if strings.EqualFold(k, wire.HdrPayloadRef) {
+		if len(k) == len(wire.HdrPayloadRef) && strings.EqualFold(k, wire.HdrPayloadRef) {
 			return nil, refused("the message carries %s, the hub's own header: a partner sends a large interchange as an upload (edihub send), never a reference", wire.HdrPayloadRef)
 		}
 	}
