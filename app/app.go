@@ -20,7 +20,6 @@ import (
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/bridge"
-	"github.com/edihub/edihub/claimcheck"
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/hub"
@@ -321,18 +320,6 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	}
 	a.ags, a.led = ags, led
 	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys})}, a.env.Stages...)
-	var claim *claimcheck.Store
-	if cfg.Hub.ClaimCheck.On() {
-		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
-			return err
-		}
-		uploads, err := openUploads(ctx, a.js, claim, cfg)
-		if err != nil {
-			return err
-		}
-		maxSize := func(partner string) int64 { return cfg.Parse.Options(partner).MaxSize }
-		stages[0].Handle = uploadMiddleware(uploads, maxSize, log)(stages[0].Handle)
-	}
 	if cfg.Hub.Drill {
 		stages[0].Handle = drill.Middleware(log)(stages[0].Handle)
 		log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")
@@ -361,8 +348,19 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
 	var checker hub.ClaimChecker
-	if claim != nil {
+	if cfg.Hub.ClaimCheck.On() {
+		claim, err := openClaimCheck(ctx, a.js, cfg)
+		if err != nil {
+			return err
+		}
 		checker = claim
+		uploads, err := openUploads(ctx, a.js, claim, cfg)
+		if err != nil {
+			return err
+		}
+		// outermost: every stage (the drill too) sees the uploaded bytes
+		maxSize := func(partner string) int64 { return cfg.Parse.Options(partner).MaxSize }
+		stages[0].Handle = uploadMiddleware(uploads, maxSize, log)(stages[0].Handle)
 	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,

@@ -24,7 +24,8 @@ type Settings struct {
 	// UploadTTL: chunks of an upload not taken by then are dropped (an
 	// upload that never completes or is never announced; default 1h).
 	UploadTTL time.Duration `yaml:"upload_ttl"`
-	// UploadMaxBytes bounds the upload stream (default 1 GiB).
+	// UploadMaxBytes bounds the upload stream (0, the default: 1/16 of
+	// the JetStream store, 1 MiB to 1 GiB, as hub.dlq.max_bytes).
 	UploadMaxBytes int64 `yaml:"upload_max_bytes"`
 }
 
@@ -45,9 +46,6 @@ func (c *Settings) SetDefaults() {
 	}
 	if c.UploadTTL == 0 {
 		c.UploadTTL = DefaultUploadTTL
-	}
-	if c.UploadMaxBytes == 0 {
-		c.UploadMaxBytes = DefaultUploadMaxBytes
 	}
 }
 
