@@ -9,7 +9,6 @@ import (
 
 	"github.com/edihub/edihub/claimcheck"
 	"github.com/edihub/edihub/hub"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -18,12 +17,8 @@ import (
 // replicated like the streams, taken into the payload bucket.
 func openUploads(ctx context.Context, j js.JetStream, payloads *claimcheck.Store, cfg *Config) (*claimcheck.Uploads, error) {
 	cc := cfg.Hub.ClaimCheck
-	maxBytes := cc.UploadMaxBytes
-	if maxBytes == 0 { // sized from the store, as the DLQ's
-		maxBytes = ejs.DefaultReservation(cfg.Hub.StoreLimit)
-	}
 	return claimcheck.OpenUploads(ctx, j, payloads, claimcheck.UploadsConfig{
-		Stream: cc.UploadStream, Replicas: cfg.NATS.Replicas, TTL: cc.UploadTTL, MaxBytes: maxBytes})
+		Stream: cc.UploadStream, Replicas: cfg.NATS.Replicas, TTL: cc.UploadTTL, MaxBytes: cc.UploadBytes(cfg.Hub.StoreLimit)})
 }
 
 // uploadMiddleware gives the stages an uploaded interchange's bytes in

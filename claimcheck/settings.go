@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -27,6 +28,19 @@ type Settings struct {
 	// UploadMaxBytes bounds the upload stream (0, the default: 1/16 of
 	// the JetStream store, 1 MiB to 1 GiB, as hub.dlq.max_bytes).
 	UploadMaxBytes int64 `yaml:"upload_max_bytes"`
+}
+
+// UploadBytes is the upload stream's bound on a store of storeLimit
+// bytes: UploadMaxBytes, or (0) the share every dead-letter stream gets
+// (jetstream.DefaultReservation); 0 with the claim check off.
+func (c Settings) UploadBytes(storeLimit int64) int64 {
+	switch {
+	case !c.On():
+		return 0
+	case c.UploadMaxBytes > 0:
+		return c.UploadMaxBytes
+	}
+	return ejs.DefaultReservation(storeLimit)
 }
 
 // On says whether payloads too large are stored aside.
