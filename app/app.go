@@ -251,7 +251,7 @@ func (a *App) connect(ctx context.Context) error {
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
 			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
 			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket,
-			Payloads: cfg.Hub.ClaimCheck.Bucket}
+			Payloads: cfg.Hub.ClaimCheck.Bucket, Uploads: cfg.Hub.ClaimCheck.UploadStream}
 		var srv *server.Server
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
 			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
@@ -348,17 +348,26 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if lim, src, err := ejs.StoreLimit(ctx, a.js, a.srv); err == nil {
 		cfg.Hub.StoreLimit, cfg.Hub.StoreLimitSource = lim, src
 	}
-	var claim hub.ClaimChecker
+	var checker hub.ClaimChecker
 	if cfg.Hub.ClaimCheck.On() {
-		if claim, err = openClaimCheck(ctx, a.js, cfg); err != nil {
+		claim, err := openClaimCheck(ctx, a.js, cfg)
+		if err != nil {
 			return err
 		}
+		checker = claim
+		uploads, err := openUploads(ctx, a.js, claim, cfg)
+		if err != nil {
+			return err
+		}
+		// outermost: every stage (the drill too) sees the uploaded bytes
+		maxSize := func(partner string) int64 { return cfg.Parse.Options(partner).MaxSize }
+		stages[0].Handle = uploadMiddleware(uploads, maxSize, log)(stages[0].Handle)
 	}
 	a.hub, err = hub.New(hub.Options{
 		Config: cfg.Hub, Conn: a.nc, Store: store, Stages: stages, InFlight: inflight, Suspects: suspects,
 		Logger: log, Registry: reg, Actor: a.env.Actor, Keyring: keys,
 		Singletons: a.shared.singletons, AlertLimiter: a.shared.limiter, ForgetPartners: forget, Owners: a.shared.hubOwners(),
-		OnFatal: onFatal, ClaimCheck: claim,
+		OnFatal: onFatal, ClaimCheck: checker,
 	})
 	if err != nil {
 		return configErr(err)

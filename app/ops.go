@@ -59,7 +59,7 @@ func OpenOps(ctx context.Context, j js.JetStream, cfg *Config, o *OpsOptions) (*
 	}
 	oo := ops.OpsOptions{JS: j, Streams: c.Hub.Streams, Auditor: opt.Auditor, Actor: opt.Actor, Now: opt.Now, Sleep: opt.Sleep,
 		EDIFACT: c.Parse, Replicas: c.NATS.Replicas, Grants: opt.Grants, Logger: zerolog.Nop(),
-		Agreements: opt.Agreements, Ledger: opt.Ledger}
+		Agreements: opt.Agreements, Ledger: opt.Ledger, PayloadBucket: c.Hub.ClaimCheck.Bucket}
 	if oo.Agreements == nil {
 		ags, err := partner.New(c.Partners, &partner.Options{Logger: zerolog.Nop()})
 		if err != nil {

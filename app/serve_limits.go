@@ -12,10 +12,17 @@ import (
 	ejs "github.com/edihub/edihub/jetstream"
 )
 
+// uploadChunkFloor is the smallest body a server must take for uploads of
+// interchanges over its limit to work.
+const uploadChunkFloor = 64 << 10
+
 // interchangeNeeds are the sizes the config promises to take: an
 // interchange of parse.max_size (and of each partner's override)
 // is stored in the ingest stream, and its copies (a retry, a dead letter,
-// the parking lot, quarantine) carry it whole into theirs.
+// the parking lot, quarantine) carry it whole into theirs. With the claim
+// check on, an interchange over the server's limit is uploaded instead
+// (edihub send; claimcheck.Uploads) and its copies carry the
+// announcement: then only an upload's chunk must fit.
 func interchangeNeeds(cfg *Config) []ejs.Need {
 	e, st := cfg.Parse, cfg.Hub.Streams
 	sizes := []ejs.Need{{Setting: "parse.max_size", Size: e.MaxSize}}
@@ -31,6 +38,12 @@ func interchangeNeeds(cfg *Config) []ejs.Need {
 	}
 	var needs []ejs.Need
 	for _, n := range sizes {
+		if cfg.Hub.ClaimCheck.On() {
+			// larger ones arrive as uploads (chunks sized to the server,
+			// an announcement of a few hundred bytes): what must fit is
+			// a chunk
+			n.Size = min(n.Size, uploadChunkFloor)
+		}
 		for _, stream := range []string{st.Ingest, st.Retry, st.DLQ, st.Parking, st.Poison} {
 			n.Stream = stream
 			needs = append(needs, n)
@@ -53,6 +66,6 @@ func watchServerLimits(ctx context.Context, nc *nats.Conn, j js.JetStream, cfg *
 	})
 	l := w.Limits()
 	log.Info().Str("component", "app").Int64("max_payload", l.MaxPayload).Int64("max_interchange", l.MaxBody(cfg.Hub.Streams.Ingest)).
-		Msg("the NATS server's limits take the configured interchanges")
+		Bool("uploads", cfg.Hub.ClaimCheck.On()).Msg("the NATS server's limits take the configured interchanges (larger ones as uploads, when uploads are on)")
 	return w, nil
 }

@@ -14,6 +14,8 @@ func TestInterchangeNeeds(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.SetDefaults()
 	cfg.Parse.Partners = map[string]edifact.PartnerConfig{"BIG": {MaxSize: 50 << 20}, "SAME": {}}
+	off := false
+	cfg.Hub.ClaimCheck.Enabled = &off
 	needs := interchangeNeeds(&cfg)
 	var got []string
 	for _, n := range needs {
@@ -26,5 +28,17 @@ func TestInterchangeNeeds(t *testing.T) {
 		"parse.partners.BIG.max_size=52428800@POISON"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("needs:\n%s\nwant:\n%s", strings.Join(got, " "), want)
+	}
+}
+
+// With the claim check on, an interchange over the server's limit is
+// uploaded in chunks: what must fit is a chunk, not the interchange.
+func TestInterchangeNeedsWithUploads(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.SetDefaults()
+	for _, n := range interchangeNeeds(&cfg) {
+		if n.Size != uploadChunkFloor {
+			t.Fatalf("need %s=%d@%s, want a chunk's %d", n.Setting, n.Size, n.Stream, uploadChunkFloor)
+		}
 	}
 }

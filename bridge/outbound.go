@@ -54,7 +54,10 @@ type outItem struct {
 	hs        []kgo.RecordHeader
 	partition int32 // >= 0: the Kafka partition to write to (Spring's DLT naming); -1: by key
 	poison    *unmappable
-	skip      bool // the bridge wrote it: acked, never produced
+	skip      bool        // the bridge wrote it: acked, never produced
+	claim     *wire.Claim // its payload is stored aside: value is it, fetched (claim.go)
+	value     []byte
+	aside     string // over the max record size: a dead-letter record of its reference, for this reason
 	err       error
 	done      atomic.Bool // produced (or quarantined): ready to ack
 }
@@ -258,8 +261,23 @@ func (o *outbound) produce(ctx context.Context, items []*outItem) (failed int) {
 		if it.poison != nil || it.skip {
 			continue
 		}
+		value := it.msg.Data()
+		if it.claim != nil {
+			if it.value == nil {
+				if err := o.fetchClaim(pctx, it); err != nil {
+					failed++
+					o.b.m.errors.WithLabelValues("out", o.r.Name, "fetch").Inc()
+					o.down.fail(o.log.With().Str("subject", it.msg.Subject()).Logger(), err, "cannot fetch a payload stored aside")
+					continue
+				}
+				if it.poison != nil {
+					continue
+				}
+			}
+			value = it.value
+		}
 		// A fresh record per attempt: kgo owns a record until its promise.
-		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: it.msg.Data(), Headers: it.hs}
+		rec := &kgo.Record{Topic: it.topic, Key: it.key, Value: value, Headers: it.hs}
 		if it.partition >= 0 {
 			rec.Partition = it.partition
 			rec.Context = context.WithValue(context.Background(), manualPartition{}, true)
@@ -444,6 +462,11 @@ func (o *outbound) mapMsg(m js.Msg) *outItem {
 		}
 	}
 	it.key, it.hs = key, hs
+	if c, ok, err := hubClaim(h); err != nil {
+		it.poison = unmap(causeBadHeader, "%v", err)
+	} else if ok {
+		o.mapClaim(it, c, h)
+	}
 	return it
 }
 

@@ -2,7 +2,9 @@ package claimcheck
 
 import (
 	"fmt"
+	"time"
 
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -15,6 +17,30 @@ type Settings struct {
 	// Bucket is the object store (default edihub-payloads). Its objects
 	// are kept as long as hub.retention.parsed.max_age keeps outputs.
 	Bucket string `yaml:"bucket"`
+	// UploadStream keeps the chunks of interchanges partners upload
+	// because they are too large for the server (edihub send does), until
+	// the hub takes them into Bucket (default UPLOAD, subjects
+	// edi.upload.<partner>.<sha256>).
+	UploadStream string `yaml:"upload_stream"`
+	// UploadTTL: chunks of an upload not taken by then are dropped (an
+	// upload that never completes or is never announced; default 1h).
+	UploadTTL time.Duration `yaml:"upload_ttl"`
+	// UploadMaxBytes bounds the upload stream (0, the default: 1/16 of
+	// the JetStream store, 1 MiB to 1 GiB, as hub.dlq.max_bytes).
+	UploadMaxBytes int64 `yaml:"upload_max_bytes"`
+}
+
+// UploadBytes is the upload stream's bound on a store of storeLimit
+// bytes: UploadMaxBytes, or (0) the share every dead-letter stream gets
+// (jetstream.DefaultReservation); 0 with the claim check off.
+func (c Settings) UploadBytes(storeLimit int64) int64 {
+	switch {
+	case !c.On():
+		return 0
+	case c.UploadMaxBytes > 0:
+		return c.UploadMaxBytes
+	}
+	return ejs.DefaultReservation(storeLimit)
 }
 
 // On says whether payloads too large are stored aside.
@@ -29,6 +55,12 @@ func (c *Settings) SetDefaults() {
 	if c.Bucket == "" {
 		c.Bucket = wire.DefaultPayloadBucket
 	}
+	if c.UploadStream == "" {
+		c.UploadStream = wire.DefaultUploadStream
+	}
+	if c.UploadTTL == 0 {
+		c.UploadTTL = DefaultUploadTTL
+	}
 }
 
 // Validate reports a bucket name the object store would refuse.
@@ -36,5 +68,15 @@ func (c *Settings) Validate() []error {
 	if _, err := wire.ParsePayloadRef(c.Bucket + "/x"); err != nil {
 		return []error{fmt.Errorf("claim_check.bucket %q: letters, digits, - and _ only", c.Bucket)}
 	}
-	return nil
+	var errs []error
+	if _, err := wire.ParsePayloadRef(c.UploadStream + "/x"); c.UploadStream != "" && err != nil {
+		errs = append(errs, fmt.Errorf("claim_check.upload_stream %q: letters, digits, - and _ only", c.UploadStream))
+	}
+	if c.UploadTTL < 0 || (c.UploadTTL > 0 && c.UploadTTL < time.Second) {
+		errs = append(errs, fmt.Errorf("claim_check.upload_ttl %v: at least 1s", c.UploadTTL))
+	}
+	if c.UploadMaxBytes < 0 {
+		errs = append(errs, fmt.Errorf("claim_check.upload_max_bytes %d: want a positive size", c.UploadMaxBytes))
+	}
+	return errs
 }

@@ -26,6 +26,7 @@ type Result struct {
 	Stream        string `json:"stream,omitempty"`
 	Seq           uint64 `json:"seq,omitempty"`
 	Bytes         int    `json:"bytes"`
+	Chunks        int    `json:"chunks,omitempty"` // uploaded in so many chunks (over the server's limit); 0: inline
 	MsgID         string `json:"msg_id,omitempty"`
 	CorrelationID string `json:"correlation_id,omitempty"`
 	Outcome       string `json:"outcome,omitempty"`

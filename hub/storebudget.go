@@ -15,5 +15,6 @@ func (c *Config) checkStoreBudget() error {
 		{Key: "hub.dlq.poison_max_bytes", Bytes: c.DLQ.PoisonMaxBytes},
 		{Key: "hub.retention.ingest.max_bytes", Bytes: c.Retention.Ingest.MaxBytes},
 		{Key: "hub.retention.parsed.max_bytes", Bytes: c.Retention.Parsed.MaxBytes},
+		{Key: "hub.claim_check.upload_max_bytes", Bytes: c.ClaimCheck.UploadBytes(c.StoreLimit)},
 	})
 }

@@ -31,6 +31,10 @@ func TestStoreBudgetNamesTheSettingToLower(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("the defaults on a 48 MiB store: %v", err)
 	}
+	c.ClaimCheck.UploadMaxBytes = 1 << 30 // the upload stream's bound is counted too
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "hub.claim_check.upload_max_bytes 1.0 GiB") {
+		t.Fatalf("a 1 GiB upload stream on a 48 MiB store: %v", err)
+	}
 }
 
 // On a 64 MiB disk (a real tmpfs) the fixed 1 GiB reservations of DLQ,

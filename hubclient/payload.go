@@ -49,7 +49,8 @@ func Fetch(ctx context.Context, j js.JetStream, c wire.Claim) ([]byte, error) {
 		return nil, fmt.Errorf("payload %s: %w", c.Ref, err)
 	}
 	defer r.Close()
-	buf := make([]byte, 0, c.Size)
+	// grown as read: a size in a header is not an allocation
+	buf := make([]byte, 0, min(c.Size, 1<<20))
 	h := sha256.New()
 	buf, err = readAtMost(r, buf, c.Size+1)
 	if err != nil {

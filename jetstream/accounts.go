@@ -107,13 +107,16 @@ type export struct {
 
 // partnerExports is the one list of what a partner's account reaches of
 // HubAccount: its ingest subject (a service, so the reply is the server's)
-// and its results and acknowledgements (streams). No JetStream API: a
+// and its upload subjects (a service, likewise: the stream UPLOAD stores
+// the chunks in HubAccount, the partner reads nothing back) and its
+// results and acknowledgements (streams). No JetStream API: a
 // consumer's config could name a deliver subject inside HubAccount, and a
 // real nats-server 2.15 answers a partner's imported consumer requests
 // with "JetStream not enabled for account".
 func partnerExports(p string, _ AuthNames) []export {
 	return []export{
 		{subject: "edi.ingest." + p},
+		{subject: "edi.upload." + p + ".>"}, // an upload's chunks: a service too, for the same reason
 		{subject: "edi.parsed." + p + ".>", pubsub: true},
 		{subject: "edi.outbound." + p + ".>", pubsub: true},
 	}

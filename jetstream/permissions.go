@@ -39,6 +39,8 @@ type AuthNames struct {
 	// Payloads is the claim check's object store: outputs too large for
 	// the server, referenced by x-payload-ref.
 	Payloads string
+	// Uploads is the stream of partners' upload chunks (edi.upload.>).
+	Uploads string
 }
 
 // DefaultAuthNames are the default stream and bucket names.
@@ -47,7 +49,7 @@ func DefaultAuthNames() AuthNames {
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
 		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs",
-		Payloads: "edihub-payloads",
+		Payloads: "edihub-payloads", Uploads: "UPLOAD",
 	}
 }
 
@@ -73,6 +75,7 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.AlertLimits, d.AlertLimits)
 	set(&n.AckRefs, d.AckRefs)
 	set(&n.Payloads, d.Payloads)
+	set(&n.Uploads, d.Uploads)
 	return n
 }
 
@@ -139,6 +142,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.PURGE.KV_" + n.Edits,
 				api + "STREAM.PURGE.OBJ_" + n.Forensic,
 				api + "STREAM.PURGE.OBJ_" + n.Payloads, // an output stored again replaces its object
+				api + "STREAM.PURGE." + n.Uploads,      // an upload's chunks, once taken
 				api + "CONSUMER.>",
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
@@ -213,7 +217,9 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 		return Permissions{
 			// Its account reaches the hub's through the imports of
 			// AccountsConf only: no JetStream API.
-			PublishAllow: []string{"edi.ingest." + partner},
+			// Its uploads (chunks of an interchange too large for the
+			// server) go to its own upload subjects, the same way.
+			PublishAllow: []string{"edi.ingest." + partner, "edi.upload." + partner + ".>"},
 			// its acknowledgements (CONTRL, 999, ...) by subscription
 			SubscribeAllow: []string{own, "edi.outbound." + partner + ".>", PartnerInboxPrefix(partner) + ".>"},
 		}, nil
@@ -293,6 +299,9 @@ const confHeader = `# NATS accounts for edihub. GENERATED from jetstream/account
 # which reaches HUB only through these imports: its ingest subject (a
 # service import: the server answers the PubAck through a reply subject of
 # its own, so a reply subject the partner chose never reaches HUB), its
+# upload subjects edi.upload.<ID>.> (chunks of an interchange over the
+# server's limit, likewise a service import into stream UPLOAD; the
+# partner reads nothing of them back), its
 # results and acknowledgements (stream imports), and the pull consumer on
 # PARSED named after it (info, next, ack; the hub's administrator creates
 # it). Nothing a partner publishes, and no reply to it, can land in AUDIT,

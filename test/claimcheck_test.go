@@ -146,34 +146,28 @@ func TestClaimCheckPermissions(t *testing.T) {
 	}
 }
 
-// A legal 9.9 MiB interchange of tiny segments on a server with the
-// embedded server's 32 MiB max payload: its 55 MB view cannot be a
-// message either, and ends in PARSED as a reference (it was retried for
-// ever before the claim check); the partner's next interchange is parsed.
+// A legal 9.9 MiB interchange of tiny segments on a real nats-server with
+// its default configuration (max_payload 1 MiB) and serve's default
+// parse.max_size (10 MiB): `edihub send` uploads it in chunks, the hub
+// takes the upload, and its 55 MB view, which no server would take as a
+// message, ends in PARSED as a reference (it was retried for ever before
+// the claim check); the partner's next interchange is parsed.
 func TestClaimCheckTenMiB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("parses a 9.9 MiB interchange (about 2 GB of memory)")
 	}
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "server.conf")
-	port := freePort(t)
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "listen: 127.0.0.1:%d\nmax_payload: 33554432\njetstream { store_dir: %q }\n", port, filepath.Join(dir, "js")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	n := &natsNode{t: t, bin: natsServerBinary(t), name: "32mib", conf: conf, url: fmt.Sprintf("nats://127.0.0.1:%d", port)}
-	n.start()
-	t.Cleanup(n.stop)
-	jetstreamtest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
-		nc, err := nats.Connect(n.url)
-		if err == nil {
-			nc.Close()
-		}
-		return err
-	})
+	n := startStockNATS(t)
 	h := startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\nsandbox:\n  enabled: false\n")
 	_, j := jetstreamtest.Connect(t, n.url)
 	big := tinyInvoic("HUGE1", 9900<<10)
-	jetstreamtest.PublishIngest(t, j, "ACME", string(big), nil)
+	file := filepath.Join(t.TempDir(), "huge.edi")
+	if err := os.WriteFile(file, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, 120*time.Second, "send", "--partner", "ACME", "--server", n.url, "--outcome", "0", file)
+	if code != 0 || !strings.Contains(out, "uploaded in 10 chunks") {
+		t.Fatalf("send of 9.9 MiB to a stock server: exit %d\n%s%s", code, out, errOut)
+	}
 	jetstreamtest.PublishIngest(t, j, "ACME", string(tinyInvoic("NEXT2", 2000)), nil)
 	jetstreamtest.CheckFor(t, 120*time.Second, 200*time.Millisecond, func() error {
 		if p := jetstreamtest.CountMsgs(t, j, "PARSED"); p != 2 {

@@ -54,6 +54,13 @@ func natsServerBinary(t testing.TB) string {
 // ACME and BETA, with JetStream.
 func startNATSServer(t *testing.T) string {
 	t.Helper()
+	return startAccountsServer(t, "max_payload: 33554432\n")
+}
+
+// startAccountsServer is startNATSServer with extra lines of server
+// config ("": the stock max_payload, 1 MiB).
+func startAccountsServer(t *testing.T, extra string) string {
+	t.Helper()
 	bin := natsServerBinary(t)
 	dir := t.TempDir()
 	gen := exec.Command(binary, "nats-accounts", "--partner", "ACME", "--partner", "BETA",
@@ -62,8 +69,8 @@ func startNATSServer(t *testing.T) string {
 		t.Fatalf("edihub nats-accounts: %v\n%s", err, out)
 	}
 	port := freePort(t)
-	main := fmt.Sprintf("listen: 127.0.0.1:%d\nmax_payload: 33554432\njetstream { store_dir: %q }\ninclude ./nats-permissions.conf\n",
-		port, filepath.Join(dir, "js"))
+	main := fmt.Sprintf("listen: 127.0.0.1:%d\n%sjetstream { store_dir: %q }\ninclude ./nats-permissions.conf\n",
+		port, extra, filepath.Join(dir, "js"))
 	cfg := filepath.Join(dir, "server.conf")
 	if err := os.WriteFile(cfg, []byte(main), 0o600); err != nil {
 		t.Fatal(err)

@@ -53,13 +53,18 @@ func tinyInvoic(ref string, size int) []byte {
 
 // The real binary on a real nats-server with its default configuration
 // (max_payload 1 MiB): serve with the default hub.edifact.max_size
-// (10 MiB) refuses to start and names the setting; with a max_size the
+// (10 MiB) and the claim check (so uploads) off refuses to start and
+// names the setting; with a max_size the
 // server takes and the claim check off, a 480 KB interchange whose view
 // (2.6 MB) can never be stored is dead-lettered once with the reason,
 // nothing retries it, and the partner's next interchange is parsed.
 func TestStockServerLimits(t *testing.T) {
 	n := startStockNATS(t)
-	_, stderr, code := runCLI(t, 60*time.Second, "serve", "--nats-url", n.url, "--data", t.TempDir(), "--http", "127.0.0.1:0")
+	off := filepath.Join(t.TempDir(), "edihub.yaml")
+	if err := os.WriteFile(off, []byte("hub:\n  claim_check: {enabled: false}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, 60*time.Second, "serve", "--config", off, "--nats-url", n.url, "--data", t.TempDir(), "--http", "127.0.0.1:0")
 	if code != 2 || !strings.Contains(stderr, "max_size is 10485760 bytes") || !strings.Contains(stderr, "raise max_payload") {
 		t.Fatalf("serve with 10 MiB on a stock server: exit %d: %s", code, stderr)
 	}

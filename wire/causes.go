@@ -30,13 +30,13 @@ func ValidCause(c string) bool {
 
 // reservedStages cannot be stage names: their subjects belong to streams.
 var reservedStages = map[string]bool{"ingest": true, "parsed": true, "poison": true, "audit": true, "alerts": true,
-	"forensic": true, "events": true, "readyz": true}
+	"forensic": true, "events": true, "readyz": true, "upload": true}
 
 // ValidStageName refuses a stage name that is not one subject token or
 // whose subjects would collide with another stream's.
 func ValidStageName(n string) error {
 	if n == "" || strings.ContainsAny(n, ".*> \t") || reservedStages[n] {
-		return fmt.Errorf("stage name %q: must be one subject token and not one of ingest, parsed, poison, audit, alerts, forensic, events, readyz", n)
+		return fmt.Errorf("stage name %q: must be one subject token and not one of ingest, parsed, poison, audit, alerts, forensic, events, readyz, upload", n)
 	}
 	return nil
 }

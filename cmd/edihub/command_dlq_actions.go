@@ -47,6 +47,11 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	en := res.Entry
 	fmt.Fprintf(w, "%s  %s  stored %s (%s ago)  %d bytes  sha256 %s\n", en.ID, escape.Line(en.Subject),
 		en.Time.Format("2006-01-02 15:04:05Z"), age(opsClock.now().Sub(en.Time)), len(res.Payload), res.PayloadSHA256)
+	if r := res.Referenced; r != nil && r.Error == "" {
+		fmt.Fprintf(w, "payload stored aside as %s (%d bytes, SHA-256 checked): shown fetched; a replay sends the reference\n", escape.Line(r.Ref), r.Size)
+	} else if r != nil {
+		fmt.Fprintf(w, "payload stored aside as %s, not fetched (%s): the message's body is shown\n", escape.Line(r.Ref), escape.Line(r.Error))
+	}
 	switch {
 	case en.EditReplayedAs != "":
 		fmt.Fprintf(w, "done: its edit %s was replayed as %s; this original stays as evidence (drop it when no longer needed)\n",

@@ -168,13 +168,14 @@ func (s *sender) sendOne(ctx context.Context, r *client.Result, i, n int) error 
 	client.Signed(s.o.Partner, msg, r)
 	tried := false
 	for {
-		ack, res, err := client.Publish(ctx, s.j, s.link, msg, s.o.Timeout)
+		// over the server's limit: uploaded in chunks, then announced
+		ack, chunks, res, err := client.Send(ctx, s.j, s.link, s.o.Partner, msg, s.o.Timeout)
 		switch res {
 		case client.Published:
 			if !s.outage.IsZero() {
 				s.outage = time.Time{}
 			}
-			r.OK, r.Status, r.Stream, r.Seq = true, client.StatusStored, ack.Stream, ack.Sequence
+			r.OK, r.Status, r.Stream, r.Seq, r.Chunks = true, client.StatusStored, ack.Stream, ack.Sequence, chunks
 			if ack.Duplicate {
 				r.Outcome = client.OutcomeAlreadyStored
 			}
@@ -227,6 +228,8 @@ func (s *sender) printResult(r *client.Result) {
 	case r.Status != client.StatusStored || s.bar != nil:
 	case r.Outcome == client.OutcomeAlreadyStored:
 		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d (already stored: the server dropped this re-send)\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
+	case r.Chunks > 0:
+		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes, over the server's limit: uploaded in %d chunks) → %s seq %d\n", escape.Line(r.File), r.Bytes, r.Chunks, escape.Line(r.Stream), r.Seq)
 	default:
 		fmt.Fprintf(s.e.stdout, "sent %s (%d bytes) → %s seq %d\n", escape.Line(r.File), r.Bytes, escape.Line(r.Stream), r.Seq)
 	}

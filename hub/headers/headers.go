@@ -42,7 +42,9 @@ func Carried(h nats.Header) nats.Header {
 	var out nats.Header
 	skip := func(k string) string {
 		// x-drill is a request to this hub, not a fact about the output.
-		if wire.HubOwned(k) || k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey || k == wire.HdrDrill {
+		// x-upload-*: the interchange's upload, not the output's payload
+		if wire.HubOwned(k) || k == wire.HdrCorrelationID || k == wire.HdrSignature || k == wire.HdrSignatureKey || k == wire.HdrDrill ||
+			k == wire.HdrUploadSHA256 || k == wire.HdrUploadSize {
 			return ""
 		}
 		return k

@@ -33,6 +33,10 @@ type ShowResult struct {
 	// its stream (replayed, dropped or expired); there is nothing to link.
 	EditGone bool        `json:"edit_gone,omitempty"`
 	Text     PayloadText `json:"text"`
+	// Referenced: the message's body is a reference (an upload, a payload
+	// stored aside); Payload is the payload it names, fetched and checked
+	// (or, when that failed, the body, with Referenced.Error).
+	Referenced *Referenced `json:"referenced,omitempty"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
@@ -56,8 +60,9 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 	if next, replayedAs, _, err := o.editRecord(ctx, ref); err == nil {
 		e.SupersededBy, e.EditReplayedAs = next, replayedAs
 	}
-	res := &ShowResult{Entry: e, Payload: raw.Data, PayloadSHA256: audit.PayloadHash(raw.Data),
-		Segments: Segments(raw.Data, so.MaxSegments, so.MaxRest), Text: TextOf(raw.Data)}
+	data, referenced, _ := o.realPayload(ctx, raw, e.Partner) // a failed fetch shows the body, and says why
+	res := &ShowResult{Entry: e, Payload: data, PayloadSHA256: audit.PayloadHash(data),
+		Segments: Segments(data, so.MaxSegments, so.MaxRest), Text: TextOf(data), Referenced: referenced}
 	res.EditGone = o.editGone(ctx, e.SupersededBy)
 	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: res.PayloadSHA256}, ""); err != nil {
 		return nil, err // no audit, no payload
@@ -236,7 +241,11 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	if err != nil {
 		return nil, err
 	}
-	if bytes.Equal(raw.Data, payload) {
+	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	// the payload a reference names; its body when that is gone (an
+	// upload never taken: the operator supplies the bytes)
+	current, _, _ := o.realPayload(ctx, raw, e.Partner)
+	if bytes.Equal(current, payload) {
 		return nil, ErrNoChange
 	}
 	kv, err := o.editsKV(ctx, true)
@@ -265,8 +274,12 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	if err != nil {
 		return nil, fmt.Errorf("claim %s for an edit (someone else may be editing it): %w", ref, err)
 	}
-	before, after := audit.PayloadHash(raw.Data), audit.PayloadHash(payload)
-	m := &nats.Msg{Subject: raw.Subject, Header: ejs.CopyHeaders(raw.Header), Data: payload}
+	before, after := audit.PayloadHash(current), audit.PayloadHash(payload)
+	m := &nats.Msg{Subject: raw.Subject, Header: ejs.CopyHeaders(raw.Header)}
+	// over the server's limit: kept as an upload, the edit its reference
+	if err := o.setPayload(ctx, m, payload, e.Partner); err != nil {
+		return nil, fmt.Errorf("the edited version of %s: %w", ref, err)
+	}
 	m.Header.Set(wire.HdrEditedFrom, ref.String())
 	m.Header.Set(wire.HdrEditedBy, escape.Header(o.o.Actor))
 	m.Header.Set(wire.HdrEditedAt, o.o.Now().UTC().Format(time.RFC3339Nano))
@@ -276,11 +289,10 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	if keys != nil && audit.VerifyCopy(keys, raw.Header, raw.Data) != nil {
 		keys = nil
 	}
-	audit.SignCopy(keys, m.Header, payload)
+	audit.SignCopy(keys, m.Header, m.Data)
 	if ttl := raw.Header.Get(wire.HdrTTL); ttl != "" && o.o.Streams.KindOf(ref.Stream) == wire.KindDLQ {
 		m.Header.Set(wire.HdrTTL, ttl) // the cause's retention applies to the edit too
 	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
 	ack, err := o.publishOwnCopy(ctx, m, o.copyMsgID("edit", e.Partner, ref, after), wire.HdrEditedFrom)
 	if err != nil {
 		return nil, fmt.Errorf("store the edited version of %s: %w", ref, err)
@@ -308,11 +320,15 @@ func (o *Ops) Payload(ctx context.Context, id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: audit.PayloadHash(raw.Data),
+	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	// an editor edits the payload, never its reference (the body when the
+	// payload is gone, as Show)
+	data, _, _ := o.realPayload(ctx, raw, e.Partner)
+	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: audit.PayloadHash(data),
 		Details: map[string]string{"purpose": "edit"}}, ""); err != nil {
 		return nil, err
 	}
-	return raw.Data, nil
+	return data, nil
 }
 
 func (o *Ops) parseIDs(ids []string) ([]wire.MsgRef, error) {

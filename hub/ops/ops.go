@@ -51,6 +51,9 @@ type OpsOptions struct {
 	// EditsBucket is the KV bucket mapping an edited original to its
 	// edited version (default dlq-edits).
 	EditsBucket string
+	// PayloadBucket is the claim check's object store, where payloads
+	// too large for the server are (default edihub-payloads).
+	PayloadBucket string
 	// Replicas of the edits bucket when ops creates it (0: 1; nats.replicas
 	// on a cluster).
 	Replicas int

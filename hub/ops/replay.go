@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -309,8 +310,17 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		}
 		it.Subject = wire.IngestSubject(e.Partner)
 	}
+	// A reference is replayed as it is (the hub takes the payload it
+	// names); the payload is fetched and checked first, for the dry run,
+	// the grant and the audit trail, and so that a reference whose payload
+	// is gone is not sent.
+	partner, _ := wire.PartnerOfTopic(it.Subject)
+	data, referenced, err := o.realPayload(ctx, raw, cmp.Or(e.Partner, partner))
+	if err != nil {
+		return fail(OutcomeFailed, err)
+	}
 	if req.DryRun {
-		it.DryRun = o.dryRun(raw.Data, o.replayHeader(raw.Header, target, req.Force), e, it.Subject, req.Force)
+		it.DryRun = o.dryRun(data, o.replayHeader(raw.Header, target, req.Force), e, it.Subject, req.Force)
 		it.Outcome = OutcomeWouldReplay
 		if !it.DryRun.OK {
 			it.Outcome = OutcomeWouldFail
@@ -318,7 +328,15 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		return it
 	}
 	m := &nats.Msg{Subject: it.Subject, Header: o.replayHeader(raw.Header, target, req.Force), Data: raw.Data}
-	sum := audit.PayloadHash(raw.Data)
+	if referenced != nil && (raw.Header.Get(wire.HdrUploadSHA256) == "" || partner != e.Partner) {
+		// The hub takes an upload of the partner it is sent for, and never
+		// an x-payload-ref: such a payload goes inline when it fits, else
+		// as an upload of the destination partner.
+		if err := o.setPayload(ctx, m, data, partner); err != nil {
+			return fail(OutcomeFailed, err)
+		}
+	}
+	sum := audit.PayloadHash(data) // what the parse stage checks the grant against
 	if req.Force {
 		// The grant, not the header, is what lets the copy past the
 		// ledger: written first, so the hub never sees the copy without it.
@@ -329,7 +347,6 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 			return fail(OutcomeFailed, err)
 		}
 	}
-	partner, _ := wire.PartnerOfTopic(it.Subject)
 	ack, err := o.publishOwnCopy(ctx, m, o.copyMsgID("replay", partner, target, ""), wire.HdrReplayedFrom)
 	if err != nil {
 		return fail(OutcomeFailed, fmt.Errorf("publish to %s: %w", it.Subject, err))

@@ -18,6 +18,8 @@ export async function message(view, id) {
     fact("cause", esc(e.cause)), fact("error class", esc(e.error_class)), fact("fingerprint", esc(e.fingerprint)),
     fact("original topic", esc(e.original_topic)), fact("interchange", esc(e.message_id)), fact("attempts", String(e.attempts || 0)),
     fact("size", e.size + " bytes"), fact("payload SHA-256", m.payload_sha256),
+    m.referenced ? fact("payload stored aside", esc(m.referenced.ref) + " (" + m.referenced.size + " bytes" +
+      (m.referenced.error ? "; not fetched: " + esc(m.referenced.error) + " — the body is shown" : ", fetched and checked") + ")") : null,
     e.edited_from ? fact("edited from", h("a", { href: "#/message/" + encodeURIComponent(e.edited_from) }, esc(e.edited_from))) : null,
     e.superseded_by ? fact("superseded by", m.edit_gone || e.edit_replayed_as || e.superseded_by === "pending" ? esc(e.superseded_by) + (e.superseded_by === "pending" ? "" : " (no longer stored)")
       : h("a", { href: "#/message/" + encodeURIComponent(e.superseded_by) }, esc(e.superseded_by))) : null));

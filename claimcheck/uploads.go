@@ -1,0 +1,188 @@
+package claimcheck
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/wire"
+)
+
+// Defaults of the upload stream.
+const (
+	DefaultUploadTTL      = time.Hour
+	DefaultUploadMaxBytes = 1 << 30
+)
+
+// UploadsConfig is the upload stream's settings; zero values take the
+// defaults.
+type UploadsConfig struct {
+	// Stream names it (wire.DefaultUploadStream).
+	Stream string
+	// Replicas as the streams' (1).
+	Replicas int
+	// TTL is how long the chunks of an upload the hub has not taken are
+	// kept (DefaultUploadTTL): an upload that never completes, or is never
+	// announced, is gone after it.
+	TTL time.Duration
+	// MaxBytes bounds the stream (DefaultUploadMaxBytes); a chunk past it
+	// is refused to its sender.
+	MaxBytes int64
+}
+
+// Uploads reads partners' uploads into the payload bucket.
+type Uploads struct {
+	j        js.JetStream
+	stream   js.Stream
+	payloads *Store
+}
+
+// OpenUploads creates the upload stream, or binds to it and brings its
+// settings to cfg. Taken uploads go into payloads.
+func OpenUploads(ctx context.Context, j js.JetStream, payloads *Store, cfg UploadsConfig) (*Uploads, error) {
+	if cfg.Stream == "" {
+		cfg.Stream = wire.DefaultUploadStream
+	}
+	if cfg.TTL <= 0 {
+		cfg.TTL = DefaultUploadTTL
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultUploadMaxBytes
+	}
+	if _, err := ejs.EnsureStream(ctx, j, js.StreamConfig{
+		Name: cfg.Stream, Description: "edihub: chunks of interchanges too large for the server, until the hub takes them",
+		Subjects: []string{wire.UploadAll}, Storage: js.FileStorage, Replicas: max(cfg.Replicas, 1),
+		MaxAge: cfg.TTL, MaxBytes: cfg.MaxBytes, Discard: js.DiscardNew, Duplicates: min(cfg.TTL, 10*time.Minute),
+	}); err != nil {
+		return nil, fmt.Errorf("upload stream: %w", err)
+	}
+	s, err := j.Stream(ctx, cfg.Stream)
+	if err != nil {
+		return nil, fmt.Errorf("upload stream: %w", err)
+	}
+	return &Uploads{j: j, stream: s, payloads: payloads}, nil
+}
+
+// RefusedError is an upload refused for what it is (not there, not the
+// bytes it names, too large, a forged reference): the message's failure,
+// for good. Any other error of Resolve is the environment's.
+type RefusedError struct{ Err error }
+
+func (e *RefusedError) Error() string { return e.Err.Error() }
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+func refused(format string, a ...any) error { return &RefusedError{Err: fmt.Errorf(format, a...)} }
+
+// Resolve is the payload of an ingest message stored under partner's
+// subject: nil when the message carries it inline, else the upload its
+// headers name, read from partner's upload subject only, at most maxSize
+// bytes, its SHA-256 checked, and kept in the payload bucket (where a
+// later delivery, a retry or a replay of the same message finds it once
+// the chunks are gone). An x-payload-ref on an ingest message is refused:
+// it is the hub's header, and the hub never takes a payload named by one.
+func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, maxSize int64) ([]byte, error) {
+	for k := range h {
+		if len(k) == len(wire.HdrPayloadRef) && strings.EqualFold(k, wire.HdrPayloadRef) {
+			return nil, refused("the message carries %s, the hub's own header: a partner sends a large interchange as an upload (edihub send), never a reference", wire.HdrPayloadRef)
+		}
+	}
+	up, err := wire.UploadOf(h.Get)
+	if errors.Is(err, wire.ErrNoUpload) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, &RefusedError{Err: err}
+	}
+	if maxSize > 0 && up.Size > maxSize {
+		return nil, refused("upload of %d bytes is over parse.max_size (%d bytes)", up.Size, maxSize)
+	}
+	name := wire.UploadObject(partner, up.SHA256)
+	if info, err := u.payloads.obj.GetInfo(ctx, name); err == nil {
+		// taken before (a later delivery, a retry, a replay): the
+		// object is the hub's, read back only if it is still the bytes
+		if info.Size != uint64(up.Size) {
+			return nil, refused("upload %s: the payload bucket holds %d bytes under %s, not %d", up.SHA256, info.Size, name, up.Size)
+		}
+		data, err := u.payloads.obj.GetBytes(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("upload %s: read %s/%s: %w", up.SHA256, u.payloads.Bucket(), name, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != up.SHA256 || int64(len(data)) != up.Size {
+			return nil, refused("upload %s: %s/%s is not those bytes", up.SHA256, u.payloads.Bucket(), name)
+		}
+		u.purge(ctx, partner, up.SHA256)
+		return data, nil
+	} else if !errors.Is(err, js.ErrObjectNotFound) {
+		return nil, fmt.Errorf("upload %s: payload bucket: %w", up.SHA256, err)
+	}
+	data, err := u.assemble(ctx, partner, up)
+	if err != nil {
+		var r *RefusedError
+		if errors.As(err, &r) {
+			u.purge(ctx, partner, up.SHA256)
+		}
+		return nil, err
+	}
+	meta := js.ObjectMeta{Name: name, Metadata: map[string]string{"partner": partner, "sha256": up.SHA256},
+		Opts: &js.ObjectMetaOptions{ChunkSize: u.payloads.chunkSize()}}
+	if _, err := u.payloads.obj.Put(ctx, meta, bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("upload %s: store %d bytes in %s: %w", up.SHA256, len(data), u.payloads.Bucket(), err)
+	}
+	u.purge(ctx, partner, up.SHA256)
+	return data, nil
+}
+
+// assemble reads the chunks of up from partner's upload subject, in
+// order, stopping at up.Size bytes, and checks their SHA-256.
+func (u *Uploads) assemble(ctx context.Context, partner string, up wire.Upload) ([]byte, error) {
+	subject := wire.UploadSubject(partner, up.SHA256)
+	buf := make([]byte, 0, up.Size)
+	next, seq := 0, uint64(1)
+	for int64(len(buf)) < up.Size {
+		raw, err := u.stream.GetMsg(ctx, seq, js.WithGetMsgSubject(subject))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			if next == 0 {
+				return nil, refused("upload %s: no chunk on %s (never sent by this partner, or expired)", up.SHA256, subject)
+			}
+			return nil, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("upload %s: read chunk %d: %w", up.SHA256, next, err)
+		}
+		seq = raw.Sequence + 1
+		i, err := strconv.Atoi(raw.Header.Get(wire.HdrUploadChunk))
+		switch {
+		case err != nil || i < 0:
+			return nil, refused("upload %s: chunk at %s:%d has no %s", up.SHA256, raw.Subject, raw.Sequence, wire.HdrUploadChunk)
+		case i < next: // sent again after the server's duplicate window
+			continue
+		case i > next:
+			return nil, refused("upload %s: chunk %d missing (chunk %d follows chunk %d)", up.SHA256, next, i, next-1)
+		case int64(len(buf)+len(raw.Data)) > up.Size:
+			return nil, refused("upload %s: the chunks carry more than its %d bytes", up.SHA256, up.Size)
+		}
+		buf = append(buf, raw.Data...)
+		next++
+	}
+	sum := sha256.Sum256(buf)
+	if got := hex.EncodeToString(sum[:]); got != up.SHA256 {
+		return nil, refused("upload %s: its %d bytes hash to %s", up.SHA256, len(buf), got)
+	}
+	return buf, nil
+}
+
+// purge drops an upload's chunks once taken or refused (best effort: the
+// stream's max age drops them otherwise).
+func (u *Uploads) purge(ctx context.Context, partner, sha string) {
+	_ = u.stream.Purge(ctx, js.WithPurgeSubject(wire.UploadSubject(partner, sha)))
+}
