@@ -34,6 +34,7 @@ const dlqUsage = `Usage: edihub dlq <subcommand> [flags]
   inspect [filter flags]     the matching messages (--group: by error fingerprint)
   show ID                    headers and payload, escaped, one segment a line (audited)
   replay ID... | --filter F  publish back to edi.ingest.<partner> (or --to edi.ingest.<other>), paced and capped
+  replays [BATCH]            replay batches, or one batch with what became of each copy
   park ID...                 move to edi.<stage>.parking-lot until someone decides
   drop ID... --reason TEXT   delete for good (audited with the payload's hash)
   edit ID [--from-file F]    store an edited version; only it is replayed
@@ -55,14 +56,14 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	sub, rest := args[0], args[1:]
 	f, ok := dlqSubcommands[sub]
 	if !ok {
-		return usageErr("unknown subcommand %q (ls, inspect, show, replay, park, drop, edit)", sub)
+		return usageErr("unknown subcommand %q (ls, inspect, show, replay, replays, park, drop, edit)", sub)
 	}
 	return f(ctx, e, rest)
 }
 
 var dlqSubcommands = map[string]func(context.Context, *env, []string) error{
 	"ls": dlqLs, "inspect": dlqInspect, "show": dlqShow, "replay": dlqReplay,
-	"park": dlqPark, "drop": dlqDrop, "edit": dlqEdit,
+	"park": dlqPark, "drop": dlqDrop, "edit": dlqEdit, "replays": dlqReplays,
 }
 
 // opsFlags are the flags of every dlq and audit subcommand.
@@ -355,7 +356,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		msg := escape.Line(en.ErrorMsg)
 		switch {
 		case en.EditReplayedAs != "":
-			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
+			msg = "(its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + "; dlq show says what became of it) " + msg
 		case en.Superseded():
 			msg = "(superseded by " + en.SupersededBy + ") " + msg
 		}

@@ -48,9 +48,18 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(w, "%s  %s  stored %s (%s ago)  %d bytes  sha256 %s\n", en.ID, escape.Line(en.Subject),
 		en.Time.Format("2006-01-02 15:04:05Z"), age(opsClock.now().Sub(en.Time)), len(res.Payload), res.PayloadSHA256)
 	switch {
+	case en.EditReplayedAs != "" && ops.ReplayDone(res.Replay):
+		fmt.Fprintf(w, "done: its edit %s was replayed as %s and %s; this original stays as evidence (drop it when no longer needed)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), res.Replay.Verdict)
+	case en.EditReplayedAs != "" && res.Replay != nil && res.Replay.Where != "":
+		fmt.Fprintf(w, "not done: its edit %s was replayed as %s and %s — replayed → %s; see edihub dlq show %s\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), res.Replay.Verdict, res.Replay.Where, res.Replay.Where)
+	case en.EditReplayedAs != "" && res.Replay != nil:
+		fmt.Fprintf(w, "not done yet: its edit %s was replayed as %s: %s (replay batch %s)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), nonEmptyStr(res.Replay.Verdict, "no verdict yet"), res.ReplayBatch)
 	case en.EditReplayedAs != "":
-		fmt.Fprintf(w, "done: its edit %s was replayed as %s; this original stays as evidence (drop it when no longer needed)\n",
-			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs))
+		fmt.Fprintf(w, "its edit %s was replayed as %s (no replay batch kept says what became of it: edihub fetch %s)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), escape.Line(en.EditReplayedAs))
 	case en.Superseded():
 		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}

@@ -342,6 +342,13 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "DLQ:4 → edi.ingest.ACME: replayed") || strings.Contains(out, "DLQ:3") {
 		t.Fatalf("filter replay after edit: %d\n%s", code, out)
 	}
+	// followed to its outcome (--outcome's default wait)
+	if !strings.Contains(out, " — parsed → edi.parsed.") || !strings.Contains(out, ": 1 parsed (later: edihub dlq replays R-") {
+		t.Fatalf("replay's outcome:\n%s", out)
+	}
+	if out, _, code := d.cmd(t, "dlq", "replays"); code != 0 || !strings.Contains(out, "by alice  1 message(s): 1 parsed") {
+		t.Fatalf("dlq replays: %d\n%s", code, out)
+	}
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	// The original is done, not waiting: replaying it again sends nothing
 	// and is no failure; show says where its edit went.
@@ -356,7 +363,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if !strings.Contains(out, "done: its edit DLQ:4 was replayed as INGEST:") || strings.Contains(out, "replaying DLQ:3 sends the edit") {
 		t.Fatalf("show of the edited original after its edit went back:\n%s", out)
 	}
-	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(done: its edit DLQ:4 was replayed as INGEST:") {
+	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(its edit DLQ:4 was replayed as INGEST:") {
 		t.Fatalf("inspect of the edited original after its edit went back:\n%s", out)
 	}
 	jetstreamtest.Settle(t, d.js, 10*time.Second, "INGEST", "RETRY", "PARSED") // nothing else may arrive

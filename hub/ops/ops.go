@@ -51,6 +51,9 @@ type OpsOptions struct {
 	// EditsBucket is the KV bucket mapping an edited original to its
 	// edited version (default dlq-edits).
 	EditsBucket string
+	// ReplaysBucket is the KV bucket of replay batches (default
+	// dlq-replays).
+	ReplaysBucket string
 	// Replicas of the edits bucket when ops creates it (0: 1; nats.replicas
 	// on a cluster).
 	Replicas int
@@ -88,6 +91,9 @@ func NewOps(o OpsOptions) (*Ops, error) {
 	}
 	if o.EditsBucket == "" {
 		o.EditsBucket = "dlq-edits"
+	}
+	if o.ReplaysBucket == "" {
+		o.ReplaysBucket = "dlq-replays"
 	}
 	return &Ops{o: o, log: o.Logger.With().Str("component", "ops").Logger()}, nil
 }
