@@ -85,7 +85,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	if *limit < 0 {
 		return usageErr("--limit: want 0 or more")
 	}
-	s, err := of.connectAs(e, "edihub-audit", false)
+	s, err := of.connectAs(e, "edihub-audit", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -154,7 +154,7 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
-	s, err := of.connectAs(e, "edihub-audit", false)
+	s, err := of.connectAs(e, "edihub-audit", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func auditAckForeign(ctx context.Context, e *env, args []string) error {
 		}
 		seqs = append(seqs, n)
 	}
-	s, err := of.connectAs(e, "edihub-audit", true)
+	s, err := of.connectAs(e, "edihub-audit", appendsHere)
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,7 @@ type opsFlags struct {
 	actor  string
 	config string
 	data   dataFlag
+	api    apiFlags
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
@@ -79,6 +80,7 @@ func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
 	fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
 	f.data.register(fs)
+	f.api.register(fs, e)
 }
 
 // opsClock is the clock of bulk replays; tests replace it to check --rate
@@ -88,29 +90,66 @@ var opsClock = struct {
 	sleep func(time.Duration)
 }{time.Now, time.Sleep}
 
-// session is a connection to the hub and the ops acting for one person.
+// session is a connection to the hub and the ops acting for one person;
+// api is set when there is no audit key here and the actions go through
+// the hub's API (act).
 type session struct {
 	e    *env
 	json bool
 	nc   *nats.Conn
 	ops  *ops.Ops
+	api  *hubAPI
 }
+
+// act is what performs an action: the hub's API without a key here,
+// else the library (signing with the key).
+func (s *session) act() runbook {
+	if s.api != nil {
+		return s.api
+	}
+	return s.ops
+}
+
+// What a session will do with the audit trail.
+type auditUse int
+
+const (
+	readsOnly    auditUse = iota // lists, verifies: no key needed
+	appendsHere                  // appends itself: the key, or a refusal
+	appendsOrAPI                 // the key, else the hub's API with a token, else a refusal
+)
 
 func (f *opsFlags) connect(e *env, client string) (*session, error) {
-	return f.connectAs(e, client, true)
+	return f.connectAs(e, client, appendsHere)
 }
 
-// connectAs: appends says whether the session will append audit events
-// (warn when there is no key) or only read and verify them.
-func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, error) {
+// connectAs connects for use. The runbook's auditor never appends
+// without a key (audit.Signed): the CLI writes no unsigned event.
+func (f *opsFlags) connectAs(e *env, client string, use auditUse) (*session, error) {
 	cfg, err := app.LoadConfig(f.config)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	cfg.Hub.SetDefaults()
-	keys, err := loadCLIKeyring(e, f.data.resolve(cfg.DataDir), appends)
+	dataDir := f.data.resolve(cfg.DataDir)
+	keys, err := optionalKeyring(e, dataDir)
 	if err != nil {
 		return nil, err
+	}
+	var api *hubAPI
+	if keys == nil && use != readsOnly {
+		_, keyErr := audit.LoadKeyring(dataDir, e.getenv)
+		tok, err := f.api.token(e)
+		switch {
+		case err != nil:
+			return nil, err
+		case use == appendsOrAPI && tok != "":
+			if api, err = newHubAPI(f.api.url, tok); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, refuseUnsigned(keyErr, use == appendsOrAPI)
+		}
 	}
 	nc, j, err := f.clientFlags.connect(client)
 	if err != nil {
@@ -121,7 +160,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
 	ops, err := app.OpenOps(context.Background(), j, cfg, &app.OpsOptions{
-		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Now: opsClock.now, Sleep: opsClock.sleep,
+		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys), audit.Signed()), Now: opsClock.now, Sleep: opsClock.sleep,
 		Warn: func(err error) { fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error()))) },
 	})
 	if errors.Is(err, app.ErrConfig) {
@@ -132,7 +171,10 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		nc.Close()
 		return nil, failedErr("%v", err)
 	}
-	return &session{e: e, json: f.json, nc: nc, ops: ops}, nil
+	if api != nil && f.actor != "" {
+		fmt.Fprintf(e.stderr, "note: no audit key here: the hub's API acts, and its audit trail names the token's owner, not --actor %s\n", escape.Line(f.actor))
+	}
+	return &session{e: e, json: f.json, nc: nc, ops: ops, api: api}, nil
 }
 
 func (s *session) close() { s.nc.Close() }
@@ -240,7 +282,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -315,7 +357,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	flt.Superseded = *superseded
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", readsOnly)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usageErr("name exactly one message ID, e.g. DLQ:1234")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", appendsOrAPI)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	if *all {
 		so = ops.ShowOptions{}
 	}
-	res, err := s.ops.Show(ctx, pos[0], so)
+	res, err := s.act().Show(ctx, pos[0], so)
 	if err != nil {
 		return opsErr(err)
 	}
@@ -115,12 +115,12 @@ func dlqPark(ctx context.Context, e *env, args []string) error {
 	if len(ids) == 0 {
 		return usageErr("name at least one message ID")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", appendsOrAPI)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	res, err := s.ops.Park(ctx, ids, *reason)
+	res, err := s.act().Park(ctx, ids, *reason)
 	if err != nil {
 		return opsErr(err)
 	}
@@ -142,12 +142,12 @@ func dlqDrop(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(*reason) == "" {
 		return usageErr("drop destroys evidence: --reason is required")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", appendsOrAPI)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	res, err := s.ops.Drop(ctx, ids, *reason)
+	res, err := s.act().Drop(ctx, ids, *reason)
 	if err != nil {
 		return opsErr(err)
 	}

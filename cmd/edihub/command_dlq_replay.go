@@ -53,7 +53,11 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	if *force && strings.TrimSpace(*reason) == "" {
 		return usageErr("--force overrides the interchange ledger: --reason is required")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	use := appendsOrAPI
+	if *dry {
+		use = readsOnly // a dry run audits nothing
+	}
+	s, err := of.connectAs(e, "edihub-dlq", use)
 	if err != nil {
 		return err
 	}
@@ -65,7 +69,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "\rreplayed %d/%d (%.0fs)", done, total, opsClock.now().Sub(start).Seconds())
 		}
 	}
-	rep, err := s.ops.Replay(ctx, req)
+	rep, err := s.act().Replay(ctx, req)
 	if progress {
 		fmt.Fprintln(e.stderr)
 	}

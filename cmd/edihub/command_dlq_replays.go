@@ -21,7 +21,7 @@ func dlqReplays(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 1 {
 		return usageErr("name at most one replay batch, e.g. R-20261201T031500Z-a1b2c3")
 	}
-	s, err := of.connectAs(e, "edihub-dlq", false)
+	s, err := of.connectAs(e, "edihub-dlq", readsOnly)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/client"
+	"github.com/edihub/edihub/escape"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
@@ -338,7 +339,7 @@ func replayWords(it ReplayItem) string {
 	case OutcomeReplayed, OutcomeNoVerdict:
 		return "no verdict yet"
 	case OutcomeDeadLettered:
-		return "replayed → " + it.Where + ": " + it.Verdict
+		return "replayed → " + it.Where + " (dead-lettered again, cause " + escape.Line(it.Cause) + ")"
 	}
 	return it.Verdict
 }
