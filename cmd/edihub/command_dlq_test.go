@@ -150,9 +150,12 @@ func TestDLQLsInspectShow(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || string(sr.Payload) != edifacttest.Invoice("R1") || len(sr.Segments.Lines) != 5 {
 		t.Fatalf("show --json: %d %s", code, out)
 	}
-	out, _, _ = d.cmd(t, "audit", "ls")
+	out, _, _ = d.cmd(t, "audit", "ls", "--all")
 	if strings.Count(out, "alice") != 3 || !strings.Contains(out, "show") {
 		t.Fatalf("shows not audited:\n%s", out)
+	}
+	if out, _, _ = d.cmd(t, "audit", "ls"); strings.Contains(out, "show") {
+		t.Fatalf("page views listed without --all:\n%s", out)
 	}
 
 	// Exit codes scripts can trust.

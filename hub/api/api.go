@@ -374,7 +374,8 @@ func (a *api) auditList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	f := ops.AuditFilter{Since: since, Actor: q.Get("actor"), Action: q.Get("action"), Message: q.Get("message"), Human: q.Get("human") == "true"}
+	f := ops.AuditFilter{Since: since, Actor: q.Get("actor"), Action: q.Get("action"), Message: q.Get("message"), Human: q.Get("human") == "true",
+		All: q.Get("all") == "true"}
 	evs, err := a.ops.AuditList(r.Context(), f, limit)
 	if err != nil {
 		fail(w, err)
