@@ -171,3 +171,40 @@ func DescribeVerdict(v Verdict) string {
 	}
 	return "no verdict yet"
 }
+
+// ResolveFromStreams gives the stored files that Watch heard nothing
+// about (OutcomeNotSeen: an event missed while the hub restarted, or
+// sent before the subscription) the streams' verdict. A user who may
+// not read the streams (a partner) gets the error and keeps them
+// not-seen.
+func ResolveFromStreams(ctx context.Context, j js.JetStream, since time.Time, results []Result) error {
+	var seqs []uint64
+	streams := wire.StreamNames{}
+	for _, r := range results {
+		if r.OK && r.Outcome == OutcomeNotSeen {
+			seqs, streams.Ingest = append(seqs, r.Seq), r.Stream
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	got, err := StreamVerdicts(ctx, j, streams, since, seqs)
+	if err != nil {
+		return err
+	}
+	for i := range results {
+		r := &results[i]
+		v, ok := got[r.Seq]
+		if !r.OK || r.Outcome != OutcomeNotSeen || !ok {
+			continue
+		}
+		r.Outcome, r.Detail = v.Outcome, v.Detail
+		switch {
+		case v.Outcome == OutcomeParsed:
+			r.Where = v.Where
+		case v.Where != "" && len(v.Subjects) > 0:
+			r.Where = v.Subjects[0] + " (" + v.Where + ")"
+		}
+	}
+	return nil
+}
