@@ -228,6 +228,7 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 		{"dlq", "replay", "DLQ:1", "--filter", "partner=ACME"},
 		{"dlq", "replay", "DLQ:1", "--force"},
 		{"dlq", "replay", "--filter", ""},
+		{"dlq", "replay", "DLQ:1", "--outcome", "-1s"},
 	} {
 		if _, _, code := d.cmd(t, bad...); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", bad, code)
@@ -253,6 +254,13 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 	var rep ops.ReplayReport
 	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Items[0].Outcome != ops.OutcomeSkipped {
 		t.Fatalf("replay of a replayed ID: %d %s", code, out)
+	}
+	// --json: each message's outcome as the streams say it, and the batch.
+	out, _, code = d.cmd(t, "dlq", "replay", "--filter", "partner=ACME", "--json")
+	rep = ops.ReplayReport{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Items) != 1 || rep.Items[0].Outcome != ops.OutcomeParsed ||
+		len(rep.Items[0].Subjects) == 0 || rep.Batch == "" || rep.Tally[ops.OutcomeParsed] != 1 {
+		t.Fatalf("replay --json outcome: %d %s", code, out)
 	}
 }
 

@@ -206,17 +206,20 @@ func (o *Ops) FollowReplay(ctx context.Context, rep *ReplayReport, since time.Ti
 	if rep.DryRun {
 		return nil
 	}
-	b, err := o.recordBatch(ctx, rep, since)
+	// An interrupted replay (Ctrl-C) still records what it sent.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	b, err := o.recordBatch(wctx, rep, since)
 	if err != nil || b == nil {
 		return err
 	}
 	rep.Batch = b.ID
-	if d > 0 {
+	if d > 0 && ctx.Err() == nil {
 		if _, err := o.follow(ctx, b, d); err != nil {
 			return err
 		}
-		if kv, err := o.replaysKV(ctx, false); err == nil && kv != nil {
-			if err := o.putBatch(ctx, kv, b); err != nil {
+		if kv, err := o.replaysKV(wctx, false); err == nil && kv != nil {
+			if err := o.putBatch(wctx, kv, b); err != nil {
 				return err
 			}
 		}
