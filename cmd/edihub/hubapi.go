@@ -94,7 +94,7 @@ func newHubAPI(raw, token string) (*hubAPI, error) {
 	return &hubAPI{base: strings.TrimSuffix(u.String(), "/"), token: token, hc: &http.Client{}}, nil
 }
 
-// errAPIRefused: the API answered with an error status.
+// apiError is an error status the API answered with.
 type apiError struct {
 	status int
 	msg    string
