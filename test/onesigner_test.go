@@ -94,6 +94,10 @@ func TestCLIWithoutKeyActsThroughTheHubOrRefuses(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "DLQ:1 was replayed as INGEST:2") || !strings.Contains(errOut, "DLQ:2 (dead-lettered again, cause schema)") {
 		t.Fatalf("show of the replayed message: %d %s", code, errOut)
 	}
+	out, errOut, code = runCLIIn(t, elsewhere, env, "dlq", "park", "DLQ:2", "DLQ:99", "--server", h.url)
+	if code != 1 || !strings.Contains(out, "PARKING:1") || !strings.Contains(out, "DLQ:99") {
+		t.Fatalf("park through the API (one there, one not): %d\n%s\n%s", code, out, errOut)
+	}
 	out, errOut, code = runCLI(t, 30*time.Second, "audit", "verify", "--server", h.url, "--data", h.dataDir)
 	if code != 0 {
 		t.Fatalf("audit verify: %d\n%s\n%s", code, out, errOut)
