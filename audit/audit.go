@@ -73,6 +73,7 @@ type Auditor struct {
 	stream string
 	now    func() time.Time
 	keys   *Keyring
+	signed bool // Signed: never append without a key
 
 	mu      sync.Mutex
 	lastSeq uint64
@@ -86,6 +87,13 @@ type Option func(*Auditor)
 // WithKeyring signs every appended event with the keyring's current key
 // and chains only onto events whose MAC verifies. Nil: no MACs.
 func WithKeyring(k *Keyring) Option { return func(a *Auditor) { a.keys = k } }
+
+// Signed makes Append refuse (ErrUnsigned) when there is no keyring: the
+// CLI never writes an event `audit verify` would call forged.
+func Signed() Option { return func(a *Auditor) { a.signed = true } }
+
+// ErrUnsigned: an auditor that must sign has no key.
+var ErrUnsigned = errors.New("no audit key: an unsigned audit event is never written")
 
 // New returns an auditor for the named stream.
 func New(j js.JetStream, stream string, opts ...Option) *Auditor {
@@ -162,6 +170,9 @@ func (a *Auditor) load(ctx context.Context) error {
 // Append chains ev onto the stream and publishes it; dedupeID (may be
 // empty) lets a re-append after a crash be recognised by the server.
 func (a *Auditor) Append(ctx context.Context, ev Event, dedupeID string) (Event, error) {
+	if a.signed && a.keys == nil {
+		return ev, ErrUnsigned
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ev.Time.IsZero() {

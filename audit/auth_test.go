@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,5 +267,17 @@ func TestKeyFileCreatedOwnerOnlyAndLooserModeRefused(t *testing.T) {
 	}
 	if created, _ := EnsureKeyFile(t.TempDir(), env); created {
 		t.Fatal("no file is created when the key comes from the environment")
+	}
+}
+
+// A Signed auditor without a key appends nothing: the CLI never writes an
+// unsigned event.
+func TestSignedAuditorRefusesWithoutKey(t *testing.T) {
+	j, _ := scratchAudit(t, "AUDIT", "edi.audit.>")
+	if _, err := New(j, "AUDIT", Signed()).Append(context.Background(), Event{Actor: "a", Action: "drop"}, ""); !errors.Is(err, ErrUnsigned) {
+		t.Fatalf("append without a key: %v", err)
+	}
+	if _, err := New(j, "AUDIT", Signed(), WithKeyring(testKeyring(t, "k"))).Append(context.Background(), Event{Actor: "a", Action: "drop"}, ""); err != nil {
+		t.Fatal(err)
 	}
 }

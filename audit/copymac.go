@@ -64,3 +64,41 @@ func VerifyCopy(keys *Keyring, h nats.Header, payload []byte) error {
 	}
 	return nil
 }
+
+// replayMACDomain separates the MAC of an operator's replay from the
+// other MACs of the same key.
+const replayMACDomain = "edihub-operator-replay-v1"
+
+func replayMACInput(h nats.Header, payload []byte) []byte {
+	return []byte(strings.Join([]string{
+		h.Get(wire.HdrReplayedFrom), h.Get(wire.HdrReplayedBy), h.Get(wire.HdrReplayForce), PayloadHash(payload),
+	}, "\n"))
+}
+
+// SignReplay sets x-replay-mac on an operator's replay copy: the hub
+// then knows its x-replayed-from is the runbook's, not a producer's, and
+// links the copy's dead letter back to the message replayed (and audits
+// its duplicate every time). With no keyring it only removes one a
+// producer may have sent.
+func SignReplay(keys *Keyring, h nats.Header, payload []byte) {
+	delFold(h, wire.HdrReplayMAC)
+	if keys == nil {
+		return
+	}
+	kid, tag := keys.Sign(replayMACDomain, replayMACInput(h, payload))
+	h.Set(wire.HdrReplayMAC, kid+":"+tag)
+}
+
+// ReplayedFrom is the x-replayed-from of a message whose x-replay-mac
+// verifies with keys ("" for a producer's message, or with no keys).
+func ReplayedFrom(keys *Keyring, h nats.Header, payload []byte) string {
+	v := h.Get(wire.HdrReplayMAC)
+	kid, tag, ok := strings.Cut(v, ":")
+	if keys == nil || !ok || h.Get(wire.HdrReplayedFrom) == "" {
+		return ""
+	}
+	if keys.Check(replayMACDomain, kid, tag, replayMACInput(h, payload)) != nil {
+		return ""
+	}
+	return h.Get(wire.HdrReplayedFrom)
+}

@@ -68,6 +68,7 @@ func (h *Hub) build(c *hubCopy) *nats.Msg {
 	out := ejs.CopyHeaders(c.header)
 	if c.producers {
 		out = headers.Producer(c.header)
+		linkReplay(out, audit.ReplayedFrom(h.keys, c.header, c.data), c.header.Get(wire.HdrReplayedBy))
 	}
 	set := func(k, v string) {
 		if v != "" {
@@ -99,6 +100,23 @@ func (h *Hub) build(c *hubCopy) *nats.Msg {
 	}
 	audit.SignCopy(h.keys, out, c.data) // x-hub-mac: the sandbox trusts x-drill-mode only with it
 	return &nats.Msg{Subject: c.subject, Header: out, Data: c.data}
+}
+
+// linkReplay keeps, on the copy of an operator's replay (its
+// x-replay-mac verified: from, else ""), the hub's x-replayed-from and
+// x-replayed-by instead of the producer-named ones Producer made of them:
+// the new dead letter names the message it was replayed from.
+func linkReplay(out nats.Header, from, by string) {
+	if from == "" {
+		return
+	}
+	for _, k := range []string{wire.HdrReplayedFrom, wire.HdrReplayedBy, wire.HdrReplayMAC} {
+		out.Del(wire.ProducerName(k))
+	}
+	out.Set(wire.HdrReplayedFrom, escape.Header(from))
+	if by != "" {
+		out.Set(wire.HdrReplayedBy, escape.Header(by))
+	}
 }
 
 func setFailure(h nats.Header, o outcome) {

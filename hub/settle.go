@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edihub/edihub/audit"
@@ -65,12 +66,28 @@ func (h *Hub) skipDuplicate(d *delivery, dup *DuplicateError, rec counter.Record
 	// resending 20 000 files must not bury the operators' actions. The
 	// sampled event is written before the ack (deduplicated by id), so a
 	// crash between the two writes it once.
-	if n, ok := h.dupSampler.Sample(d.partner, time.Now()); ok {
+	//
+	// A duplicate an operator's replay caused is audited every time (its
+	// x-replay-mac verified): the operator asked, and the replay's
+	// outcome is read from this event.
+	replayedFrom := audit.ReplayedFrom(h.keys, d.msg.Headers(), d.msg.Data())
+	n, ok := 0, replayedFrom != ""
+	if !ok {
+		n, ok = h.dupSampler.Sample(d.partner, time.Now())
+	}
+	if ok {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		ids := []string{wire.MsgRef{Stream: d.origStream, Seq: d.origSeq}.String()}
 		details := map[string]string{"partner": d.partner, "interchange": fmt.Sprint(dup.Keys)}
 		if n > 0 {
 			details["unrecorded_since_last"] = strconv.Itoa(n)
+		}
+		if len(dup.Origins) > 0 {
+			details["processed_by"] = strings.Join(dup.Origins, ",")
+		}
+		if replayedFrom != "" {
+			details["replayed_from"] = escape.Line(replayedFrom)
+			ids = append(ids, escape.Line(replayedFrom))
 		}
 		if _, err := h.audit.Append(ctx, audit.Event{Actor: h.actor, Action: "duplicate-skipped", IDs: ids,
 			Reason: "interchange already processed", PayloadBefore: audit.PayloadHash(d.msg.Data()), Details: details,

@@ -31,6 +31,8 @@ type AuthNames struct {
 	// Buckets: DLQ edits, forensic tickets (KV), forensic reports (object
 	// store), interchange ledger and attempt records (KV).
 	Edits, Tickets, Forensic, Ledger, Attempts string
+	// Replays holds the replay batches and their outcomes (KV).
+	Replays string
 	// Buckets of a hub that shares a cluster with others: singleton
 	// leases and shared alert limits (KV).
 	Leases, AlertLimits string
@@ -49,7 +51,7 @@ func DefaultAuthNames() AuthNames {
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
 		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs",
-		Payloads: "edihub-payloads", Uploads: "UPLOAD",
+		Payloads: "edihub-payloads", Uploads: "UPLOAD", Replays: "dlq-replays",
 	}
 }
 
@@ -67,6 +69,7 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.Poison, d.Poison)
 	set(&n.Audit, d.Audit)
 	set(&n.Edits, d.Edits)
+	set(&n.Replays, d.Replays)
 	set(&n.Tickets, d.Tickets)
 	set(&n.Forensic, d.Forensic)
 	set(&n.Ledger, d.Ledger)
@@ -140,6 +143,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.PURGE.KV_" + n.Ledger,
 				api + "STREAM.PURGE.KV_" + n.Tickets,
 				api + "STREAM.PURGE.KV_" + n.Edits,
+				api + "STREAM.PURGE.KV_" + n.Replays,
 				api + "STREAM.PURGE.OBJ_" + n.Forensic,
 				api + "STREAM.PURGE.OBJ_" + n.Payloads, // an output stored again replaces its object
 				api + "STREAM.PURGE." + n.Uploads,      // an upload's chunks, once taken
@@ -147,7 +151,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
-				kv(n.Edits), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs),
+				kv(n.Edits), kv(n.Replays), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs),
 				"$O." + n.Forensic + ".>",
 				"$O." + n.Payloads + ".>",
 				"_INBOX.>",
@@ -178,6 +182,8 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "STREAM.MSG.DELETE." + n.Poison,
 				api + "STREAM.CREATE.KV_" + n.Edits, // the first dlq edit creates the bucket
 				api + "STREAM.UPDATE.KV_" + n.Edits,
+				api + "STREAM.CREATE.KV_" + n.Replays, // the first replay records its batch
+				api + "STREAM.UPDATE.KV_" + n.Replays,
 				// poison reanalyse runs the worker's code, which opens the
 				// forensic buckets with EnsureObjectStore (a CREATE, an UPDATE
 				// when a setting differs) and replaces a report (a purge of its
@@ -197,7 +203,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				// with (edihub fetch, nats obj get of a payload stored
 				// aside; the claim check's bucket is read, never written)
 				"$JS.FC.>",
-				kv(n.Edits), kv(n.Tickets),
+				kv(n.Edits), kv(n.Replays), kv(n.Tickets),
 				"$O." + n.Forensic + ".>",
 				"_INBOX.>",
 			},

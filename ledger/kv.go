@@ -214,6 +214,16 @@ func (s *KVStore) Duplicate(k Key, origin string) (bool, error) {
 	return ok && (m.origin == "" || m.origin != origin), err
 }
 
+// ProcessedBy is the origin (INGEST:42) that recorded k, "" when none
+// is known or k is not recorded.
+func (s *KVStore) ProcessedBy(k Key) (string, error) {
+	m, ok, err := s.lookup(k)
+	if err != nil || !ok {
+		return "", err
+	}
+	return m.origin, nil
+}
+
 // lookup answers from the index, once it has read the bucket (again
 // after a Forget); partner-less keys of a migrated ledger are tried while
 // they may be live.

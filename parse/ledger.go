@@ -3,6 +3,7 @@ package parse
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact"
@@ -70,10 +71,24 @@ func checkLedger(led Ledger, in *Input, keys []LedgerKey) error {
 		}
 	}
 	names := make([]string, len(keys))
+	var origins []string
+	by, _ := led.(processedBy)
 	for i, k := range keys {
 		names[i] = k.String()
+		if by == nil {
+			continue
+		}
+		if o, err := by.ProcessedBy(k); err == nil && o != "" && !slices.Contains(origins, o) {
+			origins = append(origins, o)
+		}
 	}
-	return &hub.DuplicateError{Keys: names}
+	return &hub.DuplicateError{Keys: names, Origins: origins}
+}
+
+// processedBy is a ledger that says which message recorded an
+// interchange (*ledger.KVStore): a duplicate then names the earlier one.
+type processedBy interface {
+	ProcessedBy(k LedgerKey) (string, error)
 }
 
 // commitOnSuccess has the worker record keys when it publishes the

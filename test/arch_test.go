@@ -14,7 +14,7 @@ const module = "github.com/edihub/edihub"
 // allowedDeps says which packages of this module each package may depend
 // on, directly or through others. Imports point one way:
 //
-//	cmd → app → hub/api → hub/ops ──┐
+//	cmd → app → hub/api → hub/ops ──┐  (hub/ops → client: a replay's outcome)
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
 //	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics, hub/failure
 //	                                           ├→ claimcheck (its settings)
@@ -51,18 +51,18 @@ var allowedDeps = map[string][]string{
 	"hub":                            {"hub/failure", "alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
 	"drill":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
 	"parse":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
-	"hub/ops":                        {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"client", "parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
 	"hub/forensics":                  {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "sandbox", "ubl"},
-	"hub/api":                        {"hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
+	"hub/api":                        {"client", "hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream", "hubclient"},
 	"claimcheck":                     {"wire", "jetstream"},
 	"hubclient":                      {"wire"}, // for downstream apps: never the hub
 	"client":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory", "ubl"},
-	"app": {"hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
+	"app": {"client", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl"}, // the application: everything below cmd
-	"app/apptest": {"app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
+	"app/apptest": {"client", "app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest", "ubl"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,

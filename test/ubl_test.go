@@ -79,18 +79,18 @@ func TestUBLThroughServe(t *testing.T) {
 	}
 
 	dlqID := "DLQ:1"
-	out, errOut, code := runCLI(t, 30*time.Second, "dlq", "show", "--server", h.url, dlqID)
+	out, errOut, code := runCLI(t, 30*time.Second, "dlq", "show", "--server", h.url, "--data", h.dataDir, dlqID)
 	if code != 0 || !strings.Contains(out, "/Invoice/cbc:ID") || !strings.Contains(out, "<- ") || !strings.Contains(out, "BR-CO-15") {
 		t.Fatalf("dlq show: %d\n%s\n%s", code, out, errOut)
 	}
-	if out, errOut, code := runCLI(t, 30*time.Second, "dlq", "edit", "--server", h.url, dlqID, "--from-file", credit, "--reason", "sent again as the credit note"); code != 0 {
+	if out, errOut, code := runCLI(t, 30*time.Second, "dlq", "edit", "--server", h.url, "--data", h.dataDir, dlqID, "--from-file", credit, "--reason", "sent again as the credit note"); code != 0 {
 		t.Fatalf("dlq edit: %d %s %s", code, out, errOut)
 	}
 	out, errOut, code = runCLI(t, 30*time.Second, "dlq", "replay", "--server", h.url, "--dry-run", dlqID)
 	if code != 0 || !strings.Contains(out, "would be parsed") {
 		t.Fatalf("dlq replay --dry-run of the edit: %d\n%s\n%s", code, out, errOut)
 	}
-	if out, errOut, code := runCLI(t, 30*time.Second, "dlq", "replay", "--server", h.url, dlqID); code != 0 {
+	if out, errOut, code := runCLI(t, 30*time.Second, "dlq", "replay", "--server", h.url, "--data", h.dataDir, dlqID); code != 0 {
 		t.Fatalf("dlq replay: %d %s %s", code, out, errOut)
 	}
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {

@@ -54,12 +54,16 @@ const (
 	// Set by operator actions on the copies they make.
 	HdrReplayedFrom = "x-replayed-from"
 	HdrReplayedBy   = "x-replayed-by"
-	HdrEditedFrom   = "x-edited-from"
-	HdrEditedBy     = "x-edited-by"
-	HdrEditedAt     = "x-edited-at"
-	HdrParkedFrom   = "x-parked-from"
-	HdrParkedBy     = "x-parked-by"
-	HdrParkedAt     = "x-parked-at"
+	// HdrReplayMAC proves a replay copy's x-replayed-from is the runbook's
+	// (audit.SignReplay): its dead letter links back, its duplicate is
+	// audited every time.
+	HdrReplayMAC  = "x-replay-mac"
+	HdrEditedFrom = "x-edited-from"
+	HdrEditedBy   = "x-edited-by"
+	HdrEditedAt   = "x-edited-at"
+	HdrParkedFrom = "x-parked-from"
+	HdrParkedBy   = "x-parked-by"
+	HdrParkedAt   = "x-parked-at"
 
 	// HdrHeadersDropped lists producer headers a copy could not carry
 	// (invalid names, control bytes, over the size cap).
@@ -122,7 +126,7 @@ func init() {
 	for _, n := range []string{HdrOriginalTopic, HdrOriginalStream, HdrOriginalSeq, HdrErrorClass, HdrErrorMsg,
 		HdrErrorCause, HdrRetryCount, HdrAttempts, HdrFirstFailedAt, HdrDetectedAt, HdrPoisonCause, HdrPartnerID,
 		HdrMessageID, HdrStage, HdrPartition, HdrFingerprint, HdrRetryTier, HdrDrillMode, HdrReplayForce,
-		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrEditedFrom, HdrEditedBy,
+		HdrMessageType, HdrMessageRef, HdrStandard, HdrReplayedFrom, HdrReplayedBy, HdrReplayMAC, HdrEditedFrom, HdrEditedBy,
 		HdrEditedAt, HdrParkedFrom, HdrParkedBy, HdrParkedAt, HdrHeadersDropped, HdrKafkaTargetTopic,
 		HdrBridgeRoute, HdrPayloadSize, HdrPayloadTruncated, HdrProcessDeaths, HdrHubMAC, HdrPayloadRef, HdrPayloadSHA256, HdrRefusedMessages} {
 		hubOwned[n] = true

@@ -27,22 +27,38 @@ func (d *dataFlag) resolve(configDir string) string {
 	return nonEmptyStr(d.dir, configDir, "data")
 }
 
-// cliKeyring loads the audit keys for a CLI command. No key at all is not
-// an error (the command warns and its events are unsigned: `audit verify`
-// names them); a key file others may read, or a bad key, is.
+// cliKeyring loads the audit keys for a command that appends audit
+// events: no key at all is a refusal with the fix (the CLI never writes
+// an unsigned event), a key file others may read, or a bad key, too.
 func cliKeyring(e *env, dataDir string) (*audit.Keyring, error) {
-	return loadCLIKeyring(e, dataDir, true)
+	k, err := optionalKeyring(e, dataDir)
+	if err == nil && k == nil {
+		_, err = audit.LoadKeyring(dataDir, e.getenv)
+		return nil, refuseUnsigned(err, false)
+	}
+	return k, err
 }
 
-// loadCLIKeyring: warn is false for commands that only verify (their
-// result says that nothing was authenticated).
-func loadCLIKeyring(e *env, dataDir string, warn bool) (*audit.Keyring, error) {
+// optionalKeyring is the audit keys, or nil when there are none (verify
+// says then that nothing was authenticated; an action goes through the
+// hub's API).
+func optionalKeyring(e *env, dataDir string) (*audit.Keyring, error) {
 	k, err := audit.LoadKeyring(dataDir, e.getenv)
-	if errors.Is(err, audit.ErrNoKey) && !warn {
+	if errors.Is(err, audit.ErrNoKey) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, usageErr("%s", escape.Line(err.Error()))
+	}
+	return k, nil
+}
+
+// workerKeyring is the sandbox worker's: it runs beside serve with its
+// --data; without a key it warns that its reports' events are unsigned.
+func workerKeyring(e *env, dataDir string) (*audit.Keyring, error) {
+	k, err := audit.LoadKeyring(dataDir, e.getenv)
 	if errors.Is(err, audit.ErrNoKey) {
-		fmt.Fprintf(e.stderr, "warning: %s: audit events of this command are not signed and `edihub audit verify` will name them; pass the hub's --data or set $%s\n",
+		fmt.Fprintf(e.stderr, "warning: %s: the audit events of this worker are not signed and `edihub audit verify` will name them; pass the hub's --data or set $%s\n",
 			escape.Line(err.Error()), audit.KeyEnv)
 		return nil, nil
 	}

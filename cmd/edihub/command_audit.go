@@ -23,7 +23,8 @@ const auditUsage = `Usage: edihub audit <subcommand> [flags]
 
   ls [--since 24h] [--limit N]   events, oldest first (actor, action, IDs, reason, payload hashes);
      [--actor A] [--action X]    narrowed to an actor, an action, a message ID, or
-     [--message ID] [--human]    to what people did (--human)
+     [--message ID] [--human]    to what people did (--human); page views (show) are
+     [--all]                     read events, left out unless --all or --action show
   verify [--anchor HASH]         check the hash chain and each event's MAC from the first
                                  event; names every event that is altered, missing, reordered,
                                  forged (MAC wrong or absent) or foreign (not an event), by
@@ -60,7 +61,7 @@ func runAudit(ctx context.Context, e *env, args []string) error {
 }
 
 func auditLs(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "audit ls", "[--since 24h] [--limit N] [--actor NAME] [--action ACTION] [--message ID] [--human]")
+	fs := newFlagSet(e, "audit ls", "[--since 24h] [--limit N] [--actor NAME] [--action ACTION] [--message ID] [--human] [--all]")
 	var of opsFlags
 	of.register(fs, e)
 	since := fs.String("since", "", "only events of the last 30m, 2h, 7d, …")
@@ -69,6 +70,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&f.Action, "action", "", "only this action (show, replay, park, drop, edit, quarantine, duplicate-skipped, …)")
 	fs.StringVar(&f.Message, "message", "", "only events naming this message ID (DLQ:12, INGEST:42, POISON:3)")
 	fs.BoolVar(&f.Human, "human", false, "only what people did (leave out quarantines, duplicates, forensic reports)")
+	fs.BoolVar(&f.All, "all", false, "also the read events (show: who looked at which payload), left out by default")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -85,7 +87,7 @@ func auditLs(ctx context.Context, e *env, args []string) error {
 	if *limit < 0 {
 		return usageErr("--limit: want 0 or more")
 	}
-	s, err := of.connectAs(e, "edihub-audit", false)
+	s, err := of.connectAs(e, "edihub-audit", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -154,7 +156,7 @@ func auditVerify(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
-	s, err := of.connectAs(e, "edihub-audit", false)
+	s, err := of.connectAs(e, "edihub-audit", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -219,7 +221,7 @@ func auditAckForeign(ctx context.Context, e *env, args []string) error {
 		}
 		seqs = append(seqs, n)
 	}
-	s, err := of.connectAs(e, "edihub-audit", true)
+	s, err := of.connectAs(e, "edihub-audit", appendsHere)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ const dlqUsage = `Usage: edihub dlq <subcommand> [flags]
   inspect [filter flags]     the matching messages (--group: by stage, cause, error code, segment)
   show ID                    headers and payload, escaped, one segment a line (audited)
   replay ID... | --filter F  publish back to edi.ingest.<partner> (or --to edi.ingest.<other>), paced and capped
+  replays [BATCH]            replay batches, or one batch with what became of each copy
   park ID... | --filter F    move to edi.<stage>.parking-lot until someone decides (--dry-run, --max)
   drop ID... | --filter F    delete for good, --reason required (audited with the payload's hash)
   edit ID [--from-file F]    store an edited version; only it is replayed
@@ -56,14 +57,14 @@ func runDLQ(ctx context.Context, e *env, args []string) error {
 	sub, rest := args[0], args[1:]
 	f, ok := dlqSubcommands[sub]
 	if !ok {
-		return usageErr("unknown subcommand %q (ls, inspect, show, replay, park, drop, edit)", sub)
+		return usageErr("unknown subcommand %q (ls, inspect, show, replay, replays, park, drop, edit)", sub)
 	}
 	return f(ctx, e, rest)
 }
 
 var dlqSubcommands = map[string]func(context.Context, *env, []string) error{
 	"ls": dlqLs, "inspect": dlqInspect, "show": dlqShow, "replay": dlqReplay,
-	"park": dlqPark, "drop": dlqDrop, "edit": dlqEdit,
+	"park": dlqPark, "drop": dlqDrop, "edit": dlqEdit, "replays": dlqReplays,
 }
 
 // opsFlags are the flags of every dlq and audit subcommand.
@@ -72,6 +73,7 @@ type opsFlags struct {
 	actor  string
 	config string
 	data   dataFlag
+	api    apiFlags
 }
 
 func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
@@ -80,6 +82,7 @@ func (f *opsFlags) register(fs *flag.FlagSet, e *env) {
 		fs.StringVar(&f.actor, "actor", "", "who acts, for the audit trail (default $USER)")
 		fs.StringVar(&f.config, "config", "", "the hub's config file, for stream names and parse settings (default: the defaults)")
 		f.data.register(fs)
+		f.api.register(fs, e)
 	})
 }
 
@@ -90,29 +93,66 @@ var opsClock = struct {
 	sleep func(time.Duration)
 }{time.Now, time.Sleep}
 
-// session is a connection to the hub and the ops acting for one person.
+// session is a connection to the hub and the ops acting for one person;
+// api is set when there is no audit key here and the actions go through
+// the hub's API (act).
 type session struct {
 	e    *env
 	json bool
 	nc   *nats.Conn
 	ops  *ops.Ops
+	api  *hubAPI
 }
+
+// act is what performs an action: the hub's API without a key here,
+// else the library (signing with the key).
+func (s *session) act() runbook {
+	if s.api != nil {
+		return s.api
+	}
+	return s.ops
+}
+
+// What a session will do with the audit trail.
+type auditUse int
+
+const (
+	readsOnly    auditUse = iota // lists, verifies: no key needed
+	appendsHere                  // appends itself: the key, or a refusal
+	appendsOrAPI                 // the key, else the hub's API with a token, else a refusal
+)
 
 func (f *opsFlags) connect(e *env, client string) (*session, error) {
-	return f.connectAs(e, client, true)
+	return f.connectAs(e, client, appendsHere)
 }
 
-// connectAs: appends says whether the session will append audit events
-// (warn when there is no key) or only read and verify them.
-func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, error) {
+// connectAs connects for use. The runbook's auditor never appends
+// without a key (audit.Signed): the CLI writes no unsigned event.
+func (f *opsFlags) connectAs(e *env, client string, use auditUse) (*session, error) {
 	cfg, err := app.LoadConfig(f.config)
 	if err != nil {
 		return nil, usageErr("%v", err)
 	}
 	cfg.Hub.SetDefaults()
-	keys, err := loadCLIKeyring(e, f.data.resolve(cfg.DataDir), appends)
+	dataDir := f.data.resolve(cfg.DataDir)
+	keys, err := optionalKeyring(e, dataDir)
 	if err != nil {
 		return nil, err
+	}
+	var api *hubAPI
+	if keys == nil && use != readsOnly {
+		_, keyErr := audit.LoadKeyring(dataDir, e.getenv)
+		tok, err := f.api.token(e)
+		switch {
+		case err != nil:
+			return nil, err
+		case use == appendsOrAPI && tok != "":
+			if api, err = newHubAPI(f.api.url, tok); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, refuseUnsigned(keyErr, use == appendsOrAPI)
+		}
 	}
 	nc, j, err := f.clientFlags.connect(client)
 	if err != nil {
@@ -123,7 +163,7 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		actor = nonEmptyStr(e.getenv("USER"), e.getenv("LOGNAME"), osUserName(), "unknown")
 	}
 	ops, err := app.OpenOps(context.Background(), j, cfg, &app.OpsOptions{
-		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys)), Now: opsClock.now, Sleep: opsClock.sleep,
+		Actor: actor, Auditor: audit.New(j, cfg.Hub.Streams.Audit, audit.WithKeyring(keys), audit.Signed()), Now: opsClock.now, Sleep: opsClock.sleep,
 		Warn: func(err error) { fmt.Fprintf(e.stderr, "warning: %s\n", escape.Text(oneLine(err.Error()))) },
 	})
 	if errors.Is(err, app.ErrConfig) {
@@ -134,7 +174,10 @@ func (f *opsFlags) connectAs(e *env, client string, appends bool) (*session, err
 		nc.Close()
 		return nil, failedErr("%v", err)
 	}
-	return &session{e: e, json: f.json, nc: nc, ops: ops}, nil
+	if api != nil && f.actor != "" {
+		fmt.Fprintf(e.stderr, "note: no audit key here: the hub's API acts, and its audit trail names the token's owner, not --actor %s\n", escape.Line(f.actor))
+	}
+	return &session{e: e, json: f.json, nc: nc, ops: ops, api: api}, nil
 }
 
 func (s *session) close() { s.nc.Close() }
@@ -242,7 +285,7 @@ func dlqLs(ctx context.Context, e *env, args []string) error {
 	if len(pos) > 0 {
 		return usageErr("unexpected argument %q", escape.Line(pos[0]))
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -322,7 +365,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	flt.Superseded = *superseded
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", readsOnly)
 	if err != nil {
 		return err
 	}
@@ -349,7 +392,7 @@ func dlqInspect(ctx context.Context, e *env, args []string) error {
 		msg := escape.Text(en.ErrorMsg) // stored escaped once (escape.Header)
 		switch {
 		case en.EditReplayedAs != "":
-			msg = "(done: its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + ") " + msg
+			msg = "(its edit " + escape.Line(en.SupersededBy) + " was replayed as " + escape.Line(en.EditReplayedAs) + "; dlq show says what became of it) " + msg
 		case en.Superseded():
 			msg = "(superseded by " + en.SupersededBy + ") " + msg
 		}

@@ -27,7 +27,7 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 1 {
 		return usageErr("name exactly one message ID, e.g. DLQ:1234")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", appendsOrAPI)
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 	if *all {
 		so = ops.ShowOptions{}
 	}
-	res, err := s.ops.Show(ctx, pos[0], so)
+	res, err := s.act().Show(ctx, pos[0], so)
 	if err != nil {
 		return opsErr(err)
 	}
@@ -53,9 +53,18 @@ func dlqShow(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "payload stored aside as %s, not fetched (%s): the message's body is shown\n", escape.Line(r.Ref), escape.Line(r.Error))
 	}
 	switch {
+	case en.EditReplayedAs != "" && ops.ReplayDone(res.Replay):
+		fmt.Fprintf(w, "done: its edit %s was replayed as %s and %s; this original stays as evidence (drop it when no longer needed)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), res.Replay.Verdict)
+	case en.EditReplayedAs != "" && res.Replay != nil && res.Replay.Where != "":
+		fmt.Fprintf(w, "not done: its edit %s was replayed as %s and %s — replayed → %s; see edihub dlq show %s\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), res.Replay.Verdict, res.Replay.Where, res.Replay.Where)
+	case en.EditReplayedAs != "" && res.Replay != nil:
+		fmt.Fprintf(w, "not done yet: its edit %s was replayed as %s: %s (replay batch %s)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), nonEmptyStr(res.Replay.Verdict, "no verdict yet"), res.ReplayBatch)
 	case en.EditReplayedAs != "":
-		fmt.Fprintf(w, "done: its edit %s was replayed as %s; this original stays as evidence (drop it when no longer needed)\n",
-			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs))
+		fmt.Fprintf(w, "its edit %s was replayed as %s (no replay batch kept says what became of it: edihub fetch %s)\n",
+			escape.Line(en.SupersededBy), escape.Line(en.EditReplayedAs), escape.Line(en.EditReplayedAs))
 	case en.Superseded():
 		fmt.Fprintf(w, "superseded by its edit %s: replaying %s sends the edit\n", escape.Line(en.SupersededBy), en.ID)
 	}
@@ -162,17 +171,18 @@ func dlqBulk(ctx context.Context, e *env, args []string, action string) error {
 			return usageErr("park --filter acts on many messages: --reason is required")
 		}
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	s, err := of.connectAs(e, "edihub-dlq", appendsOrAPI)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	rb := s.act()
 	if req.Filter == nil && !req.DryRun { // as before: one result per ID
 		var res []ops.ActionResult
 		if action == "park" {
-			res, err = s.ops.Park(ctx, ids, *reason)
+			res, err = rb.Park(ctx, ids, *reason)
 		} else {
-			res, err = s.ops.Drop(ctx, ids, *reason)
+			res, err = rb.Drop(ctx, ids, *reason)
 		}
 		if err != nil {
 			return opsErr(err)
@@ -181,9 +191,9 @@ func dlqBulk(ctx context.Context, e *env, args []string, action string) error {
 	}
 	var rep *ops.BulkReport
 	if action == "park" {
-		rep, err = s.ops.ParkMatching(ctx, req)
+		rep, err = rb.ParkMatching(ctx, req)
 	} else {
-		rep, err = s.ops.DropMatching(ctx, req)
+		rep, err = rb.DropMatching(ctx, req)
 	}
 	if err != nil {
 		return opsErr(err)

@@ -23,11 +23,15 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	force := fs.Bool("force", false, "process even if the interchange ledger has seen the interchange (sets x-replay-force; needs --reason)")
 	reason := fs.String("reason", "", "why, for the audit trail (required with --force)")
 	allowPoison := fs.Bool("allow-poison", false, "also replay quarantined poison (analyse it in the sandbox first)")
+	outcome := fs.Duration("outcome", 5*time.Second, "how long to wait for what became of each copy: parsed, dead-lettered again, duplicate, quarantined (0: don't wait)")
 	ids, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	req := ops.ReplayRequest{IDs: ids, To: *to, Max: *maxN, DryRun: *dry, Force: *force, Reason: *reason, AllowPoison: *allowPoison}
+	if *outcome < 0 {
+		return usageErr("--outcome %v: want 0 (don't wait) or more", *outcome)
+	}
+	req := ops.ReplayRequest{IDs: ids, To: *to, Max: *maxN, DryRun: *dry, Force: *force, Reason: *reason, AllowPoison: *allowPoison, Outcome: *outcome}
 	if req.Rate, err = parseRate(*rate); err != nil {
 		return usageErr("--rate: %v", err)
 	}
@@ -49,7 +53,11 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 	if *force && strings.TrimSpace(*reason) == "" {
 		return usageErr("--force overrides the interchange ledger: --reason is required")
 	}
-	s, err := of.connect(e, "edihub-dlq")
+	use := appendsOrAPI
+	if *dry {
+		use = readsOnly // a dry run audits nothing
+	}
+	s, err := of.connectAs(e, "edihub-dlq", use)
 	if err != nil {
 		return err
 	}
@@ -61,7 +69,7 @@ func dlqReplay(ctx context.Context, e *env, args []string) error {
 			fmt.Fprintf(e.stderr, "\rreplayed %d/%d (%.0fs)", done, total, opsClock.now().Sub(start).Seconds())
 		}
 	}
-	rep, err := s.ops.Replay(ctx, req)
+	rep, err := s.act().Replay(ctx, req)
 	if progress {
 		fmt.Fprintln(e.stderr)
 	}
@@ -106,12 +114,12 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 			for _, k := range d.Interchanges {
 				fmt.Fprintf(w, "    interchange %s → %s #%s\n", escape.Line(k.Sender), escape.Line(k.Recipient), escape.Line(k.ControlRef))
 			}
-		case it.Outcome == ops.OutcomeReplayed:
+		case it.NewID != "" && it.Outcome != ops.OutcomeAlreadyReplayed && it.Outcome != ops.OutcomeFailed:
 			dedup := ""
 			if it.Deduplicated {
 				dedup = " (the server had it already: not sent twice)"
 			}
-			fmt.Fprintf(w, "%s → %s: replayed as %s%s\n", id, escape.Line(it.Subject), it.NewID, dedup)
+			fmt.Fprintf(w, "%s → %s: replayed as %s%s%s\n", id, escape.Line(it.Subject), it.NewID, dedup, followed(it))
 		case it.Outcome == ops.OutcomeAlreadyReplayed:
 			fmt.Fprintf(w, "%s: already replayed as %s — nothing left to do (the original stays as evidence)\n", id, escape.Line(it.NewID))
 		default:
@@ -133,6 +141,38 @@ func printReplay(e *env, rep *ops.ReplayReport) {
 		fmt.Fprintf(w, "; %d not sent: interrupted — run again to send them", n)
 	}
 	fmt.Fprintln(w)
+	if rep.Batch != "" {
+		fmt.Fprintf(w, "replay batch %s: %s (later: edihub dlq replays %s)\n", rep.Batch, tallyLine(rep.Tally), rep.Batch)
+	}
+	if rep.Warning != "" {
+		fmt.Fprintf(w, "warning: %s\n", escape.Text(rep.Warning))
+	}
+}
+
+// tallyLine says how many copies of a batch ended where.
+func tallyLine(tally map[string]int) string {
+	words := []struct{ outcome, say string }{
+		{ops.OutcomeParsed, "parsed"}, {ops.OutcomeDeadLettered, "dead-lettered again"}, {ops.OutcomeDuplicate, "duplicate"},
+		{ops.OutcomeQuarantined, "quarantined"}, {ops.OutcomeNoVerdict, "no verdict yet"}, {ops.OutcomeReplayed, "not followed"},
+	}
+	var parts []string
+	for _, wd := range words {
+		if n := tally[wd.outcome]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, wd.say))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// followed is what became of a replayed copy, for its line.
+func followed(it ops.ReplayItem) string {
+	switch it.Outcome {
+	case ops.OutcomeReplayed:
+		return ""
+	case ops.OutcomeNoVerdict:
+		return " — no verdict yet (queued or retrying; edihub dlq replays BATCH says later)"
+	}
+	return " — " + it.Verdict
 }
 
 // parseRate reads N/s, N/m, N/h or a bare N (per second).

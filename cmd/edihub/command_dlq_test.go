@@ -150,9 +150,12 @@ func TestDLQLsInspectShow(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sr) != nil || string(sr.Payload) != edifacttest.Invoice("R1") || len(sr.Segments.Lines) != 5 {
 		t.Fatalf("show --json: %d %s", code, out)
 	}
-	out, _, _ = d.cmd(t, "audit", "ls")
+	out, _, _ = d.cmd(t, "audit", "ls", "--all")
 	if strings.Count(out, "alice") != 3 || !strings.Contains(out, "show") {
 		t.Fatalf("shows not audited:\n%s", out)
+	}
+	if out, _, _ = d.cmd(t, "audit", "ls"); strings.Contains(out, "show") {
+		t.Fatalf("page views listed without --all:\n%s", out)
 	}
 
 	// Exit codes scripts can trust.
@@ -225,6 +228,7 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 		{"dlq", "replay", "DLQ:1", "--filter", "partner=ACME"},
 		{"dlq", "replay", "DLQ:1", "--force"},
 		{"dlq", "replay", "--filter", ""},
+		{"dlq", "replay", "DLQ:1", "--outcome", "-1s"},
 	} {
 		if _, _, code := d.cmd(t, bad...); code != 2 {
 			t.Fatalf("%v: exit %d, want 2", bad, code)
@@ -250,6 +254,13 @@ func TestDLQReplayRateMaxAndDryRun(t *testing.T) {
 	var rep ops.ReplayReport
 	if code != 1 || json.Unmarshal([]byte(out), &rep) != nil || rep.Items[0].Outcome != ops.OutcomeSkipped {
 		t.Fatalf("replay of a replayed ID: %d %s", code, out)
+	}
+	// --json: each message's outcome as the streams say it, and the batch.
+	out, _, code = d.cmd(t, "dlq", "replay", "--filter", "partner=ACME", "--json")
+	rep = ops.ReplayReport{}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Items) != 1 || rep.Items[0].Outcome != ops.OutcomeParsed ||
+		len(rep.Items[0].Subjects) == 0 || rep.Batch == "" || rep.Tally[ops.OutcomeParsed] != 1 {
+		t.Fatalf("replay --json outcome: %d %s", code, out)
 	}
 }
 
@@ -342,6 +353,13 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "DLQ:4 → edi.ingest.ACME: replayed") || strings.Contains(out, "DLQ:3") {
 		t.Fatalf("filter replay after edit: %d\n%s", code, out)
 	}
+	// followed to its outcome (--outcome's default wait)
+	if !strings.Contains(out, " — parsed → edi.parsed.") || !strings.Contains(out, ": 1 parsed (later: edihub dlq replays R-") {
+		t.Fatalf("replay's outcome:\n%s", out)
+	}
+	if out, _, code := d.cmd(t, "dlq", "replays"); code != 0 || !strings.Contains(out, "by alice  1 message(s): 1 parsed") {
+		t.Fatalf("dlq replays: %d\n%s", code, out)
+	}
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return d.count(t, "PARSED") == 1 })
 	// The original is done, not waiting: replaying it again sends nothing
 	// and is no failure; show says where its edit went.
@@ -356,7 +374,7 @@ func TestDLQParkDropEdit(t *testing.T) {
 	if !strings.Contains(out, "done: its edit DLQ:4 was replayed as INGEST:") || strings.Contains(out, "replaying DLQ:3 sends the edit") {
 		t.Fatalf("show of the edited original after its edit went back:\n%s", out)
 	}
-	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(done: its edit DLQ:4 was replayed as INGEST:") {
+	if out, _, _ := d.cmd(t, "dlq", "inspect", "--superseded"); !strings.Contains(out, "(its edit DLQ:4 was replayed as INGEST:") {
 		t.Fatalf("inspect of the edited original after its edit went back:\n%s", out)
 	}
 	jetstreamtest.Settle(t, d.js, 10*time.Second, "INGEST", "RETRY", "PARSED") // nothing else may arrive

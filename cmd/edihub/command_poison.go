@@ -196,7 +196,7 @@ func (p *poisonCmd) ticket(ctx context.Context, id, action, note, actor string) 
 	if actor == "" {
 		actor = osUser()
 	}
-	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, audit.New(p.js, p.cfg.Sandbox.AuditStream, audit.WithKeyring(p.keys)))
+	t, err := p.store.TransitionTicket(ctx, id, action, actor, note, audit.New(p.js, p.cfg.Sandbox.AuditStream, audit.WithKeyring(p.keys), audit.Signed()))
 	if err != nil {
 		return err
 	}

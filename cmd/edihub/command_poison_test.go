@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub/forensics"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -25,6 +26,17 @@ func runCmd(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := run(context.Background(), e, args)
+	return out.String(), errb.String(), code
+}
+
+// runKeyed is runCmd with the hub's audit key ($EDIHUB_AUDIT_KEY), for
+// the commands that append audit events (they refuse without it).
+func runKeyed(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return map[string]string{audit.KeyEnv: testAuditKey}[k] }}
 	code := run(context.Background(), e, args)
 	return out.String(), errb.String(), code
 }
@@ -98,21 +110,21 @@ func TestPoisonCommands(t *testing.T) {
 		t.Fatalf("show --json: %v %+v", err, shown.Report)
 	}
 
-	if _, errOut, code := runCmd(t, "poison", "ticket", "ack", "POISON:1", "--server", url); code != 2 || !strings.Contains(errOut, "--note") {
+	if _, errOut, code := runKeyed(t, "poison", "ticket", "ack", "POISON:1", "--server", url); code != 2 || !strings.Contains(errOut, "--note") {
 		t.Fatalf("ack without note: %d %s", code, errOut)
 	}
-	out, _, code = runCmd(t, "poison", "ticket", "ack", "POISON:1", "--note", "on it", "--actor", "alice", "--server", url)
+	out, _, code = runKeyed(t, "poison", "ticket", "ack", "POISON:1", "--note", "on it", "--actor", "alice", "--server", url)
 	if code != 0 || !strings.Contains(out, "is acked") {
 		t.Fatalf("ack: %d %s", code, out)
 	}
-	if _, errOut, code := runCmd(t, "poison", "ticket", "ack", "POISON:1", "--note", "again", "--server", url); code != 1 {
+	if _, errOut, code := runKeyed(t, "poison", "ticket", "ack", "POISON:1", "--note", "again", "--server", url); code != 1 {
 		t.Fatalf("second ack: %d %s", code, errOut)
 	}
-	out, errOut, code = runCmd(t, "poison", "reanalyse", "POISON:1", "--server", url)
+	out, errOut, code = runKeyed(t, "poison", "reanalyse", "POISON:1", "--server", url)
 	if code != 0 || !strings.Contains(out, "2 times") || !strings.Contains(errOut, "analysing POISON:1 in the sandbox (caps: 30s CPU, 256MiB memory, 35s wall)") {
 		t.Fatalf("reanalyse: %d %s %s", code, out, errOut)
 	}
-	out, _, code = runCmd(t, "poison", "ticket", "close", "T-INGEST-7", "--note", "partner fixed it", "--actor", "bob", "--server", url)
+	out, _, code = runKeyed(t, "poison", "ticket", "close", "T-INGEST-7", "--note", "partner fixed it", "--actor", "bob", "--server", url)
 	if code != 0 || !strings.Contains(out, "closed") {
 		t.Fatalf("close: %d %s", code, out)
 	}

@@ -102,7 +102,7 @@ func runSandbox(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	keys, err := cliKeyring(e, data.resolve(cfg.DataDir))
+	keys, err := workerKeyring(e, data.resolve(cfg.DataDir))
 	if err != nil {
 		return err
 	}

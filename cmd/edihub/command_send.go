@@ -96,6 +96,7 @@ type sender struct {
 }
 
 func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
+	started := time.Now()
 	var watch *client.Watch
 	if s.o.Outcome > 0 {
 		w, err := client.WatchOutcomes(nc, s.o.Partner)
@@ -136,6 +137,9 @@ func (s *sender) run(ctx context.Context, nc *nats.Conn, files []string) error {
 			fmt.Fprintf(s.e.stderr, "waiting up to %s for the hub's verdicts (--outcome 0 skips this)…\r", s.o.Outcome)
 		}
 		watch.Wait(ctx, s.results, s.o.Outcome)
+		// Events are best effort: what they missed, the streams say (if
+		// this user may read them; a partner may not).
+		_ = client.ResolveFromStreams(ctx, s.j, started, s.results)
 		if !s.json && s.tty {
 			fmt.Fprint(s.e.stderr, "\r\x1b[K")
 		}

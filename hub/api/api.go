@@ -191,7 +191,17 @@ type replayBody struct {
 	Force       bool     `json:"force,omitempty"`
 	Reason      string   `json:"reason,omitempty"`
 	AllowPoison bool     `json:"allow_poison,omitempty"`
+	// Outcome is how long to wait for what became of the copies ("5s",
+	// the default; "0s": don't wait), at most maxOutcomeWait.
+	Outcome string `json:"outcome,omitempty"`
 }
+
+// Replay waits: a few seconds by default, as `edihub dlq replay` does;
+// never longer than a request should hang.
+const (
+	defaultOutcomeWait = 5 * time.Second
+	maxOutcomeWait     = time.Minute
+)
 
 func (a *api) replay(w http.ResponseWriter, r *http.Request, b replayBody) {
 	if !b.DryRun && !a.allowWrite(w, r) {
@@ -203,7 +213,16 @@ func (a *api) replay(w http.ResponseWriter, r *http.Request, b replayBody) {
 		writeJSONError(w, http.StatusBadRequest, "dry-runs of poison are not run inside the hub; use the sandbox or the forensic report")
 		return
 	}
-	req := ops.ReplayRequest{IDs: b.IDs, To: b.To, Max: b.Max, Rate: b.Rate, DryRun: b.DryRun, Force: b.Force, Reason: b.Reason, AllowPoison: b.AllowPoison}
+	req := ops.ReplayRequest{IDs: b.IDs, To: b.To, Max: b.Max, Rate: b.Rate, DryRun: b.DryRun, Force: b.Force, Reason: b.Reason, AllowPoison: b.AllowPoison,
+		Outcome: defaultOutcomeWait}
+	if b.Outcome != "" {
+		d, err := time.ParseDuration(b.Outcome)
+		if err != nil || d < 0 || d > maxOutcomeWait {
+			fail(w, ops.BadRequest("outcome %q: want a duration from 0s (don't wait) to %v", b.Outcome, maxOutcomeWait))
+			return
+		}
+		req.Outcome = d
+	}
 	if b.Filter != "" {
 		f, err := ops.ParseFilter(b.Filter)
 		if err != nil {
@@ -221,6 +240,35 @@ func (a *api) replay(w http.ResponseWriter, r *http.Request, b replayBody) {
 		return
 	}
 	writeJSON(w, http.StatusOK, rep)
+}
+
+// replays lists the replay batches, newest first (limit=N, default 50).
+func (a *api) replays(w http.ResponseWriter, r *http.Request) {
+	limit := 50
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			writeJSONError(w, http.StatusBadRequest, "limit: want a positive number")
+			return
+		}
+		limit = n
+	}
+	bs, err := a.ops.ReplayBatches(r.Context(), limit)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"replays": bs})
+}
+
+// replayBatch is one batch with its live tally.
+func (a *api) replayBatch(w http.ResponseWriter, r *http.Request) {
+	b, err := a.ops.ReplayBatch(r.Context(), r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
 }
 
 func (a *api) replayBulk(w http.ResponseWriter, r *http.Request) {
@@ -334,7 +382,8 @@ func (a *api) auditList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	f := ops.AuditFilter{Since: since, Actor: q.Get("actor"), Action: q.Get("action"), Message: q.Get("message"), Human: q.Get("human") == "true"}
+	f := ops.AuditFilter{Since: since, Actor: q.Get("actor"), Action: q.Get("action"), Message: q.Get("message"), Human: q.Get("human") == "true",
+		All: q.Get("all") == "true"}
 	evs, err := a.ops.AuditList(r.Context(), f, limit)
 	if err != nil {
 		fail(w, err)

@@ -67,6 +67,8 @@ func (a *api) routes() []route {
 		{"POST", "/api/v1/dlq/park", a.parkBulk}, // a dry run needs no operator token
 		{"POST", "/api/v1/dlq/drop", a.dropBulk},
 		{"POST", "/api/v1/dlq/{id}/replay", a.replayOne},
+		{"GET", "/api/v1/replays", a.replays},
+		{"GET", "/api/v1/replays/{id}", a.replayBatch},
 		{"POST", "/api/v1/dlq/{id}/park", a.write(a.park)},
 		{"POST", "/api/v1/dlq/{id}/drop", a.write(a.drop)},
 		{"POST", "/api/v1/dlq/{id}/edit", a.write(a.edit)},
@@ -90,11 +92,13 @@ func (a *api) routes() []route {
 //
 //	GET  /api/v1/dlq                      summary (view=messages|groups with filter params: kind, stage, cause, partner, error_class, fingerprint, since)
 //	GET  /api/v1/dlq/{id}                 headers, payload (base64), segments; audited
-//	POST /api/v1/dlq/{id}/replay          {"to","force","reason","dry_run","allow_poison"}
+//	POST /api/v1/dlq/{id}/replay          {"to","force","reason","dry_run","allow_poison","outcome":"5s"}
 //	POST /api/v1/dlq/{id}/park            {"reason"}
 //	POST /api/v1/dlq/{id}/drop            {"reason"} (required)
 //	POST /api/v1/dlq/{id}/edit            {"payload": base64, "reason"}
-//	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison"}
+//	POST /api/v1/dlq/replay               {"filter": "cause=schema,partner=ACME", "ids", "to", "max", "rate", "dry_run", "force", "reason", "allow_poison", "outcome"}
+//	GET  /api/v1/replays                  replay batches, newest first (limit=N)
+//	GET  /api/v1/replays/{id}             one batch, each copy's outcome and the live tally
 //	GET  /api/v1/audit                    events (since=2h, limit=N, actor, action, message=ID, human=true)
 //	GET  /api/v1/audit/verify             chain check (anchor=HASH)
 //

@@ -18,7 +18,10 @@ type Headerer interface {
 // acks it without outputs, counts and audits it. Keys name the
 // interchanges as the stage that keeps the ledger names them (the parse
 // stage: "ACME: SENDER -> RECIPIENT #REF"); the hub only shows them.
-type DuplicateError struct{ Keys []string }
+//
+// Origins are the stream IDs (INGEST:42) of the messages that processed
+// them before, where the ledger knows.
+type DuplicateError struct{ Keys, Origins []string }
 
 func (e *DuplicateError) Error() string {
 	return fmt.Sprintf("interchange already processed: %v", e.Keys)

@@ -37,6 +37,10 @@ type ShowResult struct {
 	// stored aside); Payload is the payload it names, fetched and checked
 	// (or, when that failed, the body, with Referenced.Error).
 	Referenced *Referenced `json:"referenced,omitempty"`
+	// Replay is what became of this message's replay, or of its edit's
+	// (the replay batch's item with a live verdict), if one was kept.
+	Replay      *ReplayItem `json:"replay,omitempty"`
+	ReplayBatch string      `json:"replay_batch,omitempty"`
 }
 
 // ShowOptions bound what Show renders (0: no limit).
@@ -53,6 +57,12 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 		return nil, err
 	}
 	raw, err := o.getMsg(ctx, ref)
+	if errors.Is(err, ErrNotFound) {
+		// Gone from its stream: a kept replay batch still says where it went.
+		if it, batch, rerr := o.replayOf(ctx, ref); rerr == nil && it != nil {
+			return nil, fmt.Errorf("%w: %s was replayed as %s in batch %s: %s", ErrNotFound, ref, it.NewID, batch, replayWords(*it))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -64,6 +74,24 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 	res := &ShowResult{Entry: e, Payload: data, PayloadSHA256: audit.PayloadHash(data),
 		Segments: Segments(data, so.MaxSegments, so.MaxRest), Text: TextOf(data), Referenced: referenced}
 	res.EditGone = o.editGone(ctx, e.SupersededBy)
+	if e.EditReplayedAs != "" {
+		// The original was replayed by its own ID (through its edit) or
+		// its edit by the edit's.
+		for _, id := range []string{ref.String(), e.SupersededBy} {
+			r, err := o.ParseID(id)
+			if err != nil {
+				continue
+			}
+			it, batch, err := o.replayOf(ctx, r)
+			if err != nil {
+				o.log.Warn().Err(err).Msg("replay batch of an edited original not read")
+			}
+			if it != nil {
+				res.Replay, res.ReplayBatch = it, batch
+				break
+			}
+		}
+	}
 	if err := o.audit(ctx, audit.Event{Action: "show", IDs: []string{ref.String()}, PayloadBefore: res.PayloadSHA256}, ""); err != nil {
 		return nil, err // no audit, no payload
 	}

@@ -21,7 +21,18 @@ type AuditFilter struct {
 	// Human keeps the actions people take (show, replay, park, drop,
 	// edit, tickets) and leaves out what the hub does by itself.
 	Human bool `json:"human,omitempty"`
+	// All keeps the read events (ReadActions: page views) that are left
+	// out otherwise, unless Action names one.
+	All bool `json:"all,omitempty"`
 }
+
+// ReadActions are the audit actions of someone looking (a payload shown
+// on the CLI, the console or the API): a class of their own, kept apart
+// from the actions so that a triage's page views do not bury what was
+// done. Every one is recorded (payloads may hold personal data: who saw
+// which is evidence, so they are not sampled); listings leave them out
+// unless asked (AuditFilter.All, `audit ls --all`, ?all=true).
+var ReadActions = map[string]bool{"show": true}
 
 // automaticActions are the audit actions the hub and its worker take on
 // their own.
@@ -31,6 +42,9 @@ func (f AuditFilter) match(r audit.Record) bool {
 	ev := r.Event
 	if r.Error != "" { // foreign bytes: shown only when nothing narrows the list
 		return f.Actor == "" && f.Action == "" && f.Message == "" && !f.Human
+	}
+	if ReadActions[ev.Action] && !f.All && f.Action != ev.Action {
+		return false
 	}
 	return (f.Actor == "" || ev.Actor == f.Actor) && (f.Action == "" || ev.Action == f.Action) &&
 		(f.Message == "" || slices.Contains(ev.IDs, f.Message)) && (!f.Human || !automaticActions[ev.Action])

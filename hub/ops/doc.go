@@ -9,7 +9,8 @@
 // named in the audit trail. Errors speak Go and name no CLI flags; the CLI
 // adds its hints.
 //
-// It may import hub (parse settings and ledger keys for dry-runs),
+// It may import hub (parse settings and ledger keys for dry-runs), client
+// (the streams' verdict on a replayed copy),
 // hub/audit, wire, escape, jetstream, edifact and ubl (the payload view of
 // a UBL document); hub never imports it.
 package ops

@@ -34,5 +34,5 @@ func (o *Ops) CheckEdit(ctx context.Context, id string, payload []byte) (*DryRun
 		return nil, ErrNoDestination
 	}
 	subject := wire.IngestSubject(e.Partner)
-	return o.dryRun(payload, o.replayHeader(raw.Header, ref, false), e, subject, false), nil
+	return o.dryRun(payload, o.replayHeader(raw.Header, payload, ref, false), e, subject, false), nil
 }

@@ -54,6 +54,9 @@ type OpsOptions struct {
 	// PayloadBucket is the claim check's object store, where payloads
 	// too large for the server are (default edihub-payloads).
 	PayloadBucket string
+	// ReplaysBucket is the KV bucket of replay batches (default
+	// dlq-replays).
+	ReplaysBucket string
 	// Replicas of the edits bucket when ops creates it (0: 1; nats.replicas
 	// on a cluster).
 	Replicas int
@@ -91,6 +94,9 @@ func NewOps(o OpsOptions) (*Ops, error) {
 	}
 	if o.EditsBucket == "" {
 		o.EditsBucket = "dlq-edits"
+	}
+	if o.ReplaysBucket == "" {
+		o.ReplaysBucket = "dlq-replays"
 	}
 	return &Ops{o: o, log: o.Logger.With().Str("component", "ops").Logger()}, nil
 }

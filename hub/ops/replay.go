@@ -53,6 +53,9 @@ type ReplayRequest struct {
 	AllowPoison bool `json:"allow_poison,omitempty"`
 	// Progress, if set, is called after each message.
 	Progress func(done, total int) `json:"-"`
+	// Outcome is how long to wait for what became of the copies sent
+	// (FollowReplay; 0: not at all, the batch's live tally says later).
+	Outcome time.Duration `json:"-"`
 }
 
 // Replay outcomes.
@@ -84,6 +87,16 @@ type ReplayItem struct {
 	// no-destination, edit-pending, superseded or not-found.
 	Reason string  `json:"reason,omitempty"`
 	DryRun *DryRun `json:"dry_run,omitempty"`
+	// What became of the copy, once followed (client.Verdict): Where is
+	// the new dead letter or quarantine ID (linked back by its
+	// x-replayed-from), or the first output subject; Verdict says it in
+	// words.
+	Where      string   `json:"where,omitempty"`
+	Subjects   []string `json:"subjects,omitempty"`
+	Cause      string   `json:"cause,omitempty"`
+	Detail     string   `json:"detail,omitempty"`
+	DeadLetter string   `json:"dead_letter,omitempty"`
+	Verdict    string   `json:"verdict,omitempty"`
 }
 
 // ReplayReport sums up a replay.
@@ -101,6 +114,11 @@ type ReplayReport struct {
 	AlreadyReplayed int          `json:"already_replayed"`
 	Failed          int          `json:"failed"`
 	Items           []ReplayItem `json:"items"`
+	// Batch is the replay batch recorded (ReplayBatch), Tally its items
+	// by outcome as followed; Warning says why following failed.
+	Batch   string         `json:"batch,omitempty"`
+	Tally   map[string]int `json:"tally,omitempty"`
+	Warning string         `json:"warning,omitempty"`
 }
 
 // Refusals of one message in a replay.
@@ -233,7 +251,7 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		rep.Matched = len(refs)
 	}
 	interval := time.Duration(float64(time.Second) / req.Rate)
-	start := o.o.Now()
+	start, since := o.o.Now(), time.Now()
 	for i, ref := range refs {
 		if err := ctx.Err(); err != nil {
 			rep.Left += len(refs) - i
@@ -263,6 +281,9 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 		if req.Progress != nil {
 			req.Progress(i+1, len(refs))
 		}
+	}
+	if err := o.FollowReplay(ctx, rep, since, req.Outcome); err != nil {
+		rep.Warning = err.Error()
 	}
 	return rep, nil
 }
@@ -320,14 +341,14 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		return fail(OutcomeFailed, err)
 	}
 	if req.DryRun {
-		it.DryRun = o.dryRun(data, o.replayHeader(raw.Header, target, req.Force), e, it.Subject, req.Force)
+		it.DryRun = o.dryRun(data, o.replayHeader(raw.Header, data, target, req.Force), e, it.Subject, req.Force)
 		it.Outcome = OutcomeWouldReplay
 		if !it.DryRun.OK {
 			it.Outcome = OutcomeWouldFail
 		}
 		return it
 	}
-	m := &nats.Msg{Subject: it.Subject, Header: o.replayHeader(raw.Header, target, req.Force), Data: raw.Data}
+	m := &nats.Msg{Subject: it.Subject, Header: o.replayHeader(raw.Header, data, target, req.Force), Data: raw.Data}
 	if referenced != nil && (raw.Header.Get(wire.HdrUploadSHA256) == "" || partner != e.Partner) {
 		// The hub takes an upload of the partner it is sent for, and never
 		// an x-payload-ref: such a payload goes inline when it fits, else
@@ -379,8 +400,9 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 }
 
 // replayHeader is the header a replay of target sends with its copy
-// (the dry run decides on the same one).
-func (o *Ops) replayHeader(h nats.Header, target wire.MsgRef, force bool) nats.Header {
+// (the dry run decides on the same one), signed with x-replay-mac so
+// that the hub links what becomes of the copy back to target.
+func (o *Ops) replayHeader(h nats.Header, data []byte, target wire.MsgRef, force bool) nats.Header {
 	out := ejs.CopyHeaders(h)
 	out.Del(wire.HdrReplayForce)
 	out.Set(wire.HdrReplayedFrom, target.String())
@@ -388,6 +410,7 @@ func (o *Ops) replayHeader(h nats.Header, target wire.MsgRef, force bool) nats.H
 	if force {
 		out.Set(wire.HdrReplayForce, "true")
 	}
+	audit.SignReplay(o.o.Auditor.Keyring(), out, data)
 	return out
 }
 

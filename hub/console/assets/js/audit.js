@@ -6,7 +6,7 @@ import { auditTable } from "./message.js";
 
 export async function auditPage(view, params) {
   const f = { since: params.get("since") || "24h", actor: params.get("actor") || "", action: params.get("action") || "",
-    message: params.get("message") || "", human: params.get("human") === "true" };
+    message: params.get("message") || "", human: params.get("human") === "true", all: params.get("all") === "true" };
   view.append(h("h1", null, "Audit trail"));
   const status = h("div", { class: "box", id: "verify" }, "Verifying the chain…");
   view.append(status);
@@ -14,17 +14,20 @@ export async function auditPage(view, params) {
   const since = h("label", null, "since", h("select", { id: "a-since", name: "since" },
     ["1h", "24h", "7d", "30d"].map(v => { const o = h("option", { value: v }, v); if (f.since === v) o.selected = true; return o; })));
   const human = h("input", { type: "checkbox", id: "a-human", name: "human", checked: f.human });
+  // page views (show) are read events, left out unless asked for
+  const all = h("input", { type: "checkbox", id: "a-all", name: "all", checked: f.all });
   const form = h("form", { class: "filters", id: "audit-filter" }, inp("actor"), inp("action"), inp("message"), since,
-    h("label", null, "people only", human), h("button", { type: "submit" }, "Filter"));
+    h("label", null, "people only", human), h("label", null, "with page views", all), h("button", { type: "submit" }, "Filter"));
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     const v = {};
     for (const k of ["actor", "action", "message", "since"]) v[k] = form.elements[k].value.trim();
     v.human = human.checked ? "true" : "";
+    v.all = all.checked ? "true" : "";
     location.hash = "#/audit" + qs(v);
   });
   view.append(form);
-  const res = await get("/api/v1/audit" + qs({ ...f, human: f.human ? "true" : "", limit: 500 }));
+  const res = await get("/api/v1/audit" + qs({ ...f, human: f.human ? "true" : "", all: f.all ? "true" : "", limit: 500 }));
   view.append(h("p", { class: "muted" }, `${res.events.length} events (newest 500 at most), oldest first`), auditTable(res.events));
   view.setAttribute("data-ready", "audit");
   verify(status);

@@ -5,6 +5,7 @@ import { h, table, num, when, toast } from "./dom.js";
 import { get, post, qs, isOperator } from "./api.js";
 import { esc } from "./esc.js";
 import { ask } from "./ask.js";
+import { batchLink, outcomeCell } from "./replays.js";
 
 const PAGE = 50;
 const KEYS = ["kind", "stage", "cause", "partner", "since"];
@@ -177,7 +178,8 @@ export function report(title, rep) {
     h("h2", null, `${title}: ${rep.replayed} ${rep.dry_run ? "would replay" : "replayed"}, ${rep.skipped} skipped, ${rep.failed} failed` + (rep.left ? `, ${rep.left} left` : "")),
     table(["ID", "outcome", "to", "detail"], rep.items.map(it => [
       it.id + (it.version ? " → " + it.version : ""), h("span", { class: it.outcome.startsWith("would-fail") || it.outcome === "failed" ? "error" : "" }, it.outcome),
-      esc(it.subject || ""), h("span", { class: "wrap" }, it.error ? esc(it.error) : it.dry_run ? dryText(it.dry_run) : (it.new_id || ""))])));
+      esc(it.subject || ""), it.error ? h("span", { class: "wrap" }, esc(it.error)) : it.dry_run ? h("span", { class: "wrap" }, dryText(it.dry_run)) : outcomeCell(it)])),
+    batchLink(rep));
 }
 
 function dryText(d) {

@@ -6,6 +6,7 @@ import { overview } from "./overview.js";
 import { messages, groups } from "./list.js";
 import { message } from "./message.js";
 import { auditPage } from "./audit.js";
+import { replays, replay } from "./replays.js";
 
 const main = document.getElementById("main");
 
@@ -51,6 +52,8 @@ async function route() {
     else if (path === "/groups") await groups(view, params);
     else if (path.startsWith("/message/")) await message(view, decodeURIComponent(path.slice(9)));
     else if (path === "/audit") await auditPage(view, params);
+    else if (path === "/replays") await replays(view);
+    else if (path.startsWith("/replay/")) await replay(view, decodeURIComponent(path.slice(8)));
     else view.append(h("p", null, "No such page."));
   } catch (e) {
     if (e instanceof APIError && e.status === 401) return;

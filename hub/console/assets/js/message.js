@@ -52,7 +52,7 @@ export async function message(view, id) {
     fact("attempts", hv("x-attempts") || "—"), fact("retries", hv("x-retry-count") || "—"),
     fact("first failed", esc(hv("x-first-failed-at")) || "—"), fact("detected", esc(hv("x-detected-at")) || "—"),
     fact("poison cause", esc(hv("x-poison-cause")) || "—")));
-  const hist = await get("/api/v1/audit" + qs({ message: e.id, limit: 50 }));
+  const hist = await get("/api/v1/audit" + qs({ message: e.id, all: "true", limit: 50 }));
   view.append(h("h3", null, "Audit events naming " + e.id), auditTable(hist.events));
 
   view.setAttribute("data-ready", "message");

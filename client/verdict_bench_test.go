@@ -1,0 +1,83 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+)
+
+// What one look at the streams costs a replay of 100 messages while the
+// hub stored 10 000 outputs and 1 000 dead letters since the replay
+// began: StreamVerdicts reads each stream once for all of them; the plain
+// alternative, the drill's helpers once per message (FindCopy, then
+// ParsedOriginSeqs), reads them once per message.
+//
+//	go test -run '^$' -bench StreamVerdicts -benchtime 5x ./client/
+func BenchmarkStreamVerdicts(b *testing.B) {
+	srv := jetstreamtest.StartServer(b, nil)
+	_, j := jetstreamtest.Connect(b, srv.URL)
+	ctx := context.Background()
+	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
+		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	since := time.Now()
+	var msgs []*nats.Msg
+	for i := range 11000 {
+		h := nats.Header{}
+		h.Set(wire.HdrOriginalStream, "INGEST")
+		h.Set(wire.HdrOriginalSeq, strconv.Itoa(i+1))
+		subject := "edi.parsed.ACME.INVOIC"
+		if i >= 10000 {
+			subject = "edi.parse.dlq.schema"
+		}
+		msgs = append(msgs, &nats.Msg{Subject: subject, Header: h, Data: make([]byte, 512)})
+	}
+	if _, err := ejs.PublishAll(ctx, j, msgs, func(i int) string { return fmt.Sprint("b", i) }); err != nil {
+		b.Fatal(err)
+	}
+	seqs := make([]uint64, 100)
+	for i := range seqs {
+		seqs[i] = uint64(9950 + i) // 50 parsed, 50 dead-lettered
+	}
+	b.Run("one-scan", func(b *testing.B) {
+		for b.Loop() {
+			got, err := StreamVerdicts(ctx, j, wire.StreamNames{}, since, seqs)
+			if err != nil || len(got) != 100 {
+				b.Fatalf("%d verdicts, %v", len(got), err)
+			}
+		}
+	})
+	b.Run("per-message", func(b *testing.B) {
+		for b.Loop() {
+			n := 0
+			for _, s := range seqs {
+				where, _, err := FindCopy(ctx, j, wire.StreamNames{Ingest: "INGEST", DLQ: "DLQ"}, s, false, since)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if where == "" {
+					parsed, err := ParsedOriginSeqs(ctx, j, "PARSED", since)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = parsed
+				}
+				n++
+			}
+			if n != 100 {
+				b.Fatal(n)
+			}
+		}
+	})
+}

@@ -1,0 +1,71 @@
+package client
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
+)
+
+// The verdict is read from what the hub stored: a parsed output, a dead
+// letter and a duplicate's audit event, each by the INGEST sequence;
+// nothing stored is no verdict. send fills what its events missed.
+func TestStreamVerdictsAndResolve(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
+		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	since := time.Now()
+	pub := func(subject string, h map[string]string, data string) {
+		m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: []byte(data)}
+		for k, v := range h {
+			m.Header.Set(k, v)
+		}
+		if _, err := j.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub("edi.parsed.ACME.INVOIC", map[string]string{wire.HdrOriginalSeq: "6"}, "{}")
+	pub("edi.parse.dlq.schema", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "5",
+		wire.HdrErrorCause: "schema", wire.HdrErrorMsg: "UNT count"}, "x")
+	pub("edi.parse.dlq.schema", map[string]string{wire.HdrOriginalStream: "OTHER", wire.HdrOriginalSeq: "8"}, "x") // not INGEST's
+	pub(wire.AuditSubject, nil, `{"action":"duplicate-skipped","ids":["INGEST:7"],"details":{"interchange":"[ACME: S -> R #1]","processed_by":"INGEST:2"}}`)
+
+	got, err := StreamVerdicts(ctx, j, wire.StreamNames{}, since, []uint64{5, 6, 7, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := got[5]; v.Outcome != OutcomeDeadLettered || v.Where != "DLQ:1" || v.Cause != "schema" || v.Detail != "UNT count" {
+		t.Errorf("5: %+v", v)
+	}
+	if v := got[6]; v.Outcome != OutcomeParsed || v.Where != "edi.parsed.ACME.INVOIC" {
+		t.Errorf("6: %+v", v)
+	}
+	if v := got[7]; v.Outcome != OutcomeDuplicate || v.Detail != "[ACME: S -> R #1] (processed before by INGEST:2)" {
+		t.Errorf("7: %+v", v)
+	}
+	if v, ok := got[8]; ok {
+		t.Errorf("8 has a verdict from another stream's copy: %+v", v)
+	}
+
+	results := []Result{{OK: true, Stream: "INGEST", Seq: 5, Outcome: OutcomeNotSeen}, {OK: true, Stream: "INGEST", Seq: 6, Outcome: OutcomeParsed, Where: "heard"},
+		{OK: true, Stream: "INGEST", Seq: 8, Outcome: OutcomeNotSeen}}
+	if err := ResolveFromStreams(ctx, j, since, results); err != nil {
+		t.Fatal(err)
+	}
+	if r := results[0]; r.Outcome != OutcomeDeadLettered || r.Where != "edi.parse.dlq.schema (DLQ:1)" {
+		t.Errorf("resolved 5: %+v", r)
+	}
+	if results[1].Where != "heard" || results[2].Outcome != OutcomeNotSeen {
+		t.Errorf("resolve changed what it should not: %+v", results[1:])
+	}
+}
