@@ -43,10 +43,22 @@ func (noInFlight) Start(int, uint64) {}
 func (noInFlight) Done(int, uint64)  {}
 
 // Slots is how many in-flight slots a hub with these stages uses: one per
-// partition and one per stage's retry worker.
+// worker of each partition (hub.partition_concurrency) and one per
+// stage's retry worker.
 func Slots(cfg Config, stages int) int {
 	cfg.setDefaults()
-	return cfg.Partitions + stages
+	return cfg.Partitions*cfg.PartitionConcurrency + stages
+}
+
+// wasRunning reports whether seq was running in one of s's slots when
+// the last process died (the in-flight table).
+func (h *Hub) wasRunning(s *source, seq uint64) bool {
+	for i := 0; i < s.workers; i++ {
+		if h.suspects[s.slot+i] == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // Options are the hub's dependencies. Conn, Store and Stages are required.
@@ -130,11 +142,11 @@ type Hub struct {
 	inflight InFlightTable
 	suspects map[int]uint64 // slot → stream sequence; read-only after New
 	// unstored are explained outcomes the attempt store could not take
-	// (its bucket had no leader either): slot → the failure, applied to
-	// the record when the same message comes back to this process, so a
-	// write lost in an election is not counted as a death.
+	// (its bucket had no leader either): the message's key → the failure,
+	// applied to the record when the same message comes back to this
+	// process, so a write lost in an election is not counted as a death.
 	unstoredMu   sync.Mutex
-	unstored     map[int]unstoredFailure
+	unstored     map[counter.Key]unstoredFailure
 	processed    atomic.Int64 // messages that left a partition, for the leak ratio
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
@@ -186,7 +198,7 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
+		suspects: map[int]uint64{}, unstored: map[counter.Key]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 		claim: o.ClaimCheck, claimMet: metrics.NewClaimCheck(reg),
@@ -296,7 +308,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		start(src.name, src.run)
 	}
 	for i, st := range h.stages {
-		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions+i)
+		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions*h.cfg.PartitionConcurrency+i)
 		if err != nil {
 			return failed(err)
 		}

@@ -43,7 +43,7 @@ func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
 		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
 			Msg("a service the stage needs did not answer; the message waits and is tried again")
 		h.recordPublishFailure(d, u)
-		_ = d.msg.NakWithDelay(time.Second)
+		_ = d.nak(time.Second)
 	case actQuarantine:
 		h.quarantine(d, dec.v, f.rec)
 	case actDeadLetter:
@@ -159,7 +159,13 @@ func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.
 		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
 		h.unstoredMu.Lock()
-		h.unstored[d.src.slot] = unstoredFailure{key: d.key, f: f}
+		if len(h.unstored) >= maxUnstored { // bounded: one that never comes back is forgotten
+			for k := range h.unstored {
+				delete(h.unstored, k)
+				break
+			}
+		}
+		h.unstored[d.key] = unstoredFailure{key: d.key, f: f}
 		h.unstoredMu.Unlock()
 		return rec.With(f)
 	}
@@ -173,14 +179,18 @@ type unstoredFailure struct {
 	f   counter.Failure
 }
 
+// maxUnstored bounds the explained outcomes kept in memory for messages
+// that have not come back yet.
+const maxUnstored = 4096
+
 // withUnstored adds to rec the explained outcome this process could not
-// store for the same message in the same slot, and tries to store it now.
-func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
+// store for the same message, and tries to store it now.
+func (h *Hub) withUnstored(k counter.Key, rec counter.Record) counter.Record {
 	h.unstoredMu.Lock()
-	u, ok := h.unstored[slot]
-	delete(h.unstored, slot)
+	u, ok := h.unstored[k]
+	delete(h.unstored, k)
 	h.unstoredMu.Unlock()
-	if !ok || u.key != k {
+	if !ok {
 		return rec
 	}
 	if recorded, err := h.store.RecordFailure(k, u.f); err == nil {
@@ -201,7 +211,7 @@ func (h *Hub) forget(d *delivery) {
 // is kept.
 func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
 	delay := backoff(attempts, h.cfg.Attempts.BackoffBase, h.cfg.Attempts.BackoffMax)
-	if err := d.msg.NakWithDelay(delay); err != nil {
+	if err := d.nak(delay); err != nil {
 		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
 	}
 	h.met.Retries.WithLabelValues(o.stage, "in-place").Inc()
