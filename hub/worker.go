@@ -85,7 +85,7 @@ func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source,
 // and pulls again.
 const (
 	pullBatch    = 16
-	maxPullBatch = 256
+	maxPullBatch = 1024
 	pullExpiry   = 5 * time.Second
 )
 
