@@ -141,6 +141,10 @@ type Hub struct {
 	gate     gate
 	inflight InFlightTable
 	suspects map[int]uint64 // slot → stream sequence; read-only after New
+	// tableKnows: an in-flight table, and one instance (no cluster
+	// sharing), so the table lists every message of this hub's that ran
+	// when its last process died (decide's facts.tableKnows).
+	tableKnows bool
 	// unstored are explained outcomes the attempt store could not take
 	// (its bucket had no leader either): the message's key → the failure,
 	// applied to the record when the same message comes back to this
@@ -206,6 +210,7 @@ func New(o Options) (*Hub, error) {
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
 	}
+	h.tableKnows = h.inflight != nil && cfg.Cluster.Replicas <= 1 && !cfg.Cluster.IsPinned() && o.Owners == nil
 	if h.inflight == nil {
 		h.inflight = noInFlight{}
 	}

@@ -142,6 +142,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
 		}
 		f.rec, f.listed = h.withUnstored(d.key, rec), h.wasRunning(s, md.Sequence.Stream)
+		f.tableKnows = h.tableKnows
 	}
 	dec := h.settle(d, f, nil)
 	if f.stray {
