@@ -45,6 +45,11 @@ type heldMsg struct {
 	size    int
 	beat    time.Time // when the server last heard of it (delivery or progress)
 	lane    *lane
+	running bool
+	// again is a delivery of it that came while it ran (hasAgain): a nak
+	// with a short delay can be answered before the run is done.
+	again    js.Msg
+	hasAgain bool
 }
 
 // lane is one partner's messages in hand.
@@ -72,7 +77,11 @@ func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.T
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if m, ok := l.bySeq[seq]; ok {
-		m.msg, m.beat = msg, now
+		if m.running {
+			m.again, m.hasAgain = msg, true
+		} else {
+			m.msg, m.beat = msg, now
+		}
 		return false
 	}
 	if l.barrier && seq <= l.barrierUpTo {
@@ -126,7 +135,7 @@ func (l *lanes) next() *heldMsg {
 			ln.inReady = false
 			m := ln.queue[0]
 			ln.queue = ln.queue[1:]
-			ln.busy = true
+			ln.busy, m.running = true, true
 			l.running++
 			return m
 		}
@@ -139,21 +148,32 @@ func (l *lanes) next() *heldMsg {
 }
 
 // done ends the run of m. stays says the message is still the consumer's
-// (nak'd): the lane then waits for it to come back, until dueIn has passed.
-func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time) {
+// (nak'd): the lane then waits for it to come back, until dueIn has passed
+// (a delivery that came back during the run is queued at once). A
+// delivery that came during a run that settled the message is returned:
+// the caller acks it, it has nothing left to do.
+func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time) (settledAgain js.Msg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := m.lane
-	ln.busy = false
+	ln.busy, m.running = false, false
 	l.running--
-	if l.bySeq[m.seq] == m {
+	again, hasAgain := m.again, m.hasAgain
+	m.again, m.hasAgain = nil, false
+	switch {
+	case stays && hasAgain:
+		m.msg, m.beat = again, now
+		ln.queue = append([]*heldMsg{m}, ln.queue...)
+	case stays:
 		delete(l.bySeq, m.seq)
-	}
-	if stays {
 		ln.waitSeq, ln.waitTill = m.seq, now.Add(dueIn)
+	default:
+		delete(l.bySeq, m.seq)
+		settledAgain = again
 	}
 	l.settleLane(ln)
 	l.cond.Broadcast()
+	return settledAgain
 }
 
 // settleLane offers the lane again, or forgets it when it holds nothing.

@@ -187,3 +187,18 @@ func TestLanesCloseEndsWorkersWhenNothingCanRun(t *testing.T) {
 		t.Fatalf("next after close and nothing left: %d", m.seq)
 	}
 }
+
+// A nak with a short delay can be answered while its run is still
+// finishing: the redelivery is queued when the run ends, not waited for.
+func TestLanesRedeliveryDuringTheRunIsNotWaitedFor(t *testing.T) {
+	now := time.Now()
+	l := newLanes()
+	l.add(nil, 1, "A", 1, now)
+	l.add(nil, 2, "A", 1, now)
+	m := l.take()
+	l.add(nil, 1, "A", 1, now) // back before done
+	l.done(m, true, time.Hour, now)
+	if m := l.take(); m == nil || m.seq != 1 {
+		t.Fatalf("after the early redelivery: %v, want 1 again before 2", seqsOf(m))
+	}
+}

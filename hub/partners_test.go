@@ -156,9 +156,15 @@ func TestQuietPartnerIsNotHeldByAFloodInItsPartition(t *testing.T) {
 	if err := <-floodErr; err != nil {
 		t.Fatal(err)
 	}
+	if n := jetstreamtest.MetricSum(t, env.reg, "edihub_partition_in_flight_messages"); n < 100 {
+		t.Errorf("edihub_partition_in_flight_messages %v during the flood, want its backlog in hand", n)
+	}
 	jetstreamtest.Eventually(t, 2*time.Minute, func() bool {
 		return jetstreamtest.CountMsgs(t, env.js, "PARSED") >= flood+2*quiet
 	})
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
+		return jetstreamtest.MetricSum(t, env.reg, "edihub_partition_in_flight_messages") == 0
+	}, "messages left in hand after the drain")
 	if behind < quiet/2 {
 		t.Fatalf("only %d of %d quiet interchanges were sent while the flood had a backlog: the test shows nothing (a faster machine needs a larger flood)", behind, quiet)
 	}

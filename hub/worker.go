@@ -203,7 +203,9 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 		finish := func(d *delivery) {
 			once.Do(func() {
 				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
-				ln.done(m, stays, dueIn, time.Now())
+				if again := ln.done(m, stays, dueIn, time.Now()); again != nil {
+					_ = again.Ack() // redelivered while it ran, and settled by the run
+				}
 				s.gauge(ln)
 			})
 		}
