@@ -25,7 +25,7 @@ import (
 // the server's dedupe window nor the ledger sees a repeat) and drains it
 // three ways over the same partitions and file store:
 //
-//	plain     durable pull consumers as the hub's (MaxAckPending=1, pull
+//	plain     durable pull consumers as the hub's were (MaxAckPending=1, pull
 //	          batch 16, 5 s expiry), publishing the same number of outputs
 //	          of the same JSON bytes (rendered once beforehand) with
 //	          jetstream.PublishAll, then acking: no parsing, no ledger

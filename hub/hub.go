@@ -281,7 +281,8 @@ func (h *Hub) leak(n int64) {
 	}
 }
 
-// Run provisions the streams, starts one worker per partition, the retry
+// Run provisions the streams, starts each partition's source (its lanes
+// and hub.partition_concurrency workers), the retry
 // workers, the advisory backstop and the housekeeping loops, and blocks
 // until ctx is done. In-flight messages are finished (up to their deadline)
 // before it returns.
