@@ -228,3 +228,43 @@ func checkExactlyInOrder(t *testing.T, partner string, got []string, n int, form
 		}
 	}
 }
+
+// A partner's head retried in place when the hub stops, its later
+// messages in hand: the server hands them back to the next process with
+// the later ones first (their ack wait runs out before the head's nak
+// delay). The next process's lanes wait until all of them are back, then
+// run the head first: the partner's order holds across the restart, and
+// a partner in the same partition meanwhile is not held by it.
+func TestPartnerOrderHoldsAcrossARestartWithItsHeadRetrying(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	storePath := t.TempDir() + "/counter.db"
+	var failed atomic.Bool
+	stage := echoStage("parse", func(m *Message) error {
+		if string(m.Data) == "A1" && failed.CompareAndSwap(false, true) {
+			return TransientError(wire.CauseUnknown, errors.New("a service is slow, once"))
+		}
+		return nil
+	})
+	cfg := fastConfig()
+	cfg.Partitions = 1
+	cfg.Attempts.BackoffBase = 4 * time.Second // the head's nak delay: 2-4 s
+	cfg.Attempts.BackoffMax = 4 * time.Second
+	env := startHub(t, url, storePath, cfg, []Stage{stage}, nil)
+	for _, d := range []string{"A1", "A2", "A3", "A4"} {
+		jetstreamtest.PublishIngest(t, env.js, "ALPHA", d, nil)
+	}
+	jetstreamtest.PublishIngest(t, env.js, "BETA", "B1", nil)
+	// BETA runs beside ALPHA's retried head
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return failed.Load() && jetstreamtest.CountMsgs(t, env.js, "PARSED") == 1 })
+	env.stop()
+
+	env2 := startHub(t, url, storePath, cfg, []Stage{stage}, nil)
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env2.js, "PARSED") == 5 })
+	var got []string
+	for _, m := range jetstreamtest.StreamMsgs(t, env2.js, "PARSED") {
+		got = append(got, string(m.Data))
+	}
+	if want := []string{"B1", "A1", "A2", "A3", "A4"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("PARSED %v, want %v", got, want)
+	}
+}
