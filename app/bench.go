@@ -55,6 +55,9 @@ type BenchOptions struct {
 	// Messages per run (default 20000), Partitions (default 8), Rounds of
 	// plain and hub alternating (default 3).
 	Messages, Partitions, Rounds int
+	// Partners (stage parse) the interchanges go to (default 40; 1: one
+	// partner's backlog).
+	Partners int
 	// Mix also runs tiered mode with 1% transient and 0.5% permanent
 	// failures against an all-healthy run (stage noop).
 	Mix bool
@@ -228,6 +231,7 @@ func maxOf(xs []float64) float64 {
 type bench struct {
 	dir        string
 	partitions int
+	partners   int // stage parse: the fill's partners
 	srv        interface{ Shutdown() }
 	url        string
 	nc         *nats.Conn

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,13 +25,19 @@ import (
 // the server's dedupe window nor the ledger sees a repeat) and drains it
 // three ways over the same partitions and file store:
 //
-//	plain     durable pull consumers as the hub's (MaxAckPending=1, pull
+//	plain     durable pull consumers as the hub's were (MaxAckPending=1, pull
 //	          batch 16, 5 s expiry), publishing the same number of outputs
 //	          of the same JSON bytes (rendered once beforehand) with
 //	          jetstream.PublishAll, then acking: no parsing, no ledger
 //	ledger    hub.New with parse.Stage and a ledger.OpenKV ledger on the
 //	          same server, default configuration: what serve runs
 //	noledger  the same without a ledger
+//	serial    (with --sides) the ledger side at the old shape: one message
+//	          out per partition and one worker (hub.partition_max_in_flight
+//	          and partition_concurrency 1), partners behind each other
+//
+// The interchanges go to --partners partners (default benchPartners); with
+// --partners 1 every side drains one partner's backlog.
 const benchPartners = 40
 
 // parseClass is one size of interchange.
@@ -116,6 +123,7 @@ type parseClassReport struct {
 	Ledger        parseRatio                  `json:"ledger_vs_plain"`
 	NoLedger      parseRatio                  `json:"noledger_vs_plain"`
 	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
+	Serial        *parseRatio                 `json:"ledger_vs_serial,omitempty"`
 	TargetMet     bool                        `json:"target_met"`
 	CounterWrites float64                     `json:"edihub_counter_writes_total"`
 }
@@ -134,7 +142,8 @@ type ParseBenchReport struct {
 
 // parseSides are the drains of a round; "emit" (with --sides) is the hub
 // with a stage that emits the plain side's outputs without parsing: the
-// hub's own cost around a stage that publishes.
+// hub's own cost around a stage that publishes; "serial" the ledger side
+// with one message out per partition.
 var parseSides = []string{"plain", "ledger", "noledger"}
 
 func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, error) {
@@ -142,8 +151,8 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 	if sides != "" {
 		parseSides = strings.Split(sides, ",")
 		for _, s := range parseSides {
-			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit"}, s) {
-				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit", s))
+			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit", "serial"}, s) {
+				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit, serial", s))
 			}
 		}
 		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") || !slices.Contains(parseSides, "noledger") {
@@ -173,7 +182,7 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 		profile = f
 	}
 	const target = 0.7
-	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: benchPartners, Rounds: rounds, Target: target, GC: gc}
+	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: cmp.Or(o.Partners, benchPartners), Rounds: rounds, Target: target, GC: gc}
 	say("edihub bench --stage parse: Go collector %s (serve's default; GOGC in the environment overrides it for both sides)", gc)
 	for _, c := range classes {
 		cr, err := runParseClass(ctx, o, c, parts, rounds, &profile, say)
@@ -202,6 +211,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	defer b.close()
 	b.log = zerolog.New(o.Log).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	b.stallDir = o.StallDir
+	b.partners = cmp.Or(o.Partners, benchPartners)
 	// serve opens the ledger on a connection of its own, and so does the
 	// bench; EDIHUB_BENCH_LEDGER_CONN=shared puts it on the hub's (the
 	// experiment that showed its batch entries wait behind the outputs).
@@ -239,11 +249,13 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	for _, s := range parseSides {
 		cr.Sides[s] = &parseSideReport{}
 	}
-	if cr.Sides["emit"] == nil {
-		delete(cr.Sides, "emit")
+	for _, s := range []string{"emit", "serial"} {
+		if cr.Sides[s] == nil {
+			delete(cr.Sides, s)
+		}
 	}
 	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, embedded NATS in %s",
-		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, benchPartners, parts, b.dir)
+		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, b.partners, parts, b.dir)
 	fill := 0
 	for r := 1; r <= rounds; r++ {
 		for _, side := range parseSides {
@@ -259,7 +271,9 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			case "plain":
 				run, err = b.runPlainParse(ctx, fill, c.Messages, outputs)
 			case "emit":
-				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs)
+				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs, false)
+			case "serial":
+				run, err = b.runHubParse(ctx, c.Messages, led, nil, nil, true)
 			case "ledger", "noledger":
 				var l parse.Ledger
 				if side == "ledger" {
@@ -269,7 +283,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				if side == "noledger" {
 					prof = nil
 				}
-				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil)
+				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil, false)
 				if prof != nil {
 					*profile = nil // one profile per file: the first ledger round
 				}
@@ -309,6 +323,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		r := ratios(e, plain)
 		cr.Emit = &r
 		say("  %s: hub emitting the same outputs without parsing / plain: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+	}
+	if sr, ok := cr.Sides["serial"]; ok && len(sr.MsgsPerSec) > 0 {
+		r := ratios(cr.Sides["ledger"], sr)
+		cr.Serial = &r
+		say("  %s: ledger on / the same at one message out per partition (serial): median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
 	}
 	cr.CounterWrites = cr.Sides["ledger"].CounterWrites + cr.Sides["noledger"].CounterWrites
 	cr.TargetMet = cr.Ledger.Median >= 0.7 && cr.Ledger.PartitionMedian >= 0.7

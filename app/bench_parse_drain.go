@@ -27,7 +27,7 @@ import (
 // or emitting the plain side's outputs), each timed per partition.
 
 // fillParse empties INGEST and PARSED and publishes c.Messages fresh
-// interchanges over benchPartners partners; the control references are
+// interchanges over b.partners partners; the control references are
 // unique per fill, so the ledger never sees a repeat.
 func (b *bench) fillParse(ctx context.Context, c parseClass, fill int) error {
 	for _, s := range []string{wire.DefaultIngestStream, wire.DefaultParsedStream} {
@@ -44,7 +44,7 @@ func (b *bench) fillParse(ctx context.Context, c parseClass, fill int) error {
 	return publishPaced(b.js, c.Messages, 64, func(i int) *nats.Msg {
 		// Same length every time: only the digits of the reference change.
 		data := []byte(strings.ReplaceAll(string(tmpl), "R000000000", fmt.Sprintf("R%03d%06d", fill%1000, i)))
-		return &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%benchPartners)), Data: data}
+		return &nats.Msg{Subject: wire.IngestSubject("P" + strconv.Itoa(i%b.partners)), Data: data}
 	})
 }
 
@@ -174,12 +174,16 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 
 // runHubParse runs a fresh hub with the parse stage (and led, if any) over
 // the fill until n interchanges were acked, timed from the first message
-// the stage sees to the n-th ok in the hub's own counter.
-func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte) (parseSideRun, error) {
+// the stage sees to the n-th ok in the hub's own counter; serial runs it
+// with one message out per partition and one worker.
+func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, serial bool) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
 	cfg := b.config()
+	if serial {
+		cfg.PartitionConcurrency, cfg.PartitionMaxInFlight = 1, 1
+	}
 	cfg.SetDefaults()
 	var pc parse.Config
 	pc.SetDefaults()

@@ -136,6 +136,21 @@ func (t *InFlight) Unstored(slot int) (seq uint64, soloRuns int) {
 	return seq, int(t.word(slot, 2).Load())
 }
 
+// FindUnstored returns the slot whose unstored count is for seq, and the
+// count (-1, 0: none). A message may run on any worker's slot of its
+// partition, so its count is looked up by message, not by slot.
+func (t *InFlight) FindUnstored(seq uint64) (slot, soloRuns int) {
+	if seq == 0 || t.closed.Load() {
+		return -1, 0
+	}
+	for i := 0; i < t.slots; i++ {
+		if t.word(i, 1).Load() == seq {
+			return i, int(t.word(i, 2).Load())
+		}
+	}
+	return -1, 0
+}
+
 // Start records that slot is running the message with stream sequence seq.
 func (t *InFlight) Start(slot int, seq uint64) {
 	if !t.closed.Load() {

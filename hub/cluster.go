@@ -26,7 +26,8 @@ const ownerCheckEvery = 250 * time.Millisecond
 // When another instance becomes it (one joined), the worker finishes the
 // message in hand, stops pulling and unpins itself, so the server pins
 // the new owner at once instead of after pinned_ttl. Order holds across
-// the hand-over: the consumer has one message out at a time.
+// the hand-over: this instance finishes what it has in hand, and the new
+// owner's lanes wait until what was out is back in its hand (armBarrier).
 func (s *source) runOwned(ctx context.Context) error {
 	t := time.NewTicker(ownerCheckEvery)
 	defer t.Stop()
@@ -104,9 +105,12 @@ func unfenced(job func(context.Context) error) func(context.Context, func(contex
 // message is processed (it reads what was recorded since). Also the first
 // time: the ledger's index was read when this instance first asked it,
 // perhaps before another instance recorded this partition's interchanges.
-func (s *source) notePin(pinID, partner string) {
+//
+// It reports whether the pin is new: the lanes then wait for what another
+// instance had out (armBarrier).
+func (s *source) notePin(pinID, partner string) (moved bool) {
 	if s.partition < 0 || !s.h.cfg.Cluster.IsPinned() {
-		return
+		return false
 	}
 	if pinID != "" && pinID != s.pinID {
 		if s.pinID != "" || len(s.partners) > 0 {
@@ -122,8 +126,10 @@ func (s *source) notePin(pinID, partner string) {
 		clear(s.partners)
 		s.pinID = pinID
 		s.h.met.PinChanges.Inc()
+		moved = true
 	}
 	if partner != "" {
 		s.partners[partner] = struct{}{}
 	}
+	return moved
 }

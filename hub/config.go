@@ -14,8 +14,19 @@ import (
 // default, in configs/edihub.yaml. The zero value plus setDefaults is a
 // working edge hub.
 type Config struct {
-	// Partitions is the number of INGEST partitions (one worker each).
+	// Partitions is the number of INGEST partitions (one consumer each).
 	Partitions int `yaml:"partitions"`
+	// PartitionConcurrency is how many messages of different partners one
+	// partition runs at once (its workers); each partner's run one at a
+	// time, in order.
+	PartitionConcurrency int `yaml:"partition_concurrency"`
+	// PartitionMaxInFlight is how many messages a partition's consumer has
+	// out at once (its MaxAckPending): running, and waiting behind their
+	// partner's head. A quiet partner behind a flooding one in the same
+	// partition is reached once the flood's backlog ahead of it fits in
+	// this window. Memory in hand is at most this many messages per
+	// partition.
+	PartitionMaxInFlight int `yaml:"partition_max_in_flight"`
 	// Streams names the JetStream streams.
 	Streams wire.StreamNames `yaml:"streams"`
 	// Attempts tunes attempt counting and poison detection.
@@ -79,6 +90,8 @@ func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
+	setInt(&c.PartitionConcurrency, 4)
+	setInt(&c.PartitionMaxInFlight, 256)
 	c.Streams.SetDefaults()
 	a := &c.Attempts
 	setInt(&a.Threshold, 5)
@@ -106,6 +119,12 @@ func (c *Config) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if c.Partitions < 1 || c.Partitions > 1024 {
 		bad("partitions: %d, want 1..1024", c.Partitions)
+	}
+	if c.PartitionConcurrency < 1 || c.PartitionConcurrency > 64 {
+		bad("partition_concurrency: %d, want 1..64", c.PartitionConcurrency)
+	}
+	if c.PartitionMaxInFlight < c.PartitionConcurrency || c.PartitionMaxInFlight > 100000 {
+		bad("partition_max_in_flight: %d, want partition_concurrency (%d)..100000", c.PartitionMaxInFlight, c.PartitionConcurrency)
 	}
 	if c.Attempts.Threshold < 1 {
 		bad("attempts.threshold: %d, want >= 1", c.Attempts.Threshold)

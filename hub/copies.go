@@ -154,7 +154,7 @@ func (h *Hub) copy(ctx context.Context, c *hubCopy) bool {
 	ack, err := h.storeCopy(ctx, c, id)
 	if err != nil {
 		if c.d != nil { // only when the hub stops: the message stays in its source
-			_ = c.d.msg.NakWithDelay(5 * time.Second)
+			_ = c.d.nak(5 * time.Second)
 		}
 		return false
 	}

@@ -30,6 +30,11 @@ type facts struct {
 	stray     bool           // stored under the literal edi.ingest.*: no partner, no partition
 	unbound   bool           // a due retry that does not match its original
 	listed    bool           // running when the last process died (in-flight table)
+	// tableKnows says the in-flight table lists every message that was
+	// running when this instance's last process died (one instance, a
+	// table): an unexplained attempt of a message it does not list was a
+	// delivery that waited behind its partner's head and never ran.
+	tableKnows bool
 	// ran says the stages ran under verdict before and ended with o.
 	ran        bool
 	before     verdict
@@ -74,7 +79,13 @@ func decide(f facts, p policy) decision {
 			}
 			return decision{do: actQuarantine, v: v}
 		}
-		v.solo = v.unexplained > 0 || f.listed
+		// A partition has up to partition_max_in_flight messages out, and a
+		// crash hands every one of them back with an attempt that recorded
+		// no outcome; only those that ran can have killed the process. So
+		// with a table that knows what ran, a delivery that only waited
+		// runs with the others (a death charged to it as it ran alone
+		// still makes it run alone).
+		v.solo = f.listed || v.unexplained > 0 && (!f.tableKnows || v.deaths > 0)
 		return decision{do: actRun, v: v}
 	case f.o.ok:
 		return decision{do: actAck, attempts: f.before.attempts + 1}

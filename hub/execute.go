@@ -73,9 +73,8 @@ func (w *watchdog) close() {
 	w.cancel()
 }
 
-// run executes the stages inline on the caller's goroutine: the happy path
-// has no goroutine hand-off, which matters when every message is a round
-// trip (MaxAckPending=1). The watchdog sends progress so the server does
+// run executes the stages inline on the caller's goroutine (the worker
+// that took the message from its lane): no further hand-off. The watchdog sends progress so the server does
 // not redeliver a long but healthy attempt, and watches the deadline. If
 // the handler overruns, the watchdog cancels its context and calls
 // onTimeout with the timeout outcome on the timer's goroutine; when the

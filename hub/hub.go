@@ -40,20 +40,35 @@ type InFlightTable interface {
 	// those are not deaths (see withUnstored).
 	SetUnstored(slot int, seq uint64, soloRuns int)
 	Unstored(slot int) (seq uint64, soloRuns int)
+	// FindUnstored is the slot counting seq's unstored solo runs (-1: none).
+	FindUnstored(seq uint64) (slot, soloRuns int)
 }
 
 type noInFlight struct{}
 
-func (noInFlight) Start(int, uint64)            {}
-func (noInFlight) Done(int, uint64)             {}
-func (noInFlight) SetUnstored(int, uint64, int) {}
-func (noInFlight) Unstored(int) (uint64, int)   { return 0, 0 }
+func (noInFlight) Start(int, uint64)              {}
+func (noInFlight) Done(int, uint64)               {}
+func (noInFlight) SetUnstored(int, uint64, int)   {}
+func (noInFlight) Unstored(int) (uint64, int)     { return 0, 0 }
+func (noInFlight) FindUnstored(uint64) (int, int) { return -1, 0 }
 
 // Slots is how many in-flight slots a hub with these stages uses: one per
-// partition and one per stage's retry worker.
+// worker of each partition (hub.partition_concurrency) and one per
+// stage's retry worker.
 func Slots(cfg Config, stages int) int {
 	cfg.setDefaults()
-	return cfg.Partitions + stages
+	return cfg.Partitions*cfg.PartitionConcurrency + stages
+}
+
+// wasRunning reports whether seq was running in one of s's slots when
+// the last process died (the in-flight table).
+func (h *Hub) wasRunning(s *source, seq uint64) bool {
+	for i := 0; i < s.workers; i++ {
+		if h.suspects[s.slot+i] == seq {
+			return true
+		}
+	}
+	return false
 }
 
 // Options are the hub's dependencies. Conn, Store and Stages are required.
@@ -136,12 +151,16 @@ type Hub struct {
 	gate     gate
 	inflight InFlightTable
 	suspects map[int]uint64 // slot → stream sequence; read-only after New
+	// tableKnows: an in-flight table, and one instance (no cluster
+	// sharing), so the table lists every message of this hub's that ran
+	// when its last process died (decide's facts.tableKnows).
+	tableKnows bool
 	// unstored are explained outcomes the attempt store could not take
-	// (its bucket had no leader either): slot → the failure, applied to
-	// the record when the same message comes back to this process, so a
-	// write lost in an election is not counted as a death.
+	// (its bucket had no leader either): the message's key → the failure,
+	// applied to the record when the same message comes back to this
+	// process, so a write lost in an election is not counted as a death.
 	unstoredMu   sync.Mutex
-	unstored     map[int]unstoredFailure
+	unstored     map[counter.Key]unstoredFailure
 	processed    atomic.Int64 // messages that left a partition, for the leak ratio
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
@@ -193,7 +212,7 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{}, unstored: map[int]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
+		suspects: map[int]uint64{}, unstored: map[counter.Key]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
 		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 		claim: o.ClaimCheck, claimMet: metrics.NewClaimCheck(reg),
@@ -201,6 +220,7 @@ func New(o Options) (*Hub, error) {
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
 	}
+	h.tableKnows = h.inflight != nil && cfg.Cluster.Replicas <= 1 && !cfg.Cluster.IsPinned() && o.Owners == nil
 	if h.inflight == nil {
 		h.inflight = noInFlight{}
 	}
@@ -271,7 +291,8 @@ func (h *Hub) leak(n int64) {
 	}
 }
 
-// Run provisions the streams, starts one worker per partition, the retry
+// Run provisions the streams, starts each partition's source (its lanes
+// and hub.partition_concurrency workers), the retry
 // workers, the advisory backstop and the housekeeping loops, and blocks
 // until ctx is done. In-flight messages are finished (up to their deadline)
 // before it returns.
@@ -303,7 +324,7 @@ func (h *Hub) Run(ctx context.Context) error {
 		start(src.name, src.run)
 	}
 	for i, st := range h.stages {
-		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions+i)
+		src, err := h.retrySource(ctx, st.Name, h.cfg.Partitions*h.cfg.PartitionConcurrency+i)
 		if err != nil {
 			return failed(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
@@ -30,11 +31,35 @@ type delivery struct {
 	retryCount int
 	messageID  string
 	solo       bool // this attempt runs alone (a suspect): its explained outcome must say so
+	// slot is the in-flight table's row of the worker running it.
+	slot int
+	// stays is set by nak: the message is still the consumer's, and its
+	// partner's next one waits until the server hands it back (after
+	// about stayDelay).
+	stays     atomic.Bool
+	stayDelay atomic.Int64
 }
 
-func (h *Hub) newDelivery(s *source, msg js.Msg, md *js.MsgMetadata) *delivery {
+// nak hands the message back to its consumer for a redelivery after delay.
+func (d *delivery) nak(delay time.Duration) error {
+	d.stayDelay.Store(int64(delay))
+	d.stays.Store(true)
+	return d.msg.NakWithDelay(delay)
+}
+
+// staysFor says whether the message is still its consumer's after its
+// run, and by when the server should have handed it back: its nak's delay
+// and an ack wait, twice over.
+func (d *delivery) staysFor(a AttemptConfig) (bool, time.Duration) {
+	if d == nil || !d.stays.Load() {
+		return false, 0
+	}
+	return true, 2 * (time.Duration(d.stayDelay.Load()) + a.AckWait)
+}
+
+func (h *Hub) newDelivery(s *source, slot int, msg js.Msg, md *js.MsgMetadata) *delivery {
 	d := &delivery{
-		src: s, msg: msg, meta: md,
+		src: s, msg: msg, meta: md, slot: slot,
 		key:        counter.Key{Stream: md.Stream, Consumer: md.Consumer, Seq: md.Sequence.Stream},
 		origStream: md.Stream, origSeq: md.Sequence.Stream, partition: s.partition,
 	}
@@ -82,18 +107,19 @@ func (h *Hub) bindRetry(d *delivery) error {
 }
 
 // process takes one delivery to exactly one place: acked after its outputs
-// are stored, retried, dead-lettered or quarantined. It returns false when
-// its handler overran the deadline: the timeout path then handled the
-// message and started a replacement loop (via replace), and the calling
-// loop, which the handler held up, must end.
-func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
+// are stored, retried, dead-lettered or quarantined; slot is the in-flight
+// table's row of the worker running it. It returns the delivery (nil for
+// a message without metadata) and false when its handler overran the
+// deadline: the timeout path then handled the message and called replace,
+// which starts a replacement worker, and the calling worker, which the
+// handler held up, must end.
+func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func(*delivery)) (*delivery, bool) {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
-		return true
+		return nil, true
 	}
-	d := h.newDelivery(s, msg, md)
-	s.notePin(msg.Headers().Get(wire.HdrPinID), d.partner)
+	d := h.newDelivery(s, slot, msg, md)
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.Redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
@@ -115,14 +141,15 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 			h.met.CounterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
 		}
-		f.rec, f.listed = h.withUnstored(s.slot, d.key, rec), h.suspects[s.slot] == md.Sequence.Stream
+		f.rec, f.listed = h.withUnstored(slot, d.key, rec), h.wasRunning(s, md.Sequence.Stream)
+		f.tableKnows = h.tableKnows
 	}
 	dec := h.settle(d, f, nil)
 	if f.stray {
 		h.dropLiteral(s, msg, md)
 	}
 	if dec.do != actRun {
-		return true
+		return d, true
 	}
 
 	// A suspect (an earlier attempt ended with no outcome) runs alone, and
@@ -151,8 +178,8 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 			Uint64("delivery", md.NumDelivered).Int("deaths", f.rec.Deaths()-1).Int("explained", f.rec.Count).
 			Msg("suspect runs alone: an earlier attempt may have ended with the process dying")
 	}
-	h.inflight.Start(s.slot, md.Sequence.Stream)
-	defer h.inflight.Done(s.slot, md.Sequence.Stream)
+	h.inflight.Start(slot, md.Sequence.Stream)
+	defer h.inflight.Done(slot, md.Sequence.Stream)
 
 	m := &Message{
 		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
@@ -167,11 +194,11 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 		g := f
 		g.o = to
 		h.settle(d, g, nil)
-		replace()
+		replace(d)
 	})
 	if abandoned {
 		h.met.Abandoned.Set(float64(h.abandoned.Load()))
-		return false
+		return d, false
 	}
 	if o.ok {
 		h.met.OKDuration.Observe(time.Since(start).Seconds())
@@ -193,7 +220,7 @@ func (h *Hub) process(s *source, w *watchdog, msg js.Msg, replace func()) bool {
 	}
 	f.o = o
 	h.settle(d, f, m)
-	return true
+	return d, true
 }
 
 // ownKafkaHeaders makes a producer's x-kafka-* headers on an INGEST

@@ -50,7 +50,7 @@ func (h *Hub) publishFailed(d *delivery, rec counter.Record, attempts int, err e
 	h.log.Error().Err(err).Uint64("seq", d.origSeq).Str("reason", why).
 		Msg("storing the outputs (or the ledger's commit) failed for the environment; will redeliver")
 	h.recordPublishFailure(d, err)
-	_ = d.msg.NakWithDelay(time.Second)
+	_ = d.nak(time.Second)
 }
 
 // repeatsIdentically reports whether rec's latest failures are this same

@@ -44,7 +44,7 @@ func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
 		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
 			Msg("a service the stage needs did not answer; the message waits and is tried again")
 		h.recordPublishFailure(d, u)
-		_ = d.msg.NakWithDelay(time.Second)
+		_ = d.nak(time.Second)
 	case actQuarantine:
 		h.quarantine(d, dec.v, f.rec)
 	case actDeadLetter:
@@ -176,7 +176,7 @@ func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.
 	if err != nil {
 		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
-		h.keepUnstored(d.src.slot, d.key, f)
+		h.keepUnstored(d.slot, d.key, f)
 		return rec.With(f)
 	}
 	h.met.CounterWrites.Inc()
@@ -189,41 +189,50 @@ type unstoredFailure struct {
 	f   counter.Failure
 }
 
-// keepUnstored keeps f, which the store refused, for the slot's next
-// delivery of k. A solo run's outcome is also counted in the in-flight
-// table, which outlives the process: the run's solo mark is stored, its
-// outcome is not, and a death or a stop before the outcome is stored would
-// otherwise make it look, at the next start, like a run the process died
-// in — a death charged to the message for the store's fault.
+// maxUnstored bounds the explained outcomes kept in memory for messages
+// that have not come back yet.
+const maxUnstored = 4096
+
+// keepUnstored keeps f, which the store refused, for the next delivery of
+// k (in memory, keyed by message: with several workers a partition's
+// message may come back on another worker's slot). A solo run's outcome
+// is also counted in the in-flight table, which outlives the process: the
+// run's solo mark is stored, its outcome is not, and a death or a stop
+// before the outcome is stored would otherwise make it look, at the next
+// start, like a run the process died in — a death charged to the message
+// for the store's fault. The count goes to the slot already counting k, if
+// any, else to the slot that ran it.
 func (h *Hub) keepUnstored(slot int, k counter.Key, f counter.Failure) {
 	h.unstoredMu.Lock()
 	defer h.unstoredMu.Unlock()
-	h.unstored[slot] = unstoredFailure{key: k, f: f}
+	if _, ok := h.unstored[k]; !ok && len(h.unstored) >= maxUnstored { // bounded: one that never comes back is forgotten
+		for old := range h.unstored {
+			delete(h.unstored, old)
+			break
+		}
+	}
+	h.unstored[k] = unstoredFailure{key: k, f: f}
 	if f.Solo {
-		seq, n := h.inflight.Unstored(slot)
-		if seq != k.Seq {
-			n = 0
+		n := 0
+		if s, c := h.inflight.FindUnstored(k.Seq); s >= 0 {
+			slot, n = s, c
 		}
 		h.inflight.SetUnstored(slot, k.Seq, n+1)
 	}
 }
 
 // withUnstored adds to rec the explained outcomes that could not be stored
-// for the same message in the same slot — the one this process holds, and
-// the solo runs the in-flight table counts (this process's or the one
-// before's, which left only the count) — and tries to store them now. What
-// the store still refuses is kept for the next delivery.
+// for the same message — the one this process holds, and the solo runs the
+// in-flight table counts (this process's or the one before's, which left
+// only the count) — and tries to store them now. What the store still
+// refuses is kept for the next delivery.
 func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
 	h.unstoredMu.Lock()
-	u, held := h.unstored[slot]
-	delete(h.unstored, slot)
-	held = held && u.key == k
-	seq, solo := h.inflight.Unstored(slot)
-	if seq != k.Seq { // the slot moved on: its message left the source
-		if seq != 0 {
-			h.inflight.SetUnstored(slot, 0, 0)
-		}
-		solo = 0
+	u, held := h.unstored[k]
+	delete(h.unstored, k)
+	solo := 0
+	if s, c := h.inflight.FindUnstored(k.Seq); s >= 0 {
+		slot, solo = s, c
 	}
 	h.unstoredMu.Unlock()
 	var pending []counter.Failure
@@ -262,7 +271,7 @@ func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.
 	}
 	h.unstoredMu.Lock()
 	if keep {
-		h.unstored[slot] = u
+		h.unstored[k] = u
 	}
 	h.inflight.SetUnstored(slot, k.Seq, left)
 	h.unstoredMu.Unlock()
@@ -293,7 +302,7 @@ func (h *Hub) forget(d *delivery) {
 // is kept.
 func (h *Hub) retryInPlace(d *delivery, o outcome, attempts int) {
 	delay := backoff(attempts, h.cfg.Attempts.BackoffBase, h.cfg.Attempts.BackoffMax)
-	if err := d.msg.NakWithDelay(delay); err != nil {
+	if err := d.nak(delay); err != nil {
 		h.log.Warn().Err(err).Msg("nak failed; the server redelivers after ack wait")
 	}
 	h.met.Retries.WithLabelValues(o.stage, "in-place").Inc()

@@ -78,9 +78,11 @@ func (h *Hub) Provision(ctx context.Context) error {
 	return nil
 }
 
-// consumerConfig is the durable pull consumer of one partition: explicit
-// ack and MaxAckPending=1 give strict order. MaxDeliver stays unlimited:
-// the hub's own attempt count decides, since MaxDeliver drops silently.
+// partitionConsumer is the durable pull consumer of one partition:
+// explicit ack, up to hub.partition_max_in_flight messages out at once
+// (the lanes keep each partner's in order, see lanes.go). MaxDeliver
+// stays unlimited: the hub's own attempt count decides, since MaxDeliver
+// drops silently.
 func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
 	c := js.ConsumerConfig{
 		Durable:       fmt.Sprintf("ingest-p%d", p),
@@ -88,7 +90,7 @@ func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {
 		FilterSubject: wire.IngestPartitionFilter(p),
 		AckPolicy:     js.AckExplicitPolicy,
 		AckWait:       h.cfg.Attempts.AckWait,
-		MaxAckPending: 1,
+		MaxAckPending: h.cfg.PartitionMaxInFlight,
 		MaxDeliver:    -1,
 		DeliverPolicy: js.DeliverAllPolicy,
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // source is one consumer the hub works: a partition of INGEST, or the due
@@ -20,8 +23,14 @@ type source struct {
 	cons      js.Consumer
 	partition int    // -1 for retry sources
 	stage     string // retry sources: the stage they retry
-	slot      int    // its row in the in-flight table
+	slot      int    // its first row in the in-flight table (one per worker)
 	stray     bool   // INGEST messages no partition reads (see straySource)
+	// workers run messages of different partners side by side; window is
+	// the consumer's MaxAckPending (how many it has out at once); lanes
+	// are what is in hand (see pull).
+	workers, window int
+	lanes           *lanes
+	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
 	// pinID is the server's pin of this instance on the partition, and
 	// partners those seen since (see notePin).
 	pinID    string
@@ -34,7 +43,10 @@ func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p, partners: map[string]struct{}{}}, nil
+	held, running := h.met.InFlightOf(strconv.Itoa(p))
+	return &source{h: h, name: cfg.Durable, cons: c, partition: p, slot: p * h.cfg.PartitionConcurrency,
+		workers: h.cfg.PartitionConcurrency, window: cfg.MaxAckPending, partners: map[string]struct{}{},
+		heldG: held, runningG: running}, nil
 }
 
 // straySource reads what INGEST stored without its partition transform:
@@ -54,7 +66,7 @@ func (h *Hub) straySource(ctx context.Context) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: h.stages[0].Name, stray: true}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: h.stages[0].Name, stray: true, workers: 1, window: 1}, nil
 }
 
 func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source, error) {
@@ -63,15 +75,18 @@ func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source,
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Durable, err)
 	}
-	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage, slot: slot}, nil
+	return &source{h: h, name: cfg.Durable, cons: c, partition: -1, stage: stage, slot: slot, workers: 1, window: 1}, nil
 }
 
-// pullBatch is the pull request size of every worker (see run); pullExpiry
-// bounds how long a pull request that went unanswered holds a partition up
-// before the client notices the missing heartbeats and pulls again.
+// pullBatch is the least pull request size of every source, maxPullBatch
+// the most (a larger window is filled by the client pulling again as it
+// goes); pullExpiry bounds how long a pull request that went unanswered
+// holds a partition up before the client notices the missing heartbeats
+// and pulls again.
 const (
-	pullBatch  = 16
-	pullExpiry = 5 * time.Second
+	pullBatch    = 16
+	maxPullBatch = 1024
+	pullExpiry   = 5 * time.Second
 )
 
 // run works the source until ctx is done: a partition shared with other
@@ -83,19 +98,24 @@ func (s *source) run(ctx context.Context) error {
 	return s.pull(ctx, nil)
 }
 
-// pull pulls and processes one message at a time until ctx is done or
-// yield says to stop; the message in hand is finished first. The loop runs
-// on its own goroutine so that a handler that overruns its deadline can be
-// left behind: the timeout path starts a new loop on the same iterator.
+// pull pulls messages into the source's lanes and runs them on its workers
+// until ctx is done or yield says to stop; what is in hand is finished
+// first. Each worker runs on its own goroutine so that a handler that
+// overruns its deadline can be left behind: the timeout path starts a
+// new worker in its place (same slot of the in-flight table).
 func (s *source) pull(ctx context.Context, yield func() bool) error {
-	// MaxAckPending=1 already keeps one message out at a time; a pull for
-	// more keeps a request waiting at the server, which hands over the next
-	// message as soon as the ack arrives, without a new pull round trip (a
-	// pull of 1 also stalled now and then until the request expired).
-	opts := []js.PullMessagesOpt{js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry)}
+	// A pull for more than is out at a time keeps a request waiting at the
+	// server, which hands over the next message as soon as an ack frees
+	// room, without a new pull round trip (a pull of 1 also stalled now
+	// and then until the request expired).
+	batch := min(max(s.window, pullBatch), maxPullBatch)
+	opts := []js.PullMessagesOpt{js.PullMaxMessages(batch), js.PullExpiry(pullExpiry)}
 	if s.partition >= 0 {
-		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(pullBatch), js.PullExpiry(pullExpiry))
+		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(batch), js.PullExpiry(pullExpiry))
 	}
+	ln := newLanes()
+	s.lanes = ln
+	s.armBarrier(ctx)
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
@@ -105,6 +125,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	stop := context.AfterFunc(ctx, it.Drain)
 	defer stop()
 	finished := make(chan struct{})
+	defer close(finished)
 	if yield != nil {
 		go func() {
 			t := time.NewTicker(ownerCheckEvery)
@@ -122,29 +143,161 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 			}
 		}()
 	}
-	var loop func()
-	loop = func() {
-		w := s.h.exec.newWatchdog()
-		for {
-			msg, err := it.Next()
-			if err != nil {
-				if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) || ctx.Err() != nil {
-					w.close()
-					close(finished)
-					return
-				}
-				s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
-				time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
-				continue
+	go s.keepHeld(ln, finished)
+	var workers sync.WaitGroup
+	for i := 0; i < s.workers; i++ {
+		workers.Add(1)
+		go s.work(ln, s.slot+i, &workers)
+	}
+	for {
+		msg, err := it.Next()
+		if err != nil {
+			if errors.Is(err, js.ErrMsgIteratorClosed) || errors.Is(err, nats.ErrConnectionClosed) || ctx.Err() != nil {
+				break
 			}
-			if !s.h.process(s, w, msg, func() { go loop() }) {
-				return // a replacement loop has taken over
+			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
+			time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
+			continue
+		}
+		s.take(ctx, ln, msg)
+	}
+	ln.close()
+	workers.Wait()
+	s.gauge(ln)
+	return nil
+}
+
+// take puts a pulled message in its partner's lane.
+func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
+	md, err := msg.Metadata()
+	if err != nil { // not a JetStream message: cannot happen on a pull consumer
+		s.h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
+		return
+	}
+	partner := ""
+	if s.partition >= 0 {
+		_, partner, _ = wire.ParseIngestSubject(msg.Subject())
+		if s.notePin(msg.Headers().Get(wire.HdrPinID), partner) {
+			// another instance may have had this partition's messages out:
+			// hold the lanes until they are back in hand
+			s.armBarrier(ctx)
+		}
+	}
+	ln.add(msg, md.Sequence.Stream, partner, len(msg.Data()), time.Now())
+}
+
+// work runs the heads of the lanes, one at a time, in one slot of the
+// in-flight table. When a handler overruns its deadline, the timeout path
+// settles its message and starts a new worker in this one's place (which
+// takes over its share of wg); this one returns when the handler does.
+func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
+	w := s.h.exec.newWatchdog()
+	for {
+		m := ln.next()
+		if m == nil {
+			w.close()
+			wg.Done()
+			return
+		}
+		var once sync.Once
+		finish := func(d *delivery) {
+			once.Do(func() {
+				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
+				if again := ln.done(m, stays, dueIn, time.Now()); again != nil {
+					_ = again.Ack() // redelivered while it ran, and settled by the run
+				}
+				s.gauge(ln)
+			})
+		}
+		s.gauge(ln)
+		d, ok := s.h.process(s, slot, w, m.msg, func(d *delivery) {
+			finish(d)
+			go s.work(ln, slot, wg)
+		})
+		if !ok {
+			return // a replacement worker has taken over
+		}
+		finish(d)
+	}
+}
+
+// gauge exposes what a partition has in hand.
+func (s *source) gauge(ln *lanes) {
+	if s.partition < 0 {
+		return
+	}
+	held, running, _ := ln.held()
+	s.heldG.Set(float64(held))
+	s.runningG.Set(float64(running))
+}
+
+// keepHeld sends progress for the messages waiting in the lanes (a
+// running one's comes from its watchdog), releases lanes whose nak'd head
+// did not come back, and lifts the barrier once what the consumer had out
+// is back in hand.
+func (s *source) keepHeld(ln *lanes, finished <-chan struct{}) {
+	every := s.h.exec.heartbeat / 2
+	t := time.NewTicker(min(every, barrierPoll))
+	defer t.Stop()
+	for {
+		select {
+		case <-finished:
+			return
+		case now := <-t.C:
+			beat, overdue, lifted := ln.due(now, s.h.exec.heartbeat)
+			for _, m := range beat {
+				_ = m.msg.InProgress()
+			}
+			if overdue > 0 {
+				s.h.log.Warn().Str("consumer", s.name).Int("lanes", overdue).
+					Msg("a message retried in place did not come back (deleted from the stream?); its partner's next messages run")
+			}
+			if lifted {
+				s.h.log.Warn().Str("consumer", s.name).
+					Msg("not every message out before the start came back in time; the partition runs on (a late one runs when it comes)")
+			}
+			if _, _, barrier := ln.held(); barrier {
+				s.liftIfAllInHand(ln)
 			}
 		}
 	}
-	go loop()
-	<-finished
-	return nil
+}
+
+// barrierPoll is how often a held barrier asks the server what is out.
+const barrierPoll = 200 * time.Millisecond
+
+// armBarrier holds the lanes of a partition consumer with several
+// messages out until those the consumer had out before this process (or
+// this pin) started are back in hand (lanes.arm).
+func (s *source) armBarrier(ctx context.Context) {
+	if s.partition < 0 || s.window <= 1 {
+		return // one message out at a time: the server keeps the order
+	}
+	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	info, err := s.cons.Info(ictx)
+	if err != nil {
+		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition for one redelivery period")
+		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()))
+		return
+	}
+	s.lanes.arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()))
+}
+
+// barrierFor is the longest a message out before can take to come back:
+// a nak's longest delay, then its ack wait.
+func (s *source) barrierFor() time.Duration {
+	a := s.h.cfg.Attempts
+	return max(a.BackoffMax, 5*time.Second) + 2*a.AckWait
+}
+
+func (s *source) liftIfAllInHand(ln *lanes) {
+	ctx, cancel := context.WithTimeout(s.h.runCtx, 5*time.Second)
+	defer cancel()
+	info, err := s.cons.Info(ctx)
+	if err == nil && ln.liftIfAllInHand(info.NumAckPending) {
+		s.h.log.Debug().Str("consumer", s.name).Msg("what was out before is back in hand; the partition runs")
+	}
 }
 
 // literalIngestAll is the one subject INGEST stores that no consumer reads:
@@ -207,8 +360,8 @@ func (h *Hub) sweepOne(ctx context.Context, st js.Stream, seq uint64, w *watchdo
 	if md, err := m.Metadata(); err != nil || md.Sequence.Stream != seq || m.Subject() != literalIngestAll {
 		return nil // deleted meanwhile (dead-lettered by the stray source)
 	}
-	s := &source{h: h, name: "ingest-sweep", cons: c, partition: -1, stage: h.stages[0].Name, stray: true}
-	h.process(s, w, m, func() {})
+	s := &source{h: h, name: "ingest-sweep", cons: c, partition: -1, stage: h.stages[0].Name, stray: true, workers: 1, window: 1}
+	h.process(s, 0, w, m, func(*delivery) {})
 	return nil
 }
 

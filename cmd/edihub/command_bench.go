@@ -18,13 +18,14 @@ func init() {
 // runBench is `edihub bench`: app.Bench on an embedded server in a temp
 // folder, its progress lines or its report as JSON.
 func runBench(ctx context.Context, e *env, args []string) error {
-	fs := newFlagSet(e, "bench", "[--stage noop|parse] [--messages N] [--partitions P] [--rounds R] [--mix] [--classes 1k,100k,5m] [--json]")
+	fs := newFlagSet(e, "bench", "[--stage noop|parse] [--messages N] [--partitions P] [--rounds R] [--partners N] [--mix] [--classes 1k,100k,5m] [--json]")
 	var o app.BenchOptions
 	fs.StringVar(&o.Stage, "stage", "noop", "noop: the hub's own cost with a no-op stage; parse: the real parse stage and ledger against a plain consume-publish-ack pipeline")
 	fs.StringVar(&o.Sides, "sides", "", "--stage parse: drains per round (plain,ledger,noledger; add emit for the hub publishing the same outputs without parsing)")
 	fs.StringVar(&o.Classes, "classes", "1k,100k,5m", "--stage parse: interchange sizes to run (1k: --messages of them; 100k: 1/40 as many; 5m: 1/1250, at least 16)")
 	fs.IntVar(&o.Messages, "messages", 20000, "messages per run")
 	fs.IntVar(&o.Partitions, "partitions", 8, "partitions")
+	fs.IntVar(&o.Partners, "partners", 40, "--stage parse: partners the interchanges go to (1: one partner's backlog)")
 	fs.IntVar(&o.Rounds, "rounds", 3, "alternating rounds of plain and hub (the medians are compared)")
 	fs.BoolVar(&o.Mix, "mix", false, "also run tiered mode with 1% transient and 0.5% permanent failures against an all-healthy run")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -33,8 +34,8 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if o.Messages < 100 || o.Partitions < 1 || o.Rounds < 1 {
-		return usageErr("--messages must be at least 100, --partitions and --rounds at least 1")
+	if o.Messages < 100 || o.Partitions < 1 || o.Rounds < 1 || o.Partners < 1 {
+		return usageErr("--messages must be at least 100, --partitions, --partners and --rounds at least 1")
 	}
 	o.Log, o.Getenv = e.stderr, e.getenv
 	if !*asJSON {

@@ -98,8 +98,12 @@ const hostilePayload = "UNB+UNOC:3+\x1b]0;pwned\x07+\x1b[2J\x1b[31mroot#\x00\x00
 func TestDLQLsInspectShow(t *testing.T) {
 	d := startDLQHub(t)
 	d.failValidate.Store(true)
+	// one at a time: partners run side by side, and DLQ:n names the n-th
+	// stored
 	d.publish(t, "ACME", hostilePayload)
+	d.waitDLQ(t, 1)
 	d.publish(t, "ACME", edifacttest.Invoice("R1"))
+	d.waitDLQ(t, 2)
 	d.publish(t, "BETA", edifacttest.Invoice("R2"))
 	d.waitDLQ(t, 3)
 

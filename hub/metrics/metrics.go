@@ -23,6 +23,7 @@ type Pipeline struct {
 	CounterErrors     prometheus.Counter
 	Lag               *prometheus.GaugeVec   // partition
 	Redeliveries      *prometheus.CounterVec // partition
+	InFlight          *prometheus.GaugeVec   // partition, state: see InFlightOf
 	Alerts            *prometheus.CounterVec // alert, sink, result
 	Abandoned         prometheus.Gauge
 	Duplicates        prometheus.Counter
@@ -81,6 +82,10 @@ func New(reg prometheus.Registerer) *Pipeline {
 		Redeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_partition_redeliveries_total", Help: "Deliveries with a delivery count above one.",
 		}, []string{"partition"}),
+		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "edihub_partition_in_flight_messages",
+			Help: "Messages a partition has in hand (delivered, not settled): state held counts all of them, running those whose stages run now (one per partner at most).",
+		}, []string{"partition", "state"}),
 		Alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alerts_sent_total", Help: "Alerts handed to a sink, by result.",
 		}, []string{"alert", "sink", "result"}),
@@ -107,9 +112,15 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
-		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.Alerts, m.Abandoned,
+		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.Alerts, m.Abandoned,
 		m.Duplicates, m.MaxDeliveries, m.PinChanges)
 	return m
+}
+
+// InFlightOf is a partition's edihub_partition_in_flight_messages series,
+// held and running, looked up once per partition.
+func (m *Pipeline) InFlightOf(partition string) (held, running prometheus.Gauge) {
+	return m.InFlight.WithLabelValues(partition, "held"), m.InFlight.WithLabelValues(partition, "running")
 }
 
 // otherLabel stands for a stage or cause that is not configured.

@@ -1,0 +1,268 @@
+package hub
+
+import (
+	"sync"
+	"time"
+
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// lanes is one partition's messages in hand, in one lane per partner: the
+// partition consumer has up to hub.partition_max_in_flight messages out at
+// once, its workers run the heads of different partners side by side, and
+// each partner's messages run strictly in stream order, one at a time. A
+// partner's next message runs only when the one before is settled: acked,
+// or moved to another stream. A head that stays in the consumer (a nak:
+// retried in place, waiting for a service) holds its lane until the server
+// hands it back, and holds nothing else.
+//
+// It has no NATS in it beyond the message handles it keeps: the decisions
+// (which head runs next, what is due back) are table-tested.
+type lanes struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	byKey map[string]*lane
+	ready []*lane // lanes whose head may run, oldest first (fair across partners)
+	// bySeq finds a held message by its stream sequence: a redelivery of a
+	// message in hand replaces its handle instead of queueing it twice.
+	bySeq   map[uint64]*heldMsg
+	running int
+	closed  bool
+	// barrier holds every lane after a (re)start until the messages the
+	// consumer had out before are back in hand (see arm).
+	barrier     bool
+	barrierUpTo uint64 // the consumer's last delivered sequence when armed
+	barrierWant int    // how many were out then
+	barrierSeen int    // of those, how many are back
+	barrierTill time.Time
+}
+
+// heldMsg is one delivered message that is not settled yet.
+type heldMsg struct {
+	msg     js.Msg
+	seq     uint64
+	partner string
+	size    int
+	beat    time.Time // when the server last heard of it (delivery or progress)
+	lane    *lane
+	running bool
+	// again is a delivery of it that came while it ran (hasAgain): a nak
+	// with a short delay can be answered before the run is done.
+	again    js.Msg
+	hasAgain bool
+}
+
+// lane is one partner's messages in hand.
+type lane struct {
+	key   string
+	queue []*heldMsg // sorted by stream sequence
+	busy  bool       // its head is running
+	// waitSeq is a head that stayed in the consumer (nak'd): the lane waits
+	// until the server hands it back, or until waitTill (deleted meanwhile).
+	waitSeq  uint64
+	waitTill time.Time
+	inReady  bool
+}
+
+func newLanes() *lanes {
+	l := &lanes{byKey: map[string]*lane{}, bySeq: map[uint64]*heldMsg{}}
+	l.cond = sync.NewCond(&l.mu)
+	return l
+}
+
+// add takes a delivered message into its partner's lane, in stream order.
+// A redelivery of a message already in hand replaces its handle (its ack
+// then answers the latest delivery). It reports whether seq was new here.
+func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if m, ok := l.bySeq[seq]; ok {
+		if m.running {
+			m.again, m.hasAgain = msg, true
+		} else {
+			m.msg, m.beat = msg, now
+		}
+		return false
+	}
+	if l.barrier && seq <= l.barrierUpTo {
+		l.barrierSeen++
+		if l.barrierSeen >= l.barrierWant {
+			l.lift()
+		}
+	}
+	ln := l.byKey[partner]
+	if ln == nil {
+		ln = &lane{key: partner}
+		l.byKey[partner] = ln
+	}
+	m := &heldMsg{msg: msg, seq: seq, partner: partner, size: size, beat: now, lane: ln}
+	l.bySeq[seq] = m
+	i := len(ln.queue)
+	for i > 0 && ln.queue[i-1].seq > seq {
+		i--
+	}
+	ln.queue = append(ln.queue, nil)
+	copy(ln.queue[i+1:], ln.queue[i:])
+	ln.queue[i] = m
+	if ln.waitSeq == seq {
+		ln.waitSeq = 0
+	}
+	l.offer(ln)
+	return true
+}
+
+// offer puts a lane whose head may run on the ready list.
+func (l *lanes) offer(ln *lane) {
+	if ln.busy || ln.waitSeq != 0 || len(ln.queue) == 0 || ln.inReady {
+		return
+	}
+	ln.inReady = true
+	l.ready = append(l.ready, ln)
+	l.cond.Signal()
+}
+
+// next waits for a head that may run and takes it (its lane is busy until
+// done). It returns nil once the lanes are closed and nothing that runs
+// could make another head runnable.
+func (l *lanes) next() *heldMsg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		if !l.barrier && len(l.ready) > 0 {
+			ln := l.ready[0]
+			l.ready[0] = nil
+			l.ready = l.ready[1:]
+			ln.inReady = false
+			m := ln.queue[0]
+			ln.queue = ln.queue[1:]
+			ln.busy, m.running = true, true
+			l.running++
+			return m
+		}
+		if l.closed && l.running == 0 && (l.barrier || len(l.ready) == 0) {
+			l.cond.Broadcast() // the other workers see it too
+			return nil
+		}
+		l.cond.Wait()
+	}
+}
+
+// done ends the run of m. stays says the message is still the consumer's
+// (nak'd): the lane then waits for it to come back, until dueIn has passed
+// (a delivery that came back during the run is queued at once). A
+// delivery that came during a run that settled the message is returned:
+// the caller acks it, it has nothing left to do.
+func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time) (settledAgain js.Msg) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := m.lane
+	ln.busy, m.running = false, false
+	l.running--
+	again, hasAgain := m.again, m.hasAgain
+	m.again, m.hasAgain = nil, false
+	switch {
+	case stays && hasAgain:
+		m.msg, m.beat = again, now
+		ln.queue = append([]*heldMsg{m}, ln.queue...)
+	case stays:
+		delete(l.bySeq, m.seq)
+		ln.waitSeq, ln.waitTill = m.seq, now.Add(dueIn)
+	default:
+		delete(l.bySeq, m.seq)
+		settledAgain = again
+	}
+	l.settleLane(ln)
+	l.cond.Broadcast()
+	return settledAgain
+}
+
+// settleLane offers the lane again, or forgets it when it holds nothing.
+func (l *lanes) settleLane(ln *lane) {
+	if len(ln.queue) == 0 && ln.waitSeq == 0 && !ln.busy {
+		if l.byKey[ln.key] == ln {
+			delete(l.byKey, ln.key)
+		}
+		return
+	}
+	l.offer(ln)
+}
+
+// due releases the lanes whose nak'd head did not come back in time (it
+// was deleted from the stream meanwhile, or the server gave up on it), and
+// returns the held messages the server has not heard of since before
+// quiet: the caller sends progress for them, so that a message waiting
+// behind its partner's head is not redelivered behind the hub's back. It
+// also lifts a barrier whose time is up. overdue counts released lanes.
+func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdue int, lifted bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ln := range l.byKey {
+		if ln.waitSeq != 0 && now.After(ln.waitTill) {
+			ln.waitSeq = 0
+			overdue++
+			l.settleLane(ln)
+		}
+		for _, m := range ln.queue {
+			if now.Sub(m.beat) >= quiet {
+				m.beat = now
+				beat = append(beat, m)
+			}
+		}
+	}
+	if l.barrier && now.After(l.barrierTill) {
+		l.lift()
+		lifted = true
+	}
+	return beat, overdue, lifted
+}
+
+// arm holds every lane until the want messages the consumer had out (up to
+// stream sequence upTo) when this process started pulling are back in
+// hand, or until till. The server redelivers them as their ack waits and
+// nak delays run out, each batch sorted but not all at once: a partner's
+// later message could come back before its earlier one, and would run
+// first. A pulled message at or below upTo is one of them.
+func (l *lanes) arm(upTo uint64, want int, till time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if want <= 0 {
+		return
+	}
+	l.barrier, l.barrierUpTo, l.barrierWant, l.barrierSeen, l.barrierTill = true, upTo, want, 0, till
+}
+
+// liftIfAllInHand lifts the barrier when the consumer has no more
+// messages out than are in hand: nothing older is still to come.
+func (l *lanes) liftIfAllInHand(pending int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.barrier || pending > len(l.bySeq) {
+		return false
+	}
+	l.lift()
+	return true
+}
+
+func (l *lanes) lift() {
+	l.barrier = false
+	l.cond.Broadcast()
+}
+
+// held is how many messages are in hand and how many of them run.
+func (l *lanes) held() (held, running int, barrier bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.bySeq), l.running, l.barrier
+}
+
+// close says nothing more will be added: the workers run what can still
+// run, then next returns nil. Lanes waiting for a nak'd head keep what
+// they hold; the server hands it to the next process.
+func (l *lanes) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	// a barrier still up when the pulling stops: nothing runs, the next
+	// process gets these back
+	l.cond.Broadcast()
+}
