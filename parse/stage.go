@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/audit"
@@ -39,6 +40,11 @@ type Options struct {
 	// Keys sign the dead letter of a partially accepted interchange
 	// (x-hub-mac), so `dlq replay` knows it for the hub's; nil: unsigned.
 	Keys *audit.Keyring
+	// Budget admits interchanges by their estimated memory (budget.go);
+	// nil: one of Config.MemoryBudget bytes for this stage.
+	Budget *Budget
+	// Registry gets the budget's metrics; nil: not registered.
+	Registry prometheus.Registerer
 }
 
 // Stage is the built-in stage without partner agreements: guard, parse
@@ -63,7 +69,21 @@ func New(cfg Config, o *Options) hub.Stage {
 	}
 	w := With{Config: cfg, Options: opts.EDIFACT, Ledger: opts.Ledger, Agreements: opts.Agreements}
 	log := opts.Logger.With().Str("component", "parse").Logger()
+	budget := opts.Budget
+	if budget == nil {
+		budget = NewBudget(cfg.MemoryBudget)
+		log.Debug().Int64("memory_budget", budget.Limit()).Str("from", budget.Source()).
+			Msg("interchanges are admitted to the parse stage while their estimated peaks fit")
+	}
+	if opts.Registry != nil {
+		opts.Registry.MustRegister(budget.Collectors()...)
+	}
 	return hub.Stage{Name: StageName, ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
+		release, err := admit(ctx, budget, len(m.Data))
+		if err != nil {
+			return err
+		}
+		defer release()
 		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
 		if n, ok := w.Agreements.(AckNumberer); ok {
 			in.AckRef = n.NextAckRef(ctx, m.Partner)
@@ -108,6 +128,29 @@ func New(cfg Config, o *Options) hub.Stage {
 		commitOnSuccess(w.Ledger, m, d.Keys)
 		return nil
 	}}
+}
+
+// admit waits for room in the budget for half of what is left of the
+// stage's deadline at most: an interchange that waited that long is
+// delivered again later (hub.UnavailableError, not charged to it), so the
+// wait never turns into a stage timeout charged to the message.
+func admit(ctx context.Context, b *Budget, size int) (func(), error) {
+	wctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	start := time.Now()
+	release, err := b.Admit(wctx, size)
+	if err == nil {
+		return release, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, &hub.UnavailableError{Err: fmt.Errorf("parse: an interchange of %d bytes (estimated peak %d MiB) waited %s for room in the memory budget (%s): delivered again",
+		size, Estimate(size)>>20, time.Since(start).Round(time.Millisecond), b)}
 }
 
 // publishNegative publishes a refusal's acknowledgements with dedupe ids
