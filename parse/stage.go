@@ -108,9 +108,7 @@ func New(cfg Config, o *Options) hub.Stage {
 			}
 			return d.Err
 		}
-		for _, out := range d.Outputs {
-			m.Emit(out.Subject, out.Header, out.Data)
-		}
+		m.EmitAll(d.Outputs)
 		for _, a := range d.Acks {
 			m.Emit(a.Subject, a.Header, a.Data)
 		}
@@ -125,7 +123,7 @@ func New(cfg Config, o *Options) hub.Stage {
 			log.Info().Str("partner", m.Partner).Uint64("seq", m.Seq).Int("refused", len(d.Refused)).Int("messages", d.Messages).
 				Str("subject", dl.Subject).Msg("interchange partially accepted: refused messages dead-lettered")
 		}
-		commitOnSuccess(w.Ledger, m, d.Keys)
+		commitOnSuccess(w.Ledger, m, d.Keys, in.origin())
 		return nil
 	}}
 }
@@ -202,14 +200,24 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 	}
 	if em.Type != r.typ || r.subject == "" {
 		r.typ, r.subject = em.Type, wire.ParsedSubject(r.in.Partner, wire.SubjectToken(em.Type))
+		if d.Types == nil {
+			d.Types = d.inline.types[:0]
+		}
 		if !slices.Contains(d.Types, em.Type) {
 			d.Types = append(d.Types, em.Type)
 		}
 	}
 	// One allocation for the values instead of one per header; room in
 	// the map for the dedupe id the worker adds.
-	v := [parsedHeaders]string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
-	vals := v[:]
+	var vals []string
+	var out *nats.Msg
+	if in := &d.inline; !in.used { // the first message's, in the Decision
+		in.used, vals, out = true, in.vals[:], &in.msg
+		d.Outputs = in.outs[:0]
+	} else {
+		vals, out = make([]string, parsedHeaders), &nats.Msg{}
+	}
+	copy(vals, []string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr})
 	h := make(nats.Header, parsedHeaders+1+len(r.in.Carry))
 	for k, vs := range r.in.Carry {
 		h[k] = vs
@@ -218,7 +226,8 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
 		h[k] = vals[i : i+1 : i+1]
 	}
-	d.Outputs = append(d.Outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	out.Subject, out.Header, out.Data = r.subject, h, body
+	d.Outputs = append(d.Outputs, out)
 	if r.ags != nil {
 		if err := r.ags.Message(ctx, r.in.Partner, em, body); err != nil {
 			if r.acceptor != nil && r.acceptor.AcceptsMessage(r.in.Partner, err) {
