@@ -118,6 +118,7 @@ type Decision struct {
 		vals  [parsedHeaders]string
 		outs  [1]*nats.Msg
 		types [1]string
+		keys  [1]LedgerKey
 	}
 }
 
@@ -156,7 +157,12 @@ func (d *Decision) Cause() string {
 // A UBL document (an XML payload: LooksXML) is decided by decideUBL
 // instead, with the MLRs agreed as its acknowledgements.
 func Decide(ctx context.Context, in *Input, w With) *Decision {
-	d := &Decision{}
+	return decideInto(ctx, in, w, &Decision{})
+}
+
+// decideInto is Decide into d, a zero Decision (the stage allocates it
+// with the Input: one allocation for both).
+func decideInto(ctx context.Context, in *Input, w With, d *Decision) *Decision {
 	if LooksXML(in.Data) {
 		doc, findings, err := w.decideUBL(ctx, in, d)
 		if err != nil {
@@ -263,7 +269,7 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 		}
 	}
 	d.MessageID = r.firstRef
-	d.Keys = LedgerKeys(in.Partner, doc)
+	d.Keys = appendLedgerKeys(d.inline.keys[:0], in.Partner, doc) // one interchange: no allocation
 	if w.Ledger == nil {
 		return doc, nil
 	}

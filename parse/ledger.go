@@ -88,7 +88,11 @@ func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey, origin string
 
 // LedgerKeys are the ledger keys of an interchange document sent by partner.
 func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
-	keys := make([]LedgerKey, 0, len(doc.Interchanges))
+	return appendLedgerKeys(make([]LedgerKey, 0, len(doc.Interchanges)), partner, doc)
+}
+
+// appendLedgerKeys appends doc's ledger keys to keys.
+func appendLedgerKeys(keys []LedgerKey, partner string, doc *edifact.Document) []LedgerKey {
 	for _, ich := range doc.Interchanges {
 		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
 	}

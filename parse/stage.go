@@ -84,11 +84,15 @@ func New(cfg Config, o *Options) hub.Stage {
 			return err
 		}
 		defer release()
-		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
+		call := &struct {
+			in Input
+			d  Decision
+		}{in: Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}}
+		in := &call.in
 		if n, ok := w.Agreements.(AckNumberer); ok {
 			in.AckRef = n.NextAckRef(ctx, m.Partner)
 		}
-		d := Decide(ctx, in, w)
+		d := decideInto(ctx, in, w, &call.d)
 		if d.MessageID != "" { // a duplicate is named too
 			m.MessageID = d.MessageID
 		}
