@@ -320,7 +320,7 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		registerLedgerMetrics(reg, a.ledger)
 	}
 	a.ags, a.led = ags, led
-	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys})}, a.env.Stages...)
+	stages := append([]hub.Stage{parse.New(cfg.Parse, &parse.Options{Ledger: led, Agreements: ags, JS: a.js, Logger: log, Keys: keys, Registry: reg})}, a.env.Stages...)
 	if cfg.Hub.Drill {
 		stages[0].Handle = drill.Middleware(log)(stages[0].Handle)
 		log.Warn().Msg("DRILL MODE: messages with header x-drill can panic, hang, kill this process or fail on purpose")

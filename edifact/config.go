@@ -15,6 +15,10 @@ type Config struct {
 	Lenient bool `yaml:"lenient"`
 	// Partners overrides max_size and lenient per partner ID.
 	Partners map[string]PartnerConfig `yaml:"partners"`
+	// MemoryBudget bounds, in bytes, the memory the parse stage's
+	// interchanges are estimated to take together (parse.Budget; this
+	// package does not read it). 0: parse.DefaultMemoryBudget.
+	MemoryBudget int64 `yaml:"memory_budget"`
 }
 
 // PartnerConfig overrides the parse settings for one partner.
@@ -52,6 +56,9 @@ func (c *Config) SetDefaults() {
 
 // Validate reports settings that cannot work.
 func (c Config) Validate() error {
+	if c.MemoryBudget < 0 {
+		return fmt.Errorf("edifact: memory_budget %d: want bytes, or 0 for the default", c.MemoryBudget)
+	}
 	if err := c.Options("").Validate(); err != nil {
 		return fmt.Errorf("edifact: %w", err)
 	}

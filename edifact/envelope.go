@@ -94,6 +94,25 @@ func ownStrings(s *Segment) *Segment {
 	return &out
 }
 
+// kept is the copy of an envelope segment the checker keeps (an
+// interchange's or group's header and trailer): s aliases the Reader's
+// slices, so they are copied; the strings are copied only when counting
+// (Check), where nothing else keeps a string of the Reader's arena. In a
+// Walk the messages kept already hold strings of it (their references and
+// types), so a copy of the strings would cost an allocation each and free
+// nothing. A header segment counting has already made its own (add) is
+// kept as it is.
+func (c *checker) kept(s *Segment) *Segment {
+	if !c.counting {
+		out := s.Clone()
+		return &out
+	}
+	if headerTags[s.Tag] {
+		return s
+	}
+	return ownStrings(s)
+}
+
 // newMessageSegments returns the slice a new message appends to.
 func (c *checker) newMessageSegments() []Segment {
 	if c.onMessage != nil {
@@ -243,7 +262,7 @@ func (c *checker) openInterchange(s *Segment) error {
 	ic.Sender.Qualifier, ic.Sender.Routing = s.Value(2, 2), s.Value(2, 3)
 	ic.Recipient.Qualifier, ic.Recipient.Routing = s.Value(3, 2), s.Value(3, 3)
 	ic.ApplicationRef, ic.AckRequest, ic.TestIndicator = s.Value(7, 1), s.Value(9, 1), s.Value(11, 1)
-	ic.Header = ownStrings(s)
+	ic.Header = c.kept(s)
 	ic.cs = lookupCharset(ic.Syntax)
 	if ic.cs == nil {
 		ic.cs = anyText
@@ -278,7 +297,7 @@ func (c *checker) closeInterchange(s *Segment) error {
 	if ref != ic.ControlRef {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNZ reference %s does not match UNB %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 	}
-	ic.Trailer = ownStrings(s)
+	ic.Trailer = c.kept(s)
 	c.doc.Interchanges = append(c.doc.Interchanges, ic)
 	c.ic, c.refs = nil, nil
 	return nil
@@ -298,7 +317,7 @@ func (c *checker) openGroup(s *Segment) error {
 	if g.ControlRef, err = need(s, 5, 1, "group reference (0048)"); err != nil {
 		return err
 	}
-	g.Header = ownStrings(s)
+	g.Header = c.kept(s)
 	c.grp = g
 	c.ic.Groups = append(c.ic.Groups, g)
 	return nil
@@ -326,7 +345,7 @@ func (c *checker) closeGroup(s *Segment) error {
 	if ref != g.ControlRef {
 		return segErr(s, 2, 1, CodeReferenceMismatch, "UNE reference %s does not match UNG %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 	}
-	g.Trailer = ownStrings(s)
+	g.Trailer = c.kept(s)
 	c.grp = nil
 	return nil
 }

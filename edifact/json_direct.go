@@ -8,10 +8,18 @@ import (
 // MessageJSON renders m's JSON view: the bytes MarshalJSON gives, written
 // directly without the intermediate view and reflection in the common case
 // (every value ASCII, no repeated data elements; the rest takes
-// MarshalJSON). It renders into a pooled buffer and returns an exact-size
-// copy, so a message costs one allocation of its own size. The hub's parse
-// stage publishes exactly this.
+// MarshalJSON). A small message renders into a pooled buffer and returns
+// an exact-size copy, so it costs one allocation of its own size. A large
+// one (over sizedFrom segments) renders into one buffer sized beforehand
+// from its segments (viewSize) and returns that buffer: no growth by
+// doubling, no copy, so the view is allocated once instead of two or three
+// times its size (a 9.9 MB interchange of tiny segments has a 55 MB view;
+// BenchmarkStageMemory in parse). The hub's parse stage publishes exactly
+// this.
 func MessageJSON(m *Message) ([]byte, error) {
+	if len(m.Segments) > sizedFrom {
+		return sizedMessageJSON(m)
+	}
 	bp := jsonBufs.Get().(*[]byte)
 	j := jsonWriter{b: (*bp)[:0]}
 	j.message(m)
@@ -24,6 +32,56 @@ func MessageJSON(m *Message) ([]byte, error) {
 	putJSONBuf(bp, j.b)
 	return out, nil
 }
+
+// sizedFrom is the segment count above which MessageJSON sizes its buffer
+// first: about 64 KiB of view and up, where the pool does not help.
+const sizedFrom = 2048
+
+// sizedMessageJSON is MessageJSON into a buffer of viewSize(m) bytes. The
+// size is exact for values that need no escape; one that does grows the
+// buffer once by append (still correct, only a copy more). A buffer with
+// more than an eighth to spare is copied to its exact size.
+func sizedMessageJSON(m *Message) ([]byte, error) {
+	j := jsonWriter{b: make([]byte, 0, viewSize(m))}
+	j.message(m)
+	if j.bad {
+		return m.MarshalJSON()
+	}
+	if spare := cap(j.b) - len(j.b); spare > len(j.b)/8 {
+		return append([]byte(nil), j.b...), nil
+	}
+	return j.b[:len(j.b):len(j.b)], nil
+}
+
+// viewSize is the length of m's view when no value needs an escape: the
+// segments array exactly, the envelope fields generously (they are
+// short; an escape there costs an append).
+func viewSize(m *Message) int {
+	n := 1024
+	if ic := m.Interchange; ic != nil {
+		n += 2 * (len(ic.Standard) + len(ic.Syntax) + len(ic.SyntaxVersion) + len(ic.Date) + len(ic.Time) + len(ic.ControlRef) +
+			len(ic.ApplicationRef) + len(ic.AckRequest) + len(ic.TestIndicator) + partyLen(ic.Sender) + partyLen(ic.Recipient))
+	}
+	if g := m.Group; g != nil {
+		n += 2 * (len(g.ID) + partyLen(g.Sender) + partyLen(g.Recipient) + len(g.Date) + len(g.Time) + len(g.ControlRef) +
+			len(g.Agency) + len(g.Version) + len(g.Release))
+	}
+	n += 2 * (len(m.Ref) + len(m.Type) + len(m.Version) + len(m.Release) + len(m.Agency) + len(m.Association))
+	for i := range m.Segments {
+		s := &m.Segments[i]
+		// ,{"tag":"X","elements":[...]} (the first has no comma: one spare)
+		n += len(`,{"tag":"","elements":[]}`) + len(s.Tag)
+		for k, e := range s.Elements {
+			n += len(`[]`) + min(k, 1) // ,[...]
+			for c, v := range e {
+				n += len(`""`) + len(v) + min(c, 1) // ,"v"
+			}
+		}
+	}
+	return n
+}
+
+func partyLen(p Party) int { return len(p.ID) + len(p.Qualifier) + len(p.Routing) }
 
 // jsonBufs holds MessageJSON's render buffers; one larger than
 // maxJSONBuf (a huge message) is not kept.

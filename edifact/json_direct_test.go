@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -44,6 +45,57 @@ func TestMessageJSONIsMarshalJSON(t *testing.T) {
 		})
 		if err != nil && n == 0 {
 			continue // inputs the reader refuses have no view
+		}
+	}
+}
+
+// A message over sizedFrom segments renders into a buffer sized from its
+// segments: the same bytes as MarshalJSON, plain or with escapes or
+// non-ASCII values, and, plain, in one buffer of exactly its size.
+func TestSizedMessageJSONIsMarshalJSON(t *testing.T) {
+	big := func(seg string) []byte {
+		var b bytes.Buffer
+		b.WriteString("UNA:+.? 'UNB+UNOC:3+S:14+R:14+261130:1200+BIG'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'")
+		for i := 0; i < sizedFrom+500; i++ {
+			b.WriteString(seg)
+		}
+		b.WriteString("UNT+" + strconv.Itoa(sizedFrom+503) + "+1'UNZ+1+BIG'")
+		return b.Bytes()
+	}
+	for name, c := range map[string]struct {
+		seg   string
+		exact bool
+	}{
+		"plain":   {"LIN+1++4000862141404:SRS'", true},
+		"empty":   {"LIN++++:'", true},
+		"escapes": {`FTX+AAA+++a "quoted" \back\slash'`, false},
+		"latin1":  {"FTX+AAA+++M\xfcller'", false},
+	} {
+		_, err := Walk(big(c.seg), &Options{Lenient: true}, func(m *Message) error {
+			if len(m.Segments) <= sizedFrom {
+				t.Fatalf("%s: %d segments, not over %d", name, len(m.Segments), sizedFrom)
+			}
+			got, err := MessageJSON(m)
+			if err != nil {
+				return err
+			}
+			want, err := m.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s: the sized view differs from MarshalJSON (%d and %d bytes)", name, len(got), len(want))
+			}
+			if c.exact && viewSize(m)-len(got) > 1024 {
+				t.Errorf("%s: viewSize %d for a view of %d bytes: the segments are not counted exactly", name, viewSize(m), len(got))
+			}
+			if cap(got)-len(got) > len(got)/8 {
+				t.Errorf("%s: %d bytes kept for a view of %d", name, cap(got), len(got))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
 		}
 	}
 }

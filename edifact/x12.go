@@ -44,7 +44,7 @@ func (c *checker) addX12(s *Segment) error {
 		if g.ControlRef, err = need(s, 6, 1, "group control number (GS06)"); err != nil {
 			return err
 		}
-		g.Header = ownStrings(s)
+		g.Header = c.kept(s)
 		c.grp = g
 		c.ic.Groups = append(c.ic.Groups, g)
 		return nil
@@ -70,7 +70,7 @@ func (c *checker) addX12(s *Segment) error {
 		if ref != g.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "GE control number %s does not match GS %s", quoted(ref, 20), quoted(g.ControlRef, 20))
 		}
-		g.Trailer = ownStrings(s)
+		g.Trailer = c.kept(s)
 		c.grp = nil
 		return nil
 	case "ST":
@@ -115,7 +115,7 @@ func (c *checker) addX12(s *Segment) error {
 		if ref != ic.ControlRef {
 			return segErr(s, 2, 1, CodeReferenceMismatch, "IEA control number %s does not match ISA13 %s", quoted(ref, 20), quoted(ic.ControlRef, 20))
 		}
-		ic.Trailer = ownStrings(s)
+		ic.Trailer = c.kept(s)
 		c.doc.Interchanges = append(c.doc.Interchanges, ic)
 		c.ic, c.ta1s = nil, 0
 		return nil
@@ -141,7 +141,7 @@ func (c *checker) openISA(s *Segment) error {
 	if err := checkX12Fields(s, isaFields[:]); err != nil {
 		return err
 	}
-	ic.Header = ownStrings(s)
+	ic.Header = c.kept(s)
 	c.ic = ic
 	return nil
 }

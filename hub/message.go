@@ -37,6 +37,17 @@ func (m *Message) Emit(subject string, h nats.Header, data []byte) {
 	m.outputs = append(m.outputs, &nats.Msg{Subject: subject, Header: h, Data: data})
 }
 
+// EmitAll queues msgs as outputs and takes them: the caller must not
+// change msgs or the messages after. The built-in parse stage hands over
+// its decision's outputs so, without a copy of each.
+func (m *Message) EmitAll(msgs []*nats.Msg) {
+	if len(m.outputs) == 0 {
+		m.outputs = msgs[:len(msgs):len(msgs)] // a later Emit appends to a copy
+		return
+	}
+	m.outputs = append(m.outputs, msgs...)
+}
+
 // CommitOnSuccess queues a write (the ledger's records) that belongs to
 // the attempt's outputs: the worker starts it when it publishes them, once
 // every stage succeeded, and acks the input only when the outputs are

@@ -32,10 +32,18 @@ type Input struct {
 	// AckRef numbers the acknowledgements (AckNumberer.NextAckRef, which
 	// the stage reserves); 0: from Seq.
 	AckRef uint64
+
+	orig string // origin, once made
 }
 
-// origin is the stream id of the message, INGEST:42.
-func (in *Input) origin() string { return wire.MsgRef{Stream: in.Stream, Seq: in.Seq}.String() }
+// origin is the stream id of the message, INGEST:42 (made once: the
+// ledger's check and its commit both name it).
+func (in *Input) origin() string {
+	if in.orig == "" {
+		in.orig = wire.MsgRef{Stream: in.Stream, Seq: in.Seq}.String()
+	}
+	return in.orig
+}
 
 // correlation is the message's correlation id, or the one the hub derives.
 func (in *Input) correlation() string {
@@ -99,6 +107,19 @@ type Decision struct {
 	// Findings are a UBL document's validation findings (warnings of an
 	// accepted one too); nil for EDIFACT and X12.
 	Findings []ubl.Finding
+
+	// inline is the room of the walk's renderer and of the first message's
+	// output, allocated with the Decision: an interchange of one message
+	// (the common case) costs no allocation of its own for them.
+	inline struct {
+		r     renderer
+		used  bool // msg and vals given to an output
+		msg   nats.Msg
+		vals  [parsedHeaders]string
+		outs  [1]*nats.Msg
+		types [1]string
+		keys  [1]LedgerKey
+	}
 }
 
 // Refusal is one message refused alone.
@@ -136,7 +157,12 @@ func (d *Decision) Cause() string {
 // A UBL document (an XML payload: LooksXML) is decided by decideUBL
 // instead, with the MLRs agreed as its acknowledgements.
 func Decide(ctx context.Context, in *Input, w With) *Decision {
-	d := &Decision{}
+	return decideInto(ctx, in, w, &Decision{})
+}
+
+// decideInto is Decide into d, a zero Decision (the stage allocates it
+// with the Input: one allocation for both).
+func decideInto(ctx context.Context, in *Input, w With, d *Decision) *Decision {
 	if LooksXML(in.Data) {
 		doc, findings, err := w.decideUBL(ctx, in, d)
 		if err != nil {
@@ -158,10 +184,13 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 		}
 		allRefused = errors.Join(errs...)
 	}
-	var dup *hub.DuplicateError
+	isDup := false
 	if err != nil {
 		d.Outputs = nil
-		if !errors.As(err, &dup) { // a duplicate keeps the names of its interchanges
+		// declared here: it escapes, so it is allocated only on a refusal;
+		// a duplicate keeps the names of its interchanges
+		var dup *hub.DuplicateError
+		if isDup = errors.As(err, &dup); !isDup {
 			d.Keys = nil
 		}
 	}
@@ -195,7 +224,7 @@ func Decide(ctx context.Context, in *Input, w With) *Decision {
 		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, doc, nil)
 	case errors.As(err, &f) && f.Class == hub.Permanent:
 		d.Acks = acks(in.Partner, in.origin(), in.correlation(), in.Data, nil, err)
-	case dup != nil:
+	case isDup:
 		if da, ok := w.Agreements.(DuplicateAcker); ok {
 			d.Acks = da.DuplicateAcks(in.Partner, in.origin(), in.correlation(), in.Data)
 		}
@@ -224,7 +253,8 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 	// is kept without a second walk. Memory is the parsed segments of one
 	// message at a time, plus the JSON of every message until the worker
 	// has published them; the guard's max_size bounds that.
-	r := renderer{in: in, d: d, corr: in.correlation(), seq: strconv.FormatUint(in.Seq, 10), ags: ags}
+	r := &d.inline.r
+	*r = renderer{in: in, d: d, corr: in.correlation(), seq: strconv.FormatUint(in.Seq, 10), ags: ags}
 	r.acceptor, _ = ags.(MessageAcceptor)
 	doc, err := edifact.Walk(in.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
 	if doc != nil {
@@ -251,7 +281,7 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 		}
 	}
 	d.MessageID = r.firstRef
-	d.Keys = LedgerKeys(in.Partner, doc)
+	d.Keys = appendLedgerKeys(d.inline.keys[:0], in.Partner, doc) // one interchange: no allocation
 	if w.Ledger == nil {
 		return doc, nil
 	}

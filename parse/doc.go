@@ -12,7 +12,11 @@
 // them: hub.Message.CommitOnSuccess); `dlq replay --dry-run` (hub/ops) and
 // the forensic analyzer (hub/forensics) report the same Decide.
 //
-// It owns Decide, New and Stage, the Ledger and Agreements interfaces they
+// The stage admits each interchange through a Budget (budget.go,
+// parse.memory_budget) before Decide: partitions wait for room rather than
+// parse more than the process can hold.
+//
+// It owns Decide, New and Stage, Budget, the Ledger and Agreements interfaces they
 // ask, and LedgerKey/LedgerKeys (how an interchange is named in the
 // ledger). The worker's vocabulary for what the stage returns
 // (hub.DuplicateError, hub.UnavailableError, hub.Failure) stays in hub:

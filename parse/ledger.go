@@ -93,18 +93,21 @@ type processedBy interface {
 
 // commitOnSuccess has the worker record keys when it publishes the
 // outputs (after every stage succeeded), awaited with them before the
-// interchange is acked.
-func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey) {
+// interchange is acked. origin is the message's stream id (Input.origin).
+func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey, origin string) {
 	if led == nil || len(keys) == 0 {
 		return
 	}
-	origin := wire.MsgRef{Stream: m.Stream, Seq: m.Seq}.String()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
 }
 
 // LedgerKeys are the ledger keys of an interchange document sent by partner.
 func LedgerKeys(partner string, doc *edifact.Document) []LedgerKey {
-	keys := make([]LedgerKey, 0, len(doc.Interchanges))
+	return appendLedgerKeys(make([]LedgerKey, 0, len(doc.Interchanges)), partner, doc)
+}
+
+// appendLedgerKeys appends doc's ledger keys to keys.
+func appendLedgerKeys(keys []LedgerKey, partner string, doc *edifact.Document) []LedgerKey {
 	for _, ich := range doc.Interchanges {
 		keys = append(keys, LedgerKey{Partner: partner, Sender: ich.Sender.ID, Recipient: ich.Recipient.ID, ControlRef: ich.ControlRef})
 	}

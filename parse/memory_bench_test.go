@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -124,6 +125,66 @@ func BenchmarkStageMemory(b *testing.B) {
 				rss := peakRSS()
 				b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
 				b.ReportMetric(float64(rss-min(base, rss))/float64(len(data)), "RSS-growth-x-input")
+			}
+		})
+	}
+}
+
+// BenchmarkStageMemoryPartitions: four partitions each parse a 9.9 MiB
+// interchange of tiny segments at once, through one stage (one budget):
+// under the default budget (DefaultMemoryBudget of this machine) and with
+// no budget (the plain alternative: everything admitted). Peak heap and
+// RSS as in BenchmarkStageMemory; waits and wait seconds from the budget.
+// Run one sub-benchmark per process (-bench 'StageMemoryPartitions/default').
+func BenchmarkStageMemoryPartitions(b *testing.B) {
+	data := tinySegments(99 << 20 / 10)
+	for _, c := range []struct {
+		name     string
+		budget   func() *Budget
+		memLimit int64 // a Go memory limit set for the run (runtime.memory_limit)
+	}{
+		{"default", func() *Budget { return NewBudget(0) }, 0},
+		{"none", func() *Budget { return NewBudget(1 << 62) }, 0},
+		// the default of a 6 GiB machine or cgroup: 1.5 GiB, one at a time
+		{"6GiB-machine", func() *Budget { return NewBudget(6 << 30 / 4) }, 0},
+		// runtime.memory_limit 2GiB: the default budget is 1.5 GiB of
+		// live heap, three at a time
+		{"memory-limit-2GiB", func() *Budget { return NewBudget(0) }, 2 << 30},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.memLimit > 0 {
+				old := debug.SetMemoryLimit(c.memLimit)
+				defer debug.SetMemoryLimit(old)
+			}
+			budget := c.budget()
+			st := New(Config{}, &Options{Budget: budget})
+			b.ReportAllocs()
+			b.SetBytes(4 * int64(len(data)))
+			runtime.GC()
+			rssOK := resetPeakRSS()
+			p := startPeakSampler()
+			for i := 0; b.Loop(); i++ {
+				errs := make(chan error, 4)
+				for k := range 4 {
+					go func() {
+						m := &hub.Message{Partner: "ACME" + strconv.Itoa(k), Partition: k, Stream: "INGEST", Seq: uint64(4*i + k + 1), Header: nats.Header{}, Data: data}
+						errs <- st.Handle(context.Background(), m)
+					}()
+				}
+				for range 4 {
+					if err := <-errs; err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			heap := p.Stop()
+			b.ReportMetric(float64(budget.Limit())/(1<<20), "budget-MiB")
+			b.ReportMetric(float64(Estimate(len(data)))/(1<<20), "estimate-MiB")
+			b.ReportMetric(float64(heap)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(budget.waits.Load())/float64(b.N), "waits/op")
+			b.ReportMetric(time.Duration(budget.waitNanos.Load()).Seconds()/float64(b.N), "wait-s/op")
+			if rssOK {
+				b.ReportMetric(float64(peakRSS())/(1<<20), "peak-RSS-MiB")
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/audit"
@@ -39,6 +40,11 @@ type Options struct {
 	// Keys sign the dead letter of a partially accepted interchange
 	// (x-hub-mac), so `dlq replay` knows it for the hub's; nil: unsigned.
 	Keys *audit.Keyring
+	// Budget admits interchanges by their estimated memory (budget.go);
+	// nil: one of Config.MemoryBudget bytes for this stage.
+	Budget *Budget
+	// Registry gets the budget's metrics; nil: not registered.
+	Registry prometheus.Registerer
 }
 
 // Stage is the built-in stage without partner agreements: guard, parse
@@ -63,12 +69,30 @@ func New(cfg Config, o *Options) hub.Stage {
 	}
 	w := With{Config: cfg, Options: opts.EDIFACT, Ledger: opts.Ledger, Agreements: opts.Agreements}
 	log := opts.Logger.With().Str("component", "parse").Logger()
+	budget := opts.Budget
+	if budget == nil {
+		budget = NewBudget(cfg.MemoryBudget)
+		log.Debug().Int64("memory_budget", budget.Limit()).Str("from", budget.Source()).
+			Msg("interchanges are admitted to the parse stage while their estimated peaks fit")
+	}
+	if opts.Registry != nil {
+		opts.Registry.MustRegister(budget.Collectors()...)
+	}
 	return hub.Stage{Name: StageName, ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
-		in := &Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}
+		release, err := admit(ctx, budget, len(m.Data))
+		if err != nil {
+			return err
+		}
+		defer release()
+		call := &struct {
+			in Input
+			d  Decision
+		}{in: Input{Partner: m.Partner, Stream: m.Stream, Seq: m.Seq, Header: m.Header, Data: m.Data, Carry: m.CarriedHeaders()}}
+		in := &call.in
 		if n, ok := w.Agreements.(AckNumberer); ok {
 			in.AckRef = n.NextAckRef(ctx, m.Partner)
 		}
-		d := Decide(ctx, in, w)
+		d := decideInto(ctx, in, w, &call.d)
 		if d.MessageID != "" { // a duplicate is named too
 			m.MessageID = d.MessageID
 		}
@@ -88,9 +112,7 @@ func New(cfg Config, o *Options) hub.Stage {
 			}
 			return d.Err
 		}
-		for _, out := range d.Outputs {
-			m.Emit(out.Subject, out.Header, out.Data)
-		}
+		m.EmitAll(d.Outputs)
 		for _, a := range d.Acks {
 			m.Emit(a.Subject, a.Header, a.Data)
 		}
@@ -105,9 +127,32 @@ func New(cfg Config, o *Options) hub.Stage {
 			log.Info().Str("partner", m.Partner).Uint64("seq", m.Seq).Int("refused", len(d.Refused)).Int("messages", d.Messages).
 				Str("subject", dl.Subject).Msg("interchange partially accepted: refused messages dead-lettered")
 		}
-		commitOnSuccess(w.Ledger, m, d.Keys)
+		commitOnSuccess(w.Ledger, m, d.Keys, in.origin())
 		return nil
 	}}
+}
+
+// admit waits for room in the budget for half of what is left of the
+// stage's deadline at most: an interchange that waited that long is
+// delivered again later (hub.UnavailableError, not charged to it), so the
+// wait never turns into a stage timeout charged to the message.
+func admit(ctx context.Context, b *Budget, size int) (func(), error) {
+	wctx := ctx
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, time.Now().Add(time.Until(dl)/2))
+		defer cancel()
+	}
+	start := time.Now()
+	release, err := b.Admit(wctx, size)
+	if err == nil {
+		return release, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, &hub.UnavailableError{Err: fmt.Errorf("parse: an interchange of %d bytes (estimated peak %d MiB) waited %s for room in the memory budget (%s): delivered again",
+		size, Estimate(size)>>20, time.Since(start).Round(time.Millisecond), b)}
 }
 
 // publishNegative publishes a refusal's acknowledgements with dedupe ids
@@ -159,14 +204,24 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 	}
 	if em.Type != r.typ || r.subject == "" {
 		r.typ, r.subject = em.Type, wire.ParsedSubject(r.in.Partner, wire.SubjectToken(em.Type))
+		if d.Types == nil {
+			d.Types = d.inline.types[:0]
+		}
 		if !slices.Contains(d.Types, em.Type) {
 			d.Types = append(d.Types, em.Type)
 		}
 	}
 	// One allocation for the values instead of one per header; room in
 	// the map for the dedupe id the worker adds.
-	v := [parsedHeaders]string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr}
-	vals := v[:]
+	var vals []string
+	var out *nats.Msg
+	if in := &d.inline; !in.used { // the first message's, in the Decision
+		in.used, vals, out = true, in.vals[:], &in.msg
+		d.Outputs = in.outs[:0]
+	} else {
+		vals, out = make([]string, parsedHeaders), &nats.Msg{}
+	}
+	copy(vals, []string{r.in.Partner, ich.ControlRef, em.Ref, em.Type, ich.Standard, r.seq, r.corr})
 	h := make(nats.Header, parsedHeaders+1+len(r.in.Carry))
 	for k, vs := range r.in.Carry {
 		h[k] = vs
@@ -175,7 +230,8 @@ func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
 		wire.HdrStandard, wire.HdrOriginalSeq, wire.HdrCorrelationID} {
 		h[k] = vals[i : i+1 : i+1]
 	}
-	d.Outputs = append(d.Outputs, &nats.Msg{Subject: r.subject, Header: h, Data: body})
+	out.Subject, out.Header, out.Data = r.subject, h, body
+	d.Outputs = append(d.Outputs, out)
 	if r.ags != nil {
 		if err := r.ags.Message(ctx, r.in.Partner, em, body); err != nil {
 			if r.acceptor != nil && r.acceptor.AcceptsMessage(r.in.Partner, err) {

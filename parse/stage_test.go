@@ -2,10 +2,14 @@ package parse_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/hubtest"
@@ -131,5 +135,72 @@ func TestDeadLetterCarriesTheControlReference(t *testing.T) {
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 1 })
 	if got := jetstreamtest.StreamMsgs(t, env.JS, "DLQ")[0].Header.Get(wire.HdrMessageID); got != "REF77" {
 		t.Fatalf("x-message-id %q, want REF77", got)
+	}
+}
+
+// gauge reads a metric of reg (a gauge or a counter), -1 when missing.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name || len(mf.GetMetric()) == 0 {
+			continue
+		}
+		m := mf.GetMetric()[0]
+		if g := m.GetGauge(); g != nil {
+			return g.GetValue()
+		}
+		return m.GetCounter().GetValue()
+	}
+	return -1
+}
+
+// TestHubWaitsForTheMemoryBudget: with the parse stage's memory budget
+// taken (by the test, standing for another partition's large
+// interchange), an interchange large enough to count waits in its
+// partition, parses nothing and is not dead-lettered; once the room is
+// given back it is parsed. The metrics say the budget, the wait and what
+// is in use.
+func TestHubWaitsForTheMemoryBudget(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("UNB+UNOA:3+SENDER:14+RECEIVER:14+261130:1200+BIG1'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'")
+	n := 0
+	for ; b.Len() < 66<<10; n++ { // just over what the budget counts
+		b.WriteString("LIN+1'")
+	}
+	fmt.Fprintf(&b, "UNT+%d+1'UNZ+1+BIG1'", n+3)
+	data := b.String()
+
+	budget := parse.NewBudget(parse.Estimate(len(data)))
+	held, err := budget.Admit(context.Background(), len(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
+	reg := prometheus.NewRegistry()
+	cfg := hubtest.FastConfig()
+	cfg.Attempts.Deadline = 10 * time.Second // the parse under -race on a loaded machine is no timeout
+	env := hubtest.Run(t, &hubtest.Options{Config: &cfg, Stages: []hub.Stage{parse.New(parse.Config{}, &parse.Options{Budget: budget, Registry: reg})}})
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", data, nil)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return gauge(t, reg, "edihub_parse_memory_waits_total") >= 1 })
+	if got := jetstreamtest.CountMsgs(t, env.JS, "PARSED"); got != 0 {
+		t.Fatalf("%d outputs while the budget is taken", got)
+	}
+	if got, want := gauge(t, reg, "edihub_parse_memory_budget_bytes"), float64(budget.Limit()); got != want {
+		t.Fatalf("budget metric %v, want %v", got, want)
+	}
+	held()
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "PARSED") == 1 })
+	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return gauge(t, reg, "edihub_parse_memory_in_use_bytes") == 0 })
+	if got := gauge(t, reg, "edihub_parse_memory_wait_seconds_total"); got <= 0 {
+		t.Fatalf("wait seconds %v", got)
+	}
+	for _, s := range []string{"DLQ", "POISON"} {
+		if got := jetstreamtest.CountMsgs(t, env.JS, s); got != 0 {
+			t.Fatalf("%d messages in %s: the wait was charged to the interchange", got, s)
+		}
 	}
 }
