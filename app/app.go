@@ -229,6 +229,9 @@ func (a *App) open(ctx context.Context) error {
 		return unreachableErr(err)
 	}
 	if a.limits, err = watchServerLimits(wctx, a.nc, a.js, cfg, log); err != nil {
+		if errors.Is(err, ejs.ErrLimitsUnread) {
+			return unreachableErr(err)
+		}
 		return configErr(err)
 	}
 	a.keyCreated = created
