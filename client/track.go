@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
@@ -18,8 +19,13 @@ import (
 // cursor taken before the messages were published, and each Poll reads
 // only what was stored since the last one, so a Poll that fails half-way
 // (the hub away) loses nothing: the next one goes on from the last message
-// read.
+// read. Each Poll is bounded (ReadTimeout): a request whose answer died
+// with the hub's process would otherwise hold the caller until its own
+// deadline (an exit drill's ten minutes) with nothing read meanwhile.
 type Tracker struct {
+	// ReadTimeout bounds one Poll (DefaultReadTimeout when zero).
+	ReadTimeout time.Duration
+
 	j       js.JetStream
 	streams wire.StreamNames
 	cursor  map[string]uint64 // stream → the last sequence read
@@ -52,6 +58,8 @@ func (p Placement) String() string {
 // publishing what it is to follow.
 func NewTracker(ctx context.Context, j js.JetStream, streams wire.StreamNames) (*Tracker, error) {
 	t := &Tracker{j: j, streams: streams, cursor: map[string]uint64{}, placed: map[uint64]Placement{}}
+	ctx, cancel := context.WithTimeout(ctx, DefaultReadTimeout)
+	defer cancel()
 	for _, name := range []string{streams.Parsed, streams.Poison, streams.DLQ} {
 		s, err := j.Stream(ctx, name)
 		if err != nil {
@@ -62,9 +70,20 @@ func NewTracker(ctx context.Context, j js.JetStream, streams wire.StreamNames) (
 	return t, nil
 }
 
-// Poll reads what the three streams stored since the last Poll. An error
-// leaves what was read before it counted; call Poll again.
+// DefaultReadTimeout bounds a Poll: ample for reading what a few seconds
+// stored, short beside a drill's wait.
+const DefaultReadTimeout = 10 * time.Second
+
+// Poll reads what the three streams stored since the last Poll, within
+// ReadTimeout. An error leaves what was read before it counted; call Poll
+// again.
 func (t *Tracker) Poll(ctx context.Context) error {
+	wait := t.ReadTimeout
+	if wait <= 0 {
+		wait = DefaultReadTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for _, name := range []string{t.streams.Poison, t.streams.DLQ, t.streams.Parsed} {
 		err := ejs.Scan(ctx, t.j, name, &ejs.ScanOptions{FromSeq: t.cursor[name] + 1, HeadersOnly: true}, func(m js.Msg, md *js.MsgMetadata) error {
 			t.cursor[name] = md.Sequence.Stream

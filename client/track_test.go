@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -91,5 +92,43 @@ func TestTrackerJudgesByTheStreams(t *testing.T) {
 	}
 	if p, ok := tr.Placed(20); !ok || p.Poison || p.Stream != streams.DLQ {
 		t.Fatalf("dead letter: %+v (found %v)", p, ok)
+	}
+}
+
+// A read whose answer never comes (here: something takes the JetStream API
+// requests and answers none, as a hub killed after it took a request
+// does) ends at ReadTimeout, not at the caller's far deadline.
+func TestTrackerPollIsBounded(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	nc, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	var streams wire.StreamNames
+	streams.SetDefaults()
+	for name, subj := range map[string]string{streams.Parsed: wire.ParsedAll, streams.Poison: wire.PoisonAll, streams.DLQ: "edi.parse.dlq.>"} {
+		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := NewTracker(ctx, j, streams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.ReadTimeout = 300 * time.Millisecond
+	// A second JetStream context whose API prefix only a silent
+	// subscriber listens on: every request goes unanswered.
+	if _, err := nc.Subscribe("$SILENT.API.>", func(*nats.Msg) {}); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := js.NewWithAPIPrefix(nc, "$SILENT.API")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.j = silent
+	far, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	start := time.Now()
+	err = tr.Poll(far)
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("an unanswered poll: %v after %v, want an error after about %v", err, time.Since(start), tr.ReadTimeout)
 	}
 }
