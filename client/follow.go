@@ -42,6 +42,8 @@ var rePartitions = regexp.MustCompile(`partition\((\d+),`)
 // PartitionOfPartner is partner's partition, from the partition count in
 // INGEST's subject transform ("?" when it cannot be read).
 func PartitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner string) string {
+	ctx, cancel := context.WithTimeout(ctx, DefaultReadTimeout) // an answer lost with a dying hub holds no longer
+	defer cancel()
 	s, err := j.Stream(ctx, ingest)
 	if err != nil || s.CachedInfo().Config.SubjectTransform == nil {
 		return "?"
