@@ -230,6 +230,9 @@ func (a *App) open(ctx context.Context) error {
 		return unreachableErr(err)
 	}
 	if a.limits, err = watchServerLimits(wctx, a.nc, a.js, cfg, log); err != nil {
+		if errors.Is(err, ejs.ErrLimitsUnread) {
+			return unreachableErr(err)
+		}
 		return configErr(err)
 	}
 	a.keyCreated = created
@@ -384,10 +387,8 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if err != nil {
 		return err
 	}
-	// not ready while a server reconnected to cannot take the interchanges
-	ready := func() bool { return a.hub.Ready() && a.limits.Err() == nil }
 	a.apiOn = apiHandler != nil
-	a.handler = newMux(reg, ready, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
+	a.handler = newMux(reg, a.notReady, a.nc, newJSWriteCheck(a.js, cfg.NATS.Replicas), apiHandler)
 	if cfg.Bridge.Enabled() {
 		if keys != nil { // signs and checks the bridge's x-kafka-* (x-kafka-mac)
 			cfg.Bridge.Keys = keys
@@ -398,6 +399,19 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 		}
 	}
 	return nil
+}
+
+// notReady says why the application is not ready ("" when it is): the
+// hub's reason, or that the server reconnected to cannot take the
+// configured interchanges (or its limits are not read yet).
+func (a *App) notReady() string {
+	if r := a.hub.NotReady(); r != "" {
+		return r
+	}
+	if err := a.limits.Err(); err != nil {
+		return "the NATS server's limits: " + err.Error()
+	}
+	return ""
 }
 
 // apiHandler is the JSON API when api tokens are configured, else nil.

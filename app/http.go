@@ -25,7 +25,7 @@ import (
 // newMux is the application's HTTP handler: /metrics, /healthz (the
 // process lives), /readyz (see readyzHandler) and, with API tokens, the
 // API and the web console over it.
-func newMux(reg *prometheus.Registry, ready func() bool, nc *nats.Conn, wc *jsWriteCheck, apiHandler http.Handler) *http.ServeMux {
+func newMux(reg *prometheus.Registry, notReady func() string, nc *nats.Conn, wc *jsWriteCheck, apiHandler http.Handler) *http.ServeMux {
 	mux := http.NewServeMux()
 	if apiHandler != nil {
 		mux.Handle(api.Prefix, apiHandler)
@@ -42,7 +42,7 @@ func newMux(reg *prometheus.Registry, ready func() bool, nc *nats.Conn, wc *jsWr
 	mux.Handle("GET /console", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	mux.Handle("/readyz", readyzHandler(nc, ready, wc))
+	mux.Handle("/readyz", readyzHandler(nc, notReady, wc))
 	return mux
 }
 
@@ -90,17 +90,23 @@ func newHTTPServer(h http.Handler) *http.Server {
 }
 
 // readyzHandler reports ready while NATS is connected, the hub runs and
-// JetStream takes writes. A full store (disk or limits) makes every copy,
+// JetStream takes writes; otherwise 503 with the one condition that does
+// not hold (notReady's reason: the hub's step or its publish health, the
+// server's limits). A full store (disk or limits) makes every copy,
 // dead letter and ingest publish fail, so the hub is not ready then; the
 // write check runs again on later requests, so readiness returns by
 // itself once space is freed.
-func readyzHandler(nc *nats.Conn, ready func() bool, wc *jsWriteCheck) http.Handler {
+func readyzHandler(nc *nats.Conn, notReady func() string, wc *jsWriteCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reason := ""
+		if nc.IsConnected() {
+			reason = notReady()
+		}
 		switch {
 		case !nc.IsConnected():
 			http.Error(w, "not connected to NATS", http.StatusServiceUnavailable)
-		case !ready():
-			http.Error(w, "hub not running", http.StatusServiceUnavailable)
+		case reason != "":
+			http.Error(w, escape.Text(oneLine(reason)), http.StatusServiceUnavailable)
 		case storeRefusing():
 			_, last := ejs.StoreFaults.Unavailable(time.Now())
 			http.Error(w, "JetStream store refuses writes: "+escape.Text(oneLine(last)), http.StatusServiceUnavailable)

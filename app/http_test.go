@@ -60,7 +60,7 @@ func TestReadyzFollowsJetStreamWrites(t *testing.T) {
 	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
 	wc := newJSWriteCheck(j, 1)
 	wc.every = 0
-	h := readyzHandler(nc, func() bool { return true }, wc)
+	h := readyzHandler(nc, func() string { return "" }, wc)
 	status := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
@@ -93,4 +93,29 @@ func TestReadyzFollowsJetStreamWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { code, _ := status(); return code == http.StatusOK })
+}
+
+// /readyz names the condition that does not hold, in one escaped line:
+// what an operator (and a failing test) reads to know why.
+func TestReadyzSaysWhyNotReady(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	nc, j := jetstreamtest.Connect(t, srv.URL)
+	reason := "hub not running: creating the consumers"
+	h := readyzHandler(nc, func() string { return reason }, newJSWriteCheck(j, 1))
+	status := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	if code, body := status(); code != http.StatusServiceUnavailable || body != reason {
+		t.Fatalf("not ready: %d %q, want 503 %q", code, body, reason)
+	}
+	reason = "the NATS server's limits: stream INGEST's max_msg_size\nis 1\x1b[2J"
+	if _, body := status(); body != `the NATS server's limits: stream INGEST's max_msg_size is 1\x1B[2J` {
+		t.Fatalf("a multi-line reason with a control: %q", body)
+	}
+	reason = ""
+	if code, body := status(); code != http.StatusOK || body != "ready" {
+		t.Fatalf("ready: %d %q", code, body)
+	}
 }

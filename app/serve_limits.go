@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -62,6 +63,10 @@ func watchServerLimits(ctx context.Context, nc *nats.Conn, j js.JetStream, cfg *
 		return nil, err
 	}
 	w.WatchReconnects(func(err error) {
+		if errors.Is(err, ejs.ErrLimitsUnread) {
+			log.Warn().Str("component", "app").Err(err).Msg("the NATS server's limits could not be read after a reconnect; reading again until they are (not ready meanwhile)")
+			return
+		}
 		log.Error().Str("component", "app").Err(err).Msg("the NATS server reconnected to cannot take the configured interchanges")
 	})
 	l := w.Limits()

@@ -35,7 +35,7 @@ func TestReadyzNotReadyOnTheFirstRefusedStreamWrite(t *testing.T) {
 	}
 	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
 	wc := newJSWriteCheck(j, 1)
-	h := readyzHandler(nc, func() bool { return true }, wc)
+	h := readyzHandler(nc, func() string { return "" }, wc)
 	status := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))

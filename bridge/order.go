@@ -55,9 +55,16 @@ func (o *outbound) reset(ctx context.Context, stream string) error {
 		o.order.next = 0
 		return fmt.Errorf("reset consumer %s to its ack floor: %w", o.r.Durable, err)
 	}
+	// The reset puts delivery back at the ack floor, so the next delivery
+	// follows the ack floor's consumer sequence. Not Delivered: reset to an
+	// ack floor of 0 (nothing acked yet), the server's running state is all
+	// zero and its answer reads the consumer's state file instead, which
+	// may still hold a delivery from before the reset (nats-server 2.15:
+	// Delivered.Consumer 1 while the next delivery is 1), and the guard
+	// would reset again and again.
 	o.order.next = 0
 	if resp.ConsumerInfo != nil {
-		o.order.next = resp.Delivered.Consumer + 1
+		o.order.next = resp.AckFloor.Consumer + 1
 	}
 	o.b.m.resets.WithLabelValues(o.r.Name).Inc()
 	return nil

@@ -4,7 +4,7 @@
 // (Link, Publish: "no answer" told apart from "no", so a re-send under the
 // same id is safe), wait for the hub's verdict on each file (Watch:
 // parsed, duplicate, dead-lettered, quarantined, retrying), and follow a
-// message through the streams (FindCopy, ParsedOriginSeqs), as `edihub
+// message through the streams, never by events it can miss (Tracker), as `edihub
 // send` and `edihub drill` do, and read a stored message by STREAM:SEQ or
 // subject (Fetch, for `edihub fetch`). Flags, output and exit codes stay in
 // cmd/edihub.

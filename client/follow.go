@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -43,6 +42,8 @@ var rePartitions = regexp.MustCompile(`partition\((\d+),`)
 // PartitionOfPartner is partner's partition, from the partition count in
 // INGEST's subject transform ("?" when it cannot be read).
 func PartitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner string) string {
+	ctx, cancel := context.WithTimeout(ctx, DefaultReadTimeout) // an answer lost with a dying hub holds no longer
+	defer cancel()
 	s, err := j.Stream(ctx, ingest)
 	if err != nil || s.CachedInfo().Config.SubjectTransform == nil {
 		return "?"
@@ -53,42 +54,6 @@ func PartitionOfPartner(ctx context.Context, j js.JetStream, ingest, partner str
 	}
 	n, _ := strconv.Atoi(m[1])
 	return strconv.Itoa(wire.PartitionOf(partner, n))
-}
-
-// FindCopy looks for the quarantine or dead-letter copy of INGEST seq; it
-// returns where it is and, for a poison copy, the hub's x-process-deaths.
-func FindCopy(ctx context.Context, j js.JetStream, streams wire.StreamNames, seq uint64, poison bool, since time.Time) (string, string, error) {
-	stream := streams.DLQ
-	if poison {
-		stream = streams.Poison
-	}
-	var where, deaths string
-	err := ejs.Scan(ctx, j, stream, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		h := m.Headers()
-		if h.Get(wire.HdrOriginalStream) == streams.Ingest && h.Get(wire.HdrOriginalSeq) == strconv.FormatUint(seq, 10) {
-			cause := wire.HdrPoisonCause + "=" + h.Get(wire.HdrPoisonCause)
-			if !poison {
-				cause = wire.HdrErrorCause + "=" + h.Get(wire.HdrErrorCause)
-			}
-			where = fmt.Sprintf("%s (stream %s, %s, %s=%s)", m.Subject(), stream, cause, wire.HdrAttempts, h.Get(wire.HdrAttempts))
-			deaths = h.Get(wire.HdrProcessDeaths)
-		}
-		return nil
-	})
-	return where, deaths, err
-}
-
-// ParsedOriginSeqs lists the INGEST sequences of parsed outputs, in the
-// order PARSED stored them.
-func ParsedOriginSeqs(ctx context.Context, j js.JetStream, parsed string, since time.Time) ([]uint64, error) {
-	var out []uint64
-	err := ejs.Scan(ctx, j, parsed, &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}, func(m js.Msg, _ *js.MsgMetadata) error {
-		if s, err := strconv.ParseUint(m.Headers().Get(wire.HdrOriginalSeq), 10, 64); err == nil {
-			out = append(out, s)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // InOrder counts how many of want appear in got, in want's order.

@@ -165,6 +165,7 @@ type Hub struct {
 	deadLettered atomic.Int64
 	abandoned    atomic.Int64
 	ready        atomic.Bool
+	phase        atomic.Pointer[string] // what Run is doing, for NotReady
 	// runCtx ends when Run's context does: waits inside the pipeline (a
 	// copy that cannot be stored) give up then.
 	runCtx context.Context
@@ -267,7 +268,27 @@ func (h *Hub) Auditor() *audit.Auditor { return h.audit }
 // Ready reports whether streams are provisioned and workers run, and the
 // environment takes outputs (no publish failed for it since the last one
 // stored).
-func (h *Hub) Ready() bool { return h.ready.Load() && h.pub.Healthy() }
+func (h *Hub) Ready() bool { return h.NotReady() == "" }
+
+// NotReady says why the hub is not ready, "" when it is: which step Run
+// is at (or that it stopped), or since when the environment refuses the
+// outputs. /readyz answers it, so an operator sees which condition holds.
+func (h *Hub) NotReady() string {
+	if !h.ready.Load() {
+		if p := h.phase.Load(); p != nil {
+			return "hub not running: " + *p
+		}
+		return "hub not running: not started"
+	}
+	if !h.pub.Healthy() {
+		return fmt.Sprintf("hub not ready: a publish of outputs failed for the environment %s ago and none was stored since (ready again at the next stored output, or %s after the last such failure)",
+			time.Since(h.pub.LastEnvFailure()).Round(time.Millisecond), metrics.EnvFailureHold)
+	}
+	return ""
+}
+
+// setPhase notes what Run is doing, for NotReady.
+func (h *Hub) setPhase(p string) { h.phase.Store(&p) }
 
 // Processed is how many messages have left a partition since Run began:
 // acked with their outputs, skipped as duplicates, dead-lettered or
@@ -297,7 +318,9 @@ func (h *Hub) leak(n int64) {
 // until ctx is done. In-flight messages are finished (up to their deadline)
 // before it returns.
 func (h *Hub) Run(ctx context.Context) error {
+	h.setPhase("provisioning the streams")
 	if err := h.Provision(ctx); err != nil {
+		h.setPhase("stopped: " + err.Error())
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -315,7 +338,8 @@ func (h *Hub) Run(ctx context.Context) error {
 		}()
 	}
 	// A failed start stops what it started before it returns.
-	failed := func(err error) error { cancel(); wg.Wait(); return err }
+	failed := func(err error) error { cancel(); wg.Wait(); h.setPhase("stopped: " + err.Error()); return err }
+	h.setPhase("creating the consumers")
 	for p := 0; p < h.cfg.Partitions; p++ {
 		src, err := h.partitionSource(ctx, p)
 		if err != nil {
@@ -348,8 +372,14 @@ func (h *Hub) Run(ctx context.Context) error {
 	case err = <-errc:
 		cancel()
 	}
+	h.setPhase("draining: finishing in-flight messages")
 	h.ready.Store(false)
 	h.log.Info().Msg("draining: finishing in-flight messages")
 	wg.Wait()
+	if err != nil {
+		h.setPhase("stopped: " + err.Error())
+	} else {
+		h.setPhase("stopped")
+	}
 	return err
 }

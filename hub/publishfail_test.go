@@ -86,6 +86,9 @@ func TestEnvironmentPublishFailureIsRetriedAndNotReady(t *testing.T) {
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool {
 		return !env.hub.Ready() && env.pubFailures("environment") >= 2
 	})
+	if r := env.hub.NotReady(); !strings.Contains(r, "failed for the environment") {
+		t.Errorf("not-ready reason %q does not name the refused publish", r)
+	}
 	if _, err := env.js.CreateStream(ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +100,13 @@ func TestEnvironmentPublishFailureIsRetriedAndNotReady(t *testing.T) {
 	}
 	if got := env.pubFailures("message"); got != 0 {
 		t.Errorf("message failures: %v, want 0", got)
+	}
+	if r := env.hub.NotReady(); r != "" {
+		t.Errorf("ready again, yet NotReady says %q", r)
+	}
+	env.stop()
+	if r := env.hub.NotReady(); r != "hub not running: stopped" {
+		t.Errorf("a stopped hub's not-ready reason: %q", r)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -92,36 +93,67 @@ func ReadLimits(ctx context.Context, nc *nats.Conn, j js.JetStream, streams ...s
 
 // LimitWatch holds the server's current limits: read at start and again
 // after every reconnect (the server behind a URL may have been replaced by
-// one with other settings), each reading checked against needs.
+// one with other settings), each reading checked against needs. A reading
+// that fails (a cluster electing the leader of a stream after a server
+// died answers no stream info for seconds) is tried again until one
+// succeeds: a failed read is not a verdict, and nothing else would ever
+// read again before the next reconnect.
 type LimitWatch struct {
 	nc      *nats.Conn
 	j       js.JetStream
 	streams []string
 	needs   []Need
+	gen     atomic.Uint64 // reconnects seen: a newer one's reads replace an older one's
 
 	mu     sync.Mutex
 	limits Limits
 	err    error
 }
 
-// NewLimitWatch reads and checks the limits once and returns the watch,
-// or the check's error (a configuration the server cannot ingest).
+// ErrLimitsUnread marks the error of a reading that failed (the server did
+// not answer), as against a check the limits failed.
+var ErrLimitsUnread = errors.New("the NATS server's limits are not read")
+
+// Re-reading after a failed read: the first wait, doubled up to the last.
+const (
+	limitsRetryFirst = 250 * time.Millisecond
+	limitsRetryMax   = 5 * time.Second
+	limitsReadWait   = 5 * time.Second
+)
+
+// NewLimitWatch reads and checks the limits and returns the watch, or the
+// check's error (a configuration the server cannot ingest); a reading
+// that fails is tried again until ctx ends (then its error wraps
+// ErrLimitsUnread).
 func NewLimitWatch(ctx context.Context, nc *nats.Conn, j js.JetStream, needs ...Need) (*LimitWatch, error) {
 	w := &LimitWatch{nc: nc, j: j, needs: needs}
 	for _, n := range needs {
 		w.streams = append(w.streams, n.Stream)
 	}
-	if err := w.Refresh(ctx); err != nil {
-		return nil, err
+	for wait := limitsRetryFirst; ; wait = min(2*wait, limitsRetryMax) {
+		err := w.Refresh(ctx)
+		if err == nil {
+			return w, nil
+		}
+		if !errors.Is(err, ErrLimitsUnread) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
 	}
-	return w, nil
 }
 
 // Refresh reads the limits again and checks them; the error (also kept
-// for Err) says which setting to change.
+// for Err) says which setting to change, or wraps ErrLimitsUnread when the
+// reading failed.
 func (w *LimitWatch) Refresh(ctx context.Context) error {
 	l, err := ReadLimits(ctx, w.nc, w.j, w.streams...)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrLimitsUnread, err)
+	} else {
 		err = CheckLimits(l, w.needs...)
 	}
 	w.mu.Lock()
@@ -134,20 +166,39 @@ func (w *LimitWatch) Refresh(ctx context.Context) error {
 }
 
 // WatchReconnects refreshes the limits after every reconnect (before
-// the connection's own reconnect handler, which it keeps); report gets
-// each failed check, the Err of the watch says it until a check passes.
+// the connection's own reconnect handler, which it keeps), on a goroutine
+// of its own that reads again, backing off, until a reading succeeds or
+// the connection closes. report gets each failed check and the first
+// failed reading of a reconnect; the Err of the watch says it until a
+// check passes.
 func (w *LimitWatch) WatchReconnects(report func(error)) {
 	next := w.nc.Opts.ReconnectedCB
 	w.nc.SetReconnectHandler(func(nc *nats.Conn) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := w.Refresh(ctx); err != nil && report != nil {
-			report(err)
-		}
+		gen := w.gen.Add(1)
+		go w.readUntilRead(gen, report)
 		if next != nil {
 			next(nc)
 		}
 	})
+}
+
+// readUntilRead is WatchReconnects' loop for the reconnect gen.
+func (w *LimitWatch) readUntilRead(gen uint64, report func(error)) {
+	wait := limitsRetryFirst
+	for first := true; w.gen.Load() == gen && !w.nc.IsClosed(); first = false {
+		ctx, cancel := context.WithTimeout(context.Background(), limitsReadWait)
+		err := w.Refresh(ctx)
+		cancel()
+		unread := errors.Is(err, ErrLimitsUnread)
+		if err != nil && report != nil && (!unread || first) {
+			report(err)
+		}
+		if !unread {
+			return
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, limitsRetryMax)
+	}
 }
 
 // Limits are the last limits read.

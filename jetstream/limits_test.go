@@ -3,6 +3,7 @@ package jetstream_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
@@ -197,5 +199,69 @@ func TestCheckLimitsSaysMaxPayloadOnce(t *testing.T) {
 	err := ejs.CheckLimits(l, needs...)
 	if err == nil || strings.Count(err.Error(), "max_payload is") != 1 {
 		t.Fatalf("want one refusal, got %v", err)
+	}
+}
+
+// A reading that fails after a reconnect (here: the server reconnected to
+// has no JetStream yet, as a cluster electing a stream's leader answers no
+// stream info for seconds) is no verdict: the watch says so in Err, reports
+// it once, and reads again by itself until it succeeds, without waiting for
+// another reconnect (before, Err kept the failed reading for good, and the
+// hub's /readyz stayed not ready).
+func TestLimitWatchReadsAgainAfterAFailedReading(t *testing.T) {
+	port := freePorts(t, 1)[0]
+	start := func(jetStream bool) *server.Server {
+		t.Helper()
+		s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true,
+			JetStream: jetStream, StoreDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("server not ready")
+		}
+		return s
+	}
+	first := start(true)
+	nc, j, err := ejs.Connect(first.ClientURL(), "limits-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	if _, err := j.CreateStream(ctx, js.StreamConfig{Name: "INGEST", Subjects: []string{"edi.ingest.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	need := ejs.Need{Setting: "parse.max_size", Size: 480 << 10, Stream: "INGEST"}
+	w, err := ejs.NewLimitWatch(ctx, nc, j, need)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make(chan error, 16)
+	w.WatchReconnects(func(err error) { reports <- err })
+
+	first.Shutdown()
+	first.WaitForShutdown()
+	second := start(false)
+	var unread error
+	select {
+	case unread = <-reports:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no report after the reconnect to a server without JetStream")
+	}
+	if !errors.Is(unread, ejs.ErrLimitsUnread) || !errors.Is(w.Err(), ejs.ErrLimitsUnread) {
+		t.Fatalf("reading without JetStream: reported %v, Err %v; want ErrLimitsUnread", unread, w.Err())
+	}
+
+	if err := second.EnableJetStream(&server.JetStreamConfig{StoreDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	jetstreamtest.CheckFor(t, 30*time.Second, 100*time.Millisecond, w.Err)
+	select {
+	case err := <-reports:
+		t.Fatalf("reported again while reading again: %v", err)
+	default:
 	}
 }

@@ -203,11 +203,28 @@ func startClusterHubConfig(t testing.TB, nodes []*natsNode, config string) *hubP
 	return h
 }
 
+// waitReady waits for /readyz; a hub that stays not ready fails the test
+// with /readyz's reason and the end of this hub's log (of all the hubs'
+// logs printed at the end, CI shows only a part).
 func (h *hubProc) waitReady(t testing.TB) {
 	t.Helper()
-	jetstreamtest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		return httpReady(h.httpAddr)
-	})
+	const wait = 60 * time.Second
+	deadline := time.Now().Add(wait)
+	err := httpReady(h.httpAddr)
+	for ; err != nil && time.Now().Before(deadline); err = httpReady(h.httpAddr) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("hub on %s not ready within %v: %v\nthe last lines of its log:\n%s", h.httpAddr, wait, err, h.logTail(40))
+	}
+}
+
+// logTail is the last n lines of the hub's log (every process it ran).
+func (h *hubProc) logTail(n int) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(h.log.String(), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // kill9 kills the running process; the supervisor starts it again.

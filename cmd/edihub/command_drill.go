@@ -120,6 +120,13 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 		settings = " (with the default attempt settings: --config reads the hub's)"
 	}
 	d.say("expect", "%s%s", drill.Expectation(*kind, att), settings)
+	// The verdict is read from the streams, from where they end now
+	// (client.Tracker); the hub's events only tell the story, since a
+	// restart loses those sent while the drill's connection was down.
+	track, err := client.NewTracker(ctx, j, streams)
+	if err != nil {
+		return unreachableErr(fmt.Errorf("%v (is the hub running?)", err))
+	}
 	id := nuid.Next()
 	partition := client.PartitionOfPartner(ctx, j, streams.Ingest, *partner)
 	drillSeq, err := publishDrill(ctx, j, *partner, "DRL"+id[len(id)-8:], nats.Header{wire.HdrDrill: {*kind}, wire.HdrCorrelationID: {"drill-" + id}})
@@ -146,12 +153,18 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 
 	wantPoison := *kind != drill.Error
 	var placed string
+	var pollErr error
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return failedErr("timed out after %v: drill message %s; healthy parsed %s", *timeout, orNot(placed, "not yet quarantined or dead-lettered"), "incomplete")
+			text := fmt.Sprintf("timed out after %v: drill message %s; %d of %d healthy interchanges parsed in order",
+				*timeout, orNot(placed, "not yet quarantined or dead-lettered"), track.ParsedInOrder(healthySeqs), len(healthySeqs))
+			if pollErr != nil {
+				text += fmt.Sprintf(" (last read of the streams: %v)", pollErr)
+			}
+			return failedErr("%s", text)
 		case m := <-events:
 			var ev wire.Event
 			if json.Unmarshal(m.Data, &ev) != nil || ev.Seq != drillSeq || ev.Stream != streams.Ingest {
@@ -167,34 +180,43 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 			if quiet >= 10*time.Second {
 				d.say("waiting", "still waiting (%s so far; %s)", time.Since(d.start).Round(time.Second), orNot(placed, "the drill message is not placed yet"))
 			}
+			if pollErr = track.Poll(ctx); pollErr != nil {
+				continue // the hub away: the next read goes on where this one stopped
+			}
+			if track.Parsed(drillSeq) {
+				return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
+			}
 			if placed == "" {
-				where, deaths, err := client.FindCopy(ctx, j, streams, drillSeq, wantPoison, d.start)
-				if err != nil || where == "" {
-					if parsedSeqs, _ := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start); slices.Contains(parsedSeqs, drillSeq) {
-						return failedErr("the hub parsed the drill message like any other: is it running with --drill?")
-					}
+				p, ok := track.Placed(drillSeq)
+				if !ok {
 					continue
 				}
-				placed = where
-				d.say("placed", "the drill message is in %s", where)
+				placed = p.String()
+				d.say("placed", "the drill message is in %s", placed)
+				if p.Poison != wantPoison {
+					return failedErr("a %s drill message belongs in %s, but the hub put it in %s", *kind, orElse(wantPoison, streams.Poison, streams.DLQ), p.Stream)
+				}
 				if *kind == drill.Exit {
 					d.mu.Lock()
 					seen := d.deaths
 					d.mu.Unlock()
-					d.say("deaths", "%s", drill.DeathsText(seen, deaths))
+					d.say("deaths", "%s", drill.DeathsText(seen, p.Deaths))
 				}
 			}
-			parsedSeqs, err := client.ParsedOriginSeqs(ctx, j, streams.Parsed, d.start)
-			if err != nil {
-				continue
-			}
-			if got := client.InOrder(parsedSeqs, healthySeqs); got == len(healthySeqs) {
+			if track.ParsedInOrder(healthySeqs) == len(healthySeqs) {
 				d.say("moved-on", "partition %s moved on: the %d healthy interchanges behind it were parsed in order", partition, len(healthySeqs))
 				d.say("passed", "drill %s passed in %.1fs", *kind, time.Since(d.start).Seconds())
 				return nil
 			}
 		}
 	}
+}
+
+func orElse(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
 }
 
 // publishDrill publishes a sample interchange with reference ref until

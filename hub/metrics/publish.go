@@ -46,6 +46,15 @@ func (p *PublishHealth) LastOK() time.Time {
 	return time.Time{}
 }
 
+// LastEnvFailure is when the environment last refused a publish (the
+// zero time: never).
+func (p *PublishHealth) LastEnvFailure() time.Time {
+	if n := p.lastEnv.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 // EnvFailed notes a publish the environment refused, now.
 func (p *PublishHealth) EnvFailed() { p.lastEnv.Store(time.Now().UnixNano()) }
 
