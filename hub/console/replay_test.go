@@ -19,9 +19,12 @@ func TestConsoleReplayOutcome(t *testing.T) {
 	e.deadLetter(t, "ACME", edifacttest.BadCount("S:14", "R:14", "RB1"))
 	login(t, ctx, e.srv.URL, opTok)
 	page(t, ctx, "#/message/DLQ:1", "message")
-	do(t, ctx, "replay", chromedp.Click(chromedp.ID("replay")), chromedp.WaitVisible(chromedp.ID("ask-reason")),
-		chromedp.SendKeys(chromedp.ID("ask-reason"), "partner says it is fixed"), chromedp.Click(chromedp.ID("ask-ok")))
-	waitFor(t, ctx, `!!document.querySelector('#replay-report [data-outcome]')`)
+	// The dry run says it would fail again, so the console asks for
+	// "replay anyway" first (TestConsoleTriageBatch refuses a wrong one).
+	do(t, ctx, "replay", chromedp.Click(chromedp.ID("replay")), chromedp.WaitVisible(chromedp.ID("ask-confirm")),
+		chromedp.SendKeys(chromedp.ID("ask-reason"), "partner says it is fixed"),
+		chromedp.SendKeys(chromedp.ID("ask-confirm"), "replay anyway"), chromedp.Click(chromedp.ID("ask-ok")))
+	waitFor(t, ctx, `!!document.querySelector('#replay-tally')`)
 	if got := eval[string](t, ctx, `document.querySelector('#replay-report [data-outcome]').dataset.outcome`); got != "dead-lettered" {
 		t.Fatalf("outcome %q: %s", got, eval[string](t, ctx, `document.querySelector('#replay-report').textContent`))
 	}
