@@ -1,50 +1,85 @@
 package directory
 
-// repeatFactors are the repeat factors (the most occurrences of one data
-// element position, syntax 4's repetition separator) the shipped reference
-// data lacks: its XML transcription has no repeat column, so without this
-// table every repetition is refused. Keyed by directory, segment tag and
-// element position (1 = the first data element after the tag). Only
-// factors read in a directory's own segment text (EDSD) or in a
-// transcription of it are listed, each with where it was read; a position
-// not listed allows one occurrence, and the refusal says that no factor is
-// known (repeatFactor's second result).
+// repeat is one repeat factor: the most occurrences of the data element ID
+// (named so that a test can check it sits at that position of the shipped
+// segment) that syntax 4's repetition separator may give.
+type repeat struct {
+	ID string
+	N  int
+}
+
+// repeatFactors are the repeat factors the shipped reference data lacks:
+// its XML transcription has no repeat column, so without this table every
+// repetition is refused. Keyed by directory, segment tag and element
+// position (1 = the first data element after the tag). Only factors read
+// in a directory's own segment text (EDSD) or in a transcription of it are
+// listed, each with where it was read; a position not listed allows one
+// occurrence, and the refusal says that no factor is known (repeatFactor's
+// second result).
 //
-// underware below is github.com/jskrobak/underware.Edifact at commit
-// 40b42a5c54531496bce78fa438047328ce2ad7e3: per directory, one C# class per
-// EDSD segment whose ElementInfo attributes carry the position (0-based),
-// name, status and repeat of each data element, e.g. for D.03B COM
+// "underware" below is github.com/jskrobak/underware.Edifact at commit
+// 40b42a5c54531496bce78fa438047328ce2ad7e3: per directory, one C# class
+// per EDSD segment, src/underware.Edifact.<dir>/Segments/<TAG>.cs, whose
+// ElementInfo attributes carry each data element's position (0-based),
+// name, status and repeat, e.g. D03B COM.cs:
 // `[ElementInfo(0, "COMMUNICATION CONTACT", "M", "3", "", "")]`. Its
 // counts agree with the UN text where both were read (D.01B COM 3, quoted
-// by funky-thunks below) and with the pre-syntax-4 directories having
-// none (D.96A ATT C956 "C", "1").
-var repeatFactors = map[string]map[string]map[int]int{
-	// D.99B: underware src/underware.Edifact.D99B/Segments/COM.cs (C076
-	// "M", "3") and Segments/ATT.cs (index 2, C956 "ATTRIBUTE DETAIL",
-	// "C", "5").
-	"D99B": {"COM": {1: 3}, "ATT": {3: 5}},
+// by funky-thunks below) and with the directories before syntax 4 having
+// none (D96A ATT.cs: C956 "C", "1").
+//
+// D.03B: all 155 segments of the shipped D03B were read in underware; the
+// 8 positions below are every one whose repeat is above 1. Everything else
+// there is 1 (CUX, the corpus's CUX+3*1: C504 is positions 010 and 020,
+// each "C", "1", so a repeated 010 stays refused). D.01B and D.99B: only
+// the segments named here were read (the ones with a factor in D.03B).
+var repeatFactors = map[string]map[string]map[int]repeat{
+	// underware, D03B Segments/ADR.cs (index 5 C819 "C", "5"; index 6
+	// C517 "C", "5"), ARD.cs (index 1 C008 "C", "8"), ATT.cs (index 2
+	// C956 "C", "5"), COM.cs (index 0 C076 "M", "3"), EVE.cs (index 3
+	// C063 "C", "5"), IDE.cs (index 5 C778 "C", "99"), IFD.cs (index 3
+	// C011 "C", "5").
+	"D03B": {
+		"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
+		"ARD": {2: {"C008", 8}},
+		"ATT": {3: {"C956", 5}},
+		"COM": {1: {"C076", 3}},
+		"EVE": {4: {"C063", 5}},
+		"IDE": {6: {"C778", 99}},
+		"IFD": {4: {"C011", 5}},
+	},
 	// D.01B EDSD, segment COM: "010    C076 COMMUNICATION CONTACT
 	// M    3", the UN/EDIFACT directory text as quoted ("Derived from this
 	// specification") in github.com/funky-thunks/edi-parser, file
 	// specification/src/Text/Edifact/D01B/Segments/COM.hs, line 26
-	// (commit a9d77a20008efe82862cc1adbfa7a6d4f09f8ff7); underware
-	// src/underware.Edifact.D01B/Segments/COM.cs agrees. ATT: underware
-	// src/underware.Edifact.D01B/Segments/ATT.cs (index 2, C956 "C", "5").
-	"D01B": {"COM": {1: 3}, "ATT": {3: 5}},
-	// D.03B: underware src/underware.Edifact.D03B/Segments/COM.cs (index
-	// 0, C076 "COMMUNICATION CONTACT", "M", "3") and Segments/ATT.cs
-	// (index 2, C956 "ATTRIBUTE DETAIL", "C", "5"). CUX (the corpus's
-	// CUX+3*1) has none: Segments/CUX.cs gives C504 twice, as positions
-	// 010 and 020, each "C", "1", so a repeated 010 stays refused.
-	"D03B": {"COM": {1: 3}, "ATT": {3: 5}},
+	// (commit a9d77a20008efe82862cc1adbfa7a6d4f09f8ff7); underware D01B
+	// COM.cs agrees. The others: underware D01B ADR.cs, ARD.cs, ATT.cs,
+	// EVE.cs, IDE.cs, IFD.cs, the same indexes and counts as D03B.
+	"D01B": {
+		"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
+		"ARD": {2: {"C008", 8}},
+		"ATT": {3: {"C956", 5}},
+		"COM": {1: {"C076", 3}},
+		"EVE": {4: {"C063", 5}},
+		"IDE": {6: {"C778", 99}},
+		"IFD": {4: {"C011", 5}},
+	},
+	// underware, D99B ADR.cs, ARD.cs, ATT.cs, COM.cs, IDE.cs: as D03B;
+	// D99B EVE.cs and IFD.cs give 1 (C063, C011 "C", "1").
+	"D99B": {
+		"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
+		"ARD": {2: {"C008", 8}},
+		"ATT": {3: {"C956", 5}},
+		"COM": {1: {"C076", 3}},
+		"IDE": {6: {"C778", 99}},
+	},
 }
 
 // repeatFactor is the repeat factor of element e of the segment tag in
 // directory dir, and whether repeatFactors names it (if not, 1: one
 // occurrence, since the shipped data gives no factor).
 func repeatFactor(dir, tag string, e int) (n int, known bool) {
-	if n, ok := repeatFactors[dir][tag][e]; ok && n >= 1 {
-		return n, true
+	if r, ok := repeatFactors[dir][tag][e]; ok && r.N >= 1 {
+		return r.N, true
 	}
 	return 1, false
 }

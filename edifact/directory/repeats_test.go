@@ -93,3 +93,40 @@ func TestRepeatFactorATT(t *testing.T) {
 		t.Errorf("six C956: %+v, want code 35 at ATT (7) element 3 occurrence 6, naming D03B's factor 5", f)
 	}
 }
+
+// TestRepeatFactorTable: each factor repeatFactors lists names a position
+// of a shipped directory's segment that holds the data element the source
+// names there, so a factor can't slide onto a neighbour.
+func TestRepeatFactorTable(t *testing.T) {
+	set := builtin(t)
+	n := 0
+	for dir, segs := range repeatFactors {
+		d := set.Directory(dir)
+		if d == nil {
+			t.Errorf("%s: not a shipped directory", dir)
+			continue
+		}
+		for tag, pos := range segs {
+			def := d.Segments[tag]
+			if def == nil {
+				t.Errorf("%s %s: no such segment", dir, tag)
+				continue
+			}
+			for e, r := range pos {
+				n++
+				if e < 1 || e > len(def.Elements) || def.Elements[e-1].ID != r.ID || r.N < 2 {
+					t.Errorf("%s %s element %d: factor %+v does not fit the segment %+v", dir, tag, e, r, def.Elements)
+				}
+				if got, known := repeatFactor(dir, tag, e); got != r.N || !known {
+					t.Errorf("%s %s element %d: repeatFactor %d %v, want %d true", dir, tag, e, got, known, r.N)
+				}
+			}
+		}
+	}
+	if n != 22 {
+		t.Errorf("%d factors, want the 22 read (D03B 8, D01B 8, D99B 6)", n)
+	}
+	if got, known := repeatFactor("D03B", "CUX", 1); got != 1 || known {
+		t.Errorf("D03B CUX 1: %d %v, want 1 false", got, known)
+	}
+}
