@@ -27,6 +27,15 @@ type repeat struct {
 // by funky-thunks below) and with the directories before syntax 4 having
 // none (D96A ATT.cs: C956 "C", "1").
 //
+// The UN's own segment pages agree where they were found for directories
+// on either side of D.03B: service.unece.org/trade/untdid/d99b/trsd/
+// trsdadr.htm and .../d00a/trsd/trsdadr.htm ("060 C819 COUNTRY SUB-ENTITY
+// DETAILS C 5", "070 C517 LOCATION IDENTIFICATION C 5"),
+// .../d01c/trsd/trsdard.htm and .../d13a/trsd/trsdard.htm ("020 C008
+// MONETARY AMOUNT FUNCTION DETAIL C 8"); GEFEG's D.01A and D.07A segment
+// pages (www.gefeg.com/edifact/d01a/d01a.s3/gen/se/seb.htm,
+// .../d07a/s3/se/seb.htm) give ATT "030 C956 Attribute detail C 5".
+//
 // D.03B: all 155 segments of the shipped D03B were read in underware; the
 // 8 positions below are every one whose repeat is above 1. Everything else
 // there is 1 (CUX, the corpus's CUX+3*1: C504 is positions 010 and 020,
