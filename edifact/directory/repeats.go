@@ -36,11 +36,17 @@ type repeat struct {
 // pages (www.gefeg.com/edifact/d01a/d01a.s3/gen/se/seb.htm,
 // .../d07a/s3/se/seb.htm) give ATT "030 C956 Attribute detail C 5".
 //
-// D.03B: all 155 segments of the shipped D03B were read in underware; the
-// 8 positions below are every one whose repeat is above 1. Everything else
-// there is 1 (CUX, the corpus's CUX+3*1: C504 is positions 010 and 020,
-// each "C", "1", so a repeated 010 stays refused). D.01B and D.99B: only
-// the segments named here were read (the ones with a factor in D.03B).
+// Every segment of the three shipped syntax-4-era directories was read in
+// underware (D03B 155, D01B 158, D99B 152 segments); the positions below
+// are every one whose repeat is above 1, all others are 1 (so CUX, the
+// corpus's CUX+3*1, stays refused: C504 is positions 010 and 020, each
+// "C", "1"). One exception is left out on purpose: ARR C770 (D01B and D99B
+// "C", "9999"; D03B "C", "1"), which the directory notes restrict to
+// syntax version 3 ("The composite C770 - array cell details - occurs
+// 9,999 times in the segment. The use of the ARR segment is restricted to
+// be used only with Version 3 of ISO-9735", GEFEG's D.01A page
+// www.gefeg.com/edifact/d01a/d01a.s3/gen/se/se9.htm): a count of
+// consecutive data elements, not a syntax 4 repeat factor.
 var repeatFactors = map[string]map[string]map[int]repeat{
 	// underware, D03B Segments/ADR.cs (index 5 C819 "C", "5"; index 6
 	// C517 "C", "5"), ARD.cs (index 1 C008 "C", "8"), ATT.cs (index 2
