@@ -49,15 +49,17 @@ func (c *check) elements(s *edifact.Segment, pos int) {
 			continue // reported as too many constituents
 		}
 		ed := &def.Elements[rep.Element-1]
-		factor := 1
+		dir, factor, known := c.dir.Name, 1, false
 		if c.dir.Segments[s.Tag] == def { // the factors are the message directory's
-			factor = repeatFactor(c.dir.Name, s.Tag, rep.Element)
+			factor, known = repeatFactor(dir, s.Tag, rep.Element)
+		} else if c.service != nil {
+			dir = c.service.Name
 		}
 		for k, occ := range rep.Occurrences {
 			n := k + 2 // the occurrence (the first is in Elements)
 			if n > factor {
 				fd := c.add(SeverityError, CodeTooManyRepetitions, pos, s, rep.Element, 0,
-					fmt.Sprintf("data element %s occurs %d times; the directory allows %d", ed.ID, len(rep.Occurrences)+1, factor))
+					tooManyText(dir, s.Tag, rep.Element, ed.ID, len(rep.Occurrences)+1, factor, known))
 				if fd != nil {
 					fd.Repetition = n
 				}
@@ -72,6 +74,18 @@ func (c *check) elements(s *edifact.Segment, pos int) {
 			}
 		}
 	}
+}
+
+// tooManyText is the refusal of n occurrences of data element id at
+// position e of segment tag. Where no repeat factor is known for the
+// position in directory dir, it says so: the one occurrence allowed is
+// edihub's default for data that carries no factor, which a partner's EDI
+// team should not take for a syntax fault proven against the standard.
+func tooManyText(dir, tag string, e int, id string, n, factor int, known bool) string {
+	if known {
+		return fmt.Sprintf("data element %s occurs %d times; directory %s allows %d (repeat factor of %s element %d)", id, n, dir, factor, tag, e)
+	}
+	return fmt.Sprintf("data element %s occurs %d times; directory %s as shipped carries no repeat factor for %s element %d, so one occurrence is allowed (not a verified syntax fault: the factor is unknown to edihub)", id, n, dir, tag, e)
 }
 
 func allEmpty(els [][]string) bool {
