@@ -126,7 +126,7 @@ func (o *Ops) bulkDryRun(ctx context.Context, action string, ref wire.MsgRef) Ac
 		r.Error = err.Error()
 		return r
 	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	switch {
 	case action == "park" && e.Kind == wire.KindParking:
 		r.Error = ref.String() + " is parked already"
