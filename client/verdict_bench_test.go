@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
 
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -25,11 +24,7 @@ func BenchmarkStreamVerdicts(b *testing.B) {
 	srv := jetstreamtest.StartServer(b, nil)
 	_, j := jetstreamtest.Connect(b, srv.URL)
 	ctx := context.Background()
-	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	outcomeStreams(b, j)
 	since := time.Now()
 	var msgs []*nats.Msg
 	for i := range 11000 {

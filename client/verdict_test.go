@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -19,21 +16,9 @@ func TestStreamVerdictsAndResolve(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	ctx := context.Background()
-	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	outcomeStreams(t, j)
 	since := time.Now()
-	pub := func(subject string, h map[string]string, data string) {
-		m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: []byte(data)}
-		for k, v := range h {
-			m.Header.Set(k, v)
-		}
-		if _, err := j.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pub := func(subject string, h map[string]string, data string) { store(t, j, subject, h, data) }
 	pub("edi.parsed.ACME.INVOIC", map[string]string{wire.HdrOriginalSeq: "6"}, "{}")
 	pub("edi.parse.dlq.schema", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "5",
 		wire.HdrErrorCause: "schema", wire.HdrErrorMsg: "UNT count"}, "x")
@@ -79,20 +64,8 @@ func TestTrackSinceAcrossPolls(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	ctx := context.Background()
-	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pub := func(subject string, h map[string]string) {
-		m := &nats.Msg{Subject: subject, Header: nats.Header{}}
-		for k, v := range h {
-			m.Header.Set(k, v)
-		}
-		if _, err := j.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	outcomeStreams(t, j)
+	pub := func(subject string, h map[string]string) { store(t, j, subject, h, "") }
 	tr := TrackSince(j, wire.StreamNames{}, time.Now(), []uint64{9})
 	pub("edi.parse.dlq.business", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "9", wire.HdrErrorCause: "business"})
 	pub("edi.parse.dlq.business", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "10"}) // not followed
