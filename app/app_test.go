@@ -66,9 +66,7 @@ func TestNewRunStop(t *testing.T) {
 	if _, err := New(context.Background(), c, testEnv(t)); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("a second New on the folder: %v", err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
+	stop := running(t, a)
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool {
 		rec := httptest.NewRecorder()
 		a.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
@@ -82,18 +80,30 @@ func TestNewRunStop(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("/healthz on the HTTP port: %s", resp.Status)
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return")
-	}
+	stop()
 	again, err := New(context.Background(), c, testEnv(t))
 	if err != nil {
 		t.Fatalf("New after Run ended: %v", err)
 	}
 	again.Close()
+}
+
+// running runs a until stop, which waits (30 s at most) for Run to return
+// and fails the test unless it returned nil.
+func running(t *testing.T, a *App) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	return func() {
+		t.Helper()
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return")
+		}
+	}
 }

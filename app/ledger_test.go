@@ -19,22 +19,12 @@ func TestCleanStopSavesTheLedgerCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
+	stop := running(t, a)
 	_, j := jetstreamtest.Connect(t, a.NATSURL())
 	jetstreamtest.Eventually(t, 20*time.Second, a.Hub().Ready, "not ready")
 	jetstreamtest.PublishIngest(t, j, "ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "CKP1"), nil)
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool { return a.Ledger().Indexed() == 1 }, "the interchange is in the ledger")
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run did not return")
-	}
+	stop()
 	st, err := os.Stat(filepath.Join(c.DataDir, ledgerCheckpointFile))
 	if err != nil || st.Size() == 0 {
 		t.Fatalf("no ledger checkpoint after a clean stop: %v", err)

@@ -36,12 +36,19 @@ func delFold(h nats.Header, name string) {
 // producer's; with no keyring it only
 // removes one a producer may have sent.
 func SignCopy(keys *Keyring, h nats.Header, payload []byte) {
-	delFold(h, wire.HdrHubMAC)
+	setMAC(keys, h, wire.HdrHubMAC, copyMACDomain, func() []byte { return copyMACInput(h, payload) })
+}
+
+// setMAC replaces h's header name with the MAC under domain of what input
+// gives (read after the old value is gone); with no keyring it only
+// removes the old one.
+func setMAC(keys *Keyring, h nats.Header, name, domain string, input func() []byte) {
+	delFold(h, name)
 	if keys == nil {
 		return
 	}
-	kid, tag := keys.Sign(copyMACDomain, copyMACInput(h, payload))
-	h.Set(wire.HdrHubMAC, kid+":"+tag)
+	kid, tag := keys.Sign(domain, input())
+	h.Set(name, kid+":"+tag)
 }
 
 // VerifyCopy checks a copy's x-hub-mac: nil only when the hub made it
@@ -81,12 +88,7 @@ func replayMACInput(h nats.Header, payload []byte) []byte {
 // its duplicate every time). With no keyring it only removes one a
 // producer may have sent.
 func SignReplay(keys *Keyring, h nats.Header, payload []byte) {
-	delFold(h, wire.HdrReplayMAC)
-	if keys == nil {
-		return
-	}
-	kid, tag := keys.Sign(replayMACDomain, replayMACInput(h, payload))
-	h.Set(wire.HdrReplayMAC, kid+":"+tag)
+	setMAC(keys, h, wire.HdrReplayMAC, replayMACDomain, func() []byte { return replayMACInput(h, payload) })
 }
 
 // ReplayedFrom is the x-replayed-from of a message whose x-replay-mac

@@ -50,12 +50,21 @@ func TestDefaultInstanceIDNamesTheFolder(t *testing.T) {
 // here so that only static membership can make it on a loaded machine).
 func TestDerivedInstanceIDResumesAtOnce(t *testing.T) {
 	t.Parallel()
+	dataDir := t.TempDir()
+	restartResumesAtOnce(t, func(cfg *Config) { cfg.DefaultInstanceID(dataDir) })
+}
+
+// restartResumesAtOnce: a bridge dies without leaving the group (its
+// LeaveGroup is lost, as after a kill -9) and is started again with the
+// same configuration, its group instance set by instance; it consumes
+// again within 10 s, well inside the dead member's 20 s session: only
+// static membership can make that.
+func restartResumesAtOnce(t *testing.T, instance func(*Config)) {
 	h := startNATS(t, 0)
 	kc, brokers := startKafka(t, "partners.in")
-	dataDir := t.TempDir()
 	newCfg := func() *Config {
 		cfg := testConfig(brokers)
-		cfg.DefaultInstanceID(dataDir)
+		instance(cfg)
 		cfg.SessionTimeout = 20 * time.Second
 		cfg.HeartbeatInterval = time.Second
 		cfg.Inbound = []InRoute{{Topic: "partners.in"}}

@@ -2,7 +2,6 @@ package bridge
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -71,31 +70,5 @@ func TestStopWithinShutdownTimeout(t *testing.T) {
 // assignment without waiting out the 20s session of the dead member.
 func TestStaticMembershipResumesAtOnce(t *testing.T) {
 	t.Parallel()
-	h := startNATS(t, 0)
-	kc, brokers := startKafka(t, "partners.in")
-	cfg := testConfig(brokers)
-	cfg.GroupInstanceID = "bridge-host-1"
-	cfg.SessionTimeout = 20 * time.Second
-	cfg.HeartbeatInterval = time.Second
-	cfg.Inbound = []InRoute{{Topic: "partners.in"}}
-	cl := kafkaClient(t, brokers)
-	a := startBridge(t, h, cfg, nil)
-	produce(t, cl, &kgo.Record{Topic: "partners.in", Key: []byte("ACME"), Value: []byte("1")})
-	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return h.count(t, "INGEST") == 1 }, "first bridge consumes")
-	kc.ControlKey(kmsg.LeaveGroup.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
-		kc.KeepControl()
-		return nil, errors.New("the member died before its leave arrived"), true
-	})
-	a.stop(t)
-
-	b := startBridge(t, h, cfg, nil)
-	var recs []*kgo.Record
-	for i := range 9 {
-		recs = append(recs, &kgo.Record{Topic: "partners.in", Key: []byte(partners[i%3]), Value: []byte(valueOf(i))})
-	}
-	produce(t, cl, recs...)
-	// Well inside the old member's session: only static membership can
-	// make this.
-	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return h.count(t, "INGEST") == 10 }, "the restarted bridge consumes before the old session ends")
-	b.stop(t)
+	restartResumesAtOnce(t, func(cfg *Config) { cfg.GroupInstanceID = "bridge-host-1" })
 }

@@ -3,9 +3,11 @@
 // id (NewMessage, Signed), publish it while following the connection
 // (Link, Publish: "no answer" told apart from "no", so a re-send under the
 // same id is safe), wait for the hub's verdict on each file (Watch:
-// parsed, duplicate, dead-lettered, quarantined, retrying), and follow a
-// message through the streams, never by events it can miss (Tracker), as `edihub
-// send` and `edihub drill` do, and read a stored message by STREAM:SEQ or
+// parsed, duplicate, dead-lettered, quarantined, retrying), and follow
+// messages through the streams, never by events they can miss: Tracker,
+// the one reader of outcomes, polled by `edihub drill` and under
+// StreamVerdicts/WaitVerdicts for `edihub send` and `dlq replay --outcome`;
+// and read a stored message by STREAM:SEQ or
 // subject (Fetch, for `edihub fetch`). Flags, output and exit codes stay in
 // cmd/edihub.
 //

@@ -24,13 +24,7 @@ func TestTrackerJudgesByTheStreams(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	ctx := context.Background()
-	var streams wire.StreamNames
-	streams.SetDefaults()
-	for name, subj := range map[string]string{streams.Parsed: wire.ParsedAll, streams.Poison: wire.PoisonAll, streams.DLQ: "edi.parse.dlq.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	streams := outcomeStreams(t, j)
 	store := func(subject string, origin uint64, h nats.Header) {
 		t.Helper()
 		if h == nil {
@@ -102,13 +96,7 @@ func TestTrackerPollIsBounded(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	nc, j := jetstreamtest.Connect(t, srv.URL)
 	ctx := context.Background()
-	var streams wire.StreamNames
-	streams.SetDefaults()
-	for name, subj := range map[string]string{streams.Parsed: wire.ParsedAll, streams.Poison: wire.PoisonAll, streams.DLQ: "edi.parse.dlq.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	streams := outcomeStreams(t, j)
 	tr, err := NewTracker(ctx, j, streams)
 	if err != nil {
 		t.Fatal(err)

@@ -2,16 +2,13 @@ package client
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/escape"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -41,107 +38,33 @@ type Verdict struct {
 
 const maxSubjects = 20
 
-// duplicateAction is the hub's audit action for a skipped duplicate
-// (hub/settle.go writes it; every one caused by a replay is recorded).
-const duplicateAction = "duplicate-skipped"
-
-// StreamVerdicts reads PARSED, DLQ, POISON and AUDIT from since on for
-// what became of the INGEST messages seqs. A message with no verdict is
-// missing from the map.
+// StreamVerdicts is one look (a Tracker's Poll, TrackSince) at PARSED,
+// DLQ, POISON and AUDIT from since on: what became of the INGEST messages
+// seqs, each stream read once for all of them. A message with no verdict
+// is missing from the map.
 func StreamVerdicts(ctx context.Context, j js.JetStream, streams wire.StreamNames, since time.Time, seqs []uint64) (map[uint64]Verdict, error) {
-	streams.SetDefaults()
-	want := make(map[uint64]bool, len(seqs))
-	for _, s := range seqs {
-		want[s] = true
-	}
-	out := map[uint64]Verdict{}
-	from := &ejs.ScanOptions{Since: since.Add(-2 * time.Second), HeadersOnly: true}
-	origin := func(m js.Msg, needStream bool) (uint64, bool) {
-		h := m.Headers()
-		if needStream && h.Get(wire.HdrOriginalStream) != streams.Ingest {
-			return 0, false
-		}
-		seq, err := strconv.ParseUint(h.Get(wire.HdrOriginalSeq), 10, 64)
-		return seq, err == nil && want[seq]
-	}
-	// Parsed outputs carry x-original-seq only: INGEST is their one source.
-	err := ejs.Scan(ctx, j, streams.Parsed, from, func(m js.Msg, _ *js.MsgMetadata) error {
-		if seq, ok := origin(m, false); ok {
-			v := out[seq]
-			if v.Outcome != OutcomeParsed {
-				v.Outcome, v.Where = OutcomeParsed, m.Subject()
-			}
-			if len(v.Subjects) < maxSubjects {
-				v.Subjects = append(v.Subjects, m.Subject())
-			}
-			out[seq] = v
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range []struct{ stream, outcome, cause string }{
-		{streams.DLQ, OutcomeDeadLettered, wire.HdrErrorCause},
-		{streams.Poison, OutcomeQuarantined, wire.HdrPoisonCause},
-	} {
-		err := ejs.Scan(ctx, j, s.stream, from, func(m js.Msg, md *js.MsgMetadata) error {
-			seq, ok := origin(m, true)
-			if !ok {
-				return nil
-			}
-			id := wire.MsgRef{Stream: s.stream, Seq: md.Sequence.Stream}.String()
-			v := out[seq]
-			if v.Outcome == OutcomeParsed {
-				v.DeadLetter = id // a partial dead letter of a parsed interchange
-			} else {
-				v = Verdict{Outcome: s.outcome, Where: id, Subjects: []string{m.Subject()},
-					Cause: m.Headers().Get(s.cause), Detail: m.Headers().Get(wire.HdrErrorMsg)}
-			}
-			out[seq] = v
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	err = ejs.Scan(ctx, j, streams.Audit, &ejs.ScanOptions{Since: from.Since}, func(m js.Msg, _ *js.MsgMetadata) error {
-		var ev struct {
-			Action  string            `json:"action"`
-			IDs     []string          `json:"ids"`
-			Details map[string]string `json:"details"`
-		}
-		if json.Unmarshal(m.Data(), &ev) != nil || ev.Action != duplicateAction || len(ev.IDs) == 0 {
-			return nil
-		}
-		ref, err := wire.ParseMsgRef(ev.IDs[0], streams.Ingest)
-		if err != nil || !want[ref.Seq] {
-			return nil
-		}
-		if _, ok := out[ref.Seq]; !ok {
-			detail := ev.Details["interchange"]
-			if by := ev.Details["processed_by"]; by != "" {
-				detail += " (processed before by " + by + ")"
-			}
-			out[ref.Seq] = Verdict{Outcome: OutcomeDuplicate, Detail: detail}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return WaitVerdicts(ctx, j, streams, since, seqs, 0)
 }
 
-// WaitVerdicts polls StreamVerdicts until every one of seqs has a verdict
-// or d has passed (0: one look), and returns what it found.
+// WaitVerdicts polls a Tracker (TrackSince) until every one of seqs has a
+// verdict or d has passed (0: one look), and returns what it found. Each
+// poll reads only what was stored since the last; one that ran out of its
+// ReadTimeout is continued while it read something or d has not passed.
 func WaitVerdicts(ctx context.Context, j js.JetStream, streams wire.StreamNames, since time.Time, seqs []uint64, d time.Duration) (map[uint64]Verdict, error) {
+	t := TrackSince(j, streams, since, seqs)
 	deadline := time.Now().Add(d)
 	pause := 100 * time.Millisecond
 	for {
-		got, err := StreamVerdicts(ctx, j, streams, since, seqs)
-		if err != nil || len(got) >= len(seqs) || !time.Now().Add(pause).Before(deadline) {
-			return got, err
+		before := t.read
+		if err := t.Poll(ctx); err != nil {
+			if timedOut(ctx, err) && (t.read > before || time.Now().Before(deadline)) {
+				continue // the poll's own bound: the next goes on where it stopped
+			}
+			return nil, err
+		}
+		got := t.Verdicts(seqs)
+		if len(got) >= len(seqs) || !time.Now().Add(pause).Before(deadline) {
+			return got, nil
 		}
 		select {
 		case <-ctx.Done():

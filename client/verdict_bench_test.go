@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
 
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -18,18 +17,17 @@ import (
 // What one look at the streams costs a replay of 100 messages while the
 // hub stored 10 000 outputs and 1 000 dead letters since the replay
 // began: StreamVerdicts reads each stream once for all of them; the plain
-// alternative, a look per message, reads them once per message.
+// alternative, a look per message, reads them once per message. And what
+// ten looks cost while a replay waits (WaitVerdicts): a Tracker's later
+// polls read only what came since the last, the plain alternative reads
+// again from the replay's start each time.
 //
 //	go test -run '^$' -bench StreamVerdicts -benchtime 5x ./client/
 func BenchmarkStreamVerdicts(b *testing.B) {
 	srv := jetstreamtest.StartServer(b, nil)
 	_, j := jetstreamtest.Connect(b, srv.URL)
 	ctx := context.Background()
-	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	outcomeStreams(b, j)
 	since := time.Now()
 	var msgs []*nats.Msg
 	for i := range 11000 {
@@ -54,6 +52,25 @@ func BenchmarkStreamVerdicts(b *testing.B) {
 			got, err := StreamVerdicts(ctx, j, wire.StreamNames{}, since, seqs)
 			if err != nil || len(got) != 100 {
 				b.Fatalf("%d verdicts, %v", len(got), err)
+			}
+		}
+	})
+	b.Run("ten-looks-tracker", func(b *testing.B) {
+		for b.Loop() {
+			t := TrackSince(j, wire.StreamNames{}, since, seqs)
+			for range 10 {
+				if err := t.Poll(ctx); err != nil || len(t.Verdicts(seqs)) != 100 {
+					b.Fatalf("%d verdicts, %v", len(t.Verdicts(seqs)), err)
+				}
+			}
+		}
+	})
+	b.Run("ten-looks-rescan", func(b *testing.B) {
+		for b.Loop() {
+			for range 10 {
+				if got, err := StreamVerdicts(ctx, j, wire.StreamNames{}, since, seqs); err != nil || len(got) != 100 {
+					b.Fatalf("%d verdicts, %v", len(got), err)
+				}
 			}
 		}
 	})

@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
-
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -19,21 +16,9 @@ func TestStreamVerdictsAndResolve(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	ctx := context.Background()
-	for name, subj := range map[string]string{"PARSED": "edi.parsed.>", "DLQ": "edi.parse.dlq.>", "POISON": "edi.poison.>", "AUDIT": "edi.audit.>"} {
-		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{subj}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	outcomeStreams(t, j)
 	since := time.Now()
-	pub := func(subject string, h map[string]string, data string) {
-		m := &nats.Msg{Subject: subject, Header: nats.Header{}, Data: []byte(data)}
-		for k, v := range h {
-			m.Header.Set(k, v)
-		}
-		if _, err := j.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pub := func(subject string, h map[string]string, data string) { store(t, j, subject, h, data) }
 	pub("edi.parsed.ACME.INVOIC", map[string]string{wire.HdrOriginalSeq: "6"}, "{}")
 	pub("edi.parse.dlq.schema", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "5",
 		wire.HdrErrorCause: "schema", wire.HdrErrorMsg: "UNT count"}, "x")
@@ -67,5 +52,41 @@ func TestStreamVerdictsAndResolve(t *testing.T) {
 	}
 	if results[1].Where != "heard" || results[2].Outcome != OutcomeNotSeen {
 		t.Errorf("resolve changed what it should not: %+v", results[1:])
+	}
+}
+
+// Verdicts come from the facts read, whatever poll read them: a dead
+// letter read first and the outputs of the same message read by a later
+// poll make it parsed with a partial dead letter, as one look would; each
+// poll reads only what came since the last, and a message not followed is
+// not kept.
+func TestTrackSinceAcrossPolls(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	outcomeStreams(t, j)
+	pub := func(subject string, h map[string]string) { store(t, j, subject, h, "") }
+	tr := TrackSince(j, wire.StreamNames{}, time.Now(), []uint64{9})
+	pub("edi.parse.dlq.business", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "9", wire.HdrErrorCause: "business"})
+	pub("edi.parse.dlq.business", map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "10"}) // not followed
+	if err := tr.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v := tr.Verdicts([]uint64{9})[9]; v.Outcome != OutcomeDeadLettered || v.Where != "DLQ:1" || v.Cause != "business" {
+		t.Fatalf("after the first poll: %+v", v)
+	}
+	if _, ok := tr.seen[10]; ok {
+		t.Fatal("a message not followed was kept")
+	}
+	read := tr.read
+	pub("edi.parsed.ACME.INVOIC", map[string]string{wire.HdrOriginalSeq: "9"})
+	if err := tr.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tr.read != read+1 {
+		t.Fatalf("the second poll read %d messages, want only the one stored since", tr.read-read)
+	}
+	if v := tr.Verdicts([]uint64{9})[9]; v.Outcome != OutcomeParsed || v.Where != "edi.parsed.ACME.INVOIC" || v.DeadLetter != "DLQ:1" {
+		t.Fatalf("after the second poll: %+v", v)
 	}
 }

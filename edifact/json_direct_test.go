@@ -30,11 +30,7 @@ func TestMessageJSONIsMarshalJSON(t *testing.T) {
 		n := 0
 		_, err := Walk(data, &Options{Lenient: true}, func(m *Message) error {
 			n++
-			got, err := MessageJSON(m)
-			if err != nil {
-				return err
-			}
-			want, err := m.MarshalJSON()
+			got, want, err := viewAndMarshal(m)
 			if err != nil {
 				return err
 			}
@@ -75,11 +71,7 @@ func TestSizedMessageJSONIsMarshalJSON(t *testing.T) {
 			if len(m.Segments) <= sizedFrom {
 				t.Fatalf("%s: %d segments, not over %d", name, len(m.Segments), sizedFrom)
 			}
-			got, err := MessageJSON(m)
-			if err != nil {
-				return err
-			}
-			want, err := m.MarshalJSON()
+			got, want, err := viewAndMarshal(m)
 			if err != nil {
 				return err
 			}
@@ -98,4 +90,14 @@ func TestSizedMessageJSONIsMarshalJSON(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
+}
+
+// viewAndMarshal is m's JSON by the sized view (MessageJSON) and by
+// MarshalJSON, to be compared.
+func viewAndMarshal(m *Message) (got, want []byte, err error) {
+	if got, err = MessageJSON(m); err != nil {
+		return nil, nil, err
+	}
+	want, err = m.MarshalJSON()
+	return got, want, err
 }

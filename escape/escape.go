@@ -71,9 +71,7 @@ func bytesTo(b []byte, mode lineMode) string {
 		case c >= 0x20 && c < 0x7f:
 			sb.WriteByte(c)
 		default:
-			sb.WriteString(`\x`)
-			sb.WriteByte(hexDigits[c>>4])
-			sb.WriteByte(hexDigits[c&15])
+			writeHex(&sb, c)
 		}
 	}
 	return sb.String()
@@ -137,20 +135,7 @@ func Decoded(b []byte, decode func([]byte) (rune, int)) string {
 	for i := 0; i < len(b); {
 		c := b[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '\\':
-				sb.WriteString(`\\`)
-			case c == '\n':
-				sb.WriteString(`\n`)
-			case c == '\r':
-				sb.WriteString(`\r`)
-			case c == '\t':
-				sb.WriteString(`\t`)
-			case c < 0x20 || c == 0x7f:
-				writeHex(&sb, c)
-			default:
-				sb.WriteByte(c)
-			}
+			writeASCII(&sb, c, true)
 			i++
 			continue
 		}

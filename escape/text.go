@@ -29,18 +29,7 @@ func Text(s string) string {
 	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			switch {
-			case c == '\n':
-				sb.WriteString(`\n`)
-			case c == '\r':
-				sb.WriteString(`\r`)
-			case c == '\t':
-				sb.WriteString(`\t`)
-			case c < 0x20 || c == 0x7f:
-				writeHex(&sb, c)
-			default:
-				sb.WriteByte(c)
-			}
+			writeASCII(&sb, c, false)
 			i++
 			continue
 		}
@@ -55,6 +44,27 @@ func Text(s string) string {
 		i += n
 	}
 	return sb.String()
+}
+
+// writeASCII writes the ASCII byte c as Text and Decoded show it: LF, CR
+// and tab as \n, \r and \t, other controls and DEL as \xNN, a backslash
+// doubled when doubleBackslash (Decoded, like Line: an escape told apart
+// from a backslash in the data).
+func writeASCII(sb *strings.Builder, c byte, doubleBackslash bool) {
+	switch {
+	case c == '\\' && doubleBackslash:
+		sb.WriteString(`\\`)
+	case c == '\n':
+		sb.WriteString(`\n`)
+	case c == '\r':
+		sb.WriteString(`\r`)
+	case c == '\t':
+		sb.WriteString(`\t`)
+	case c < 0x20 || c == 0x7f:
+		writeHex(sb, c)
+	default:
+		sb.WriteByte(c)
+	}
 }
 
 func writeHex(sb *strings.Builder, c byte) {

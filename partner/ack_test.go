@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -260,14 +259,7 @@ func readCase(t *testing.T, name string) []byte {
 // round-trips.
 func TestAcknowledgements(t *testing.T) {
 	setupAckFiles(t)
-	set, err := builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	strict := strictValidator(t)
 	for _, c := range ackCases() {
 		t.Run(c.name, func(t *testing.T) {
 			acks, err := caseAcks(t, c)
@@ -309,24 +301,7 @@ func TestAcknowledgements(t *testing.T) {
 				all.Write(a.Data)
 				all.WriteByte('\n')
 			}
-			for _, w := range c.want {
-				if !bytes.Contains(all.Bytes(), []byte(w)) {
-					t.Errorf("acknowledgements lack %s:\n%s", w, all.Bytes())
-				}
-			}
-			golden := filepath.Join("testdata", "golden", c.name+".edi")
-			if *update {
-				if err := os.WriteFile(golden, all.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./partner -run TestAcknowledgements -update)", err)
-			}
-			if !bytes.Equal(want, all.Bytes()) {
-				t.Fatalf("differs from %s:\n got: %s\nwant: %s", golden, all.Bytes(), want)
-			}
+			matchesGolden(t, c.name, all.Bytes(), c.want)
 		})
 	}
 }
@@ -436,14 +411,7 @@ func checkAck(t *testing.T, typ string, doc *edifact.Document, c ackCase, raw []
 // and passes strict directory validation, which also checks the code is
 // in code list 0085.
 func TestEveryCodeRoundTrips(t *testing.T) {
-	set, err := builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	strict := strictValidator(t)
 	doc, err := edifact.Parse(read(t, "invoic_ok.edi"), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,11 @@
 package partner
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/edifact/directory"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -54,53 +50,10 @@ func TestAcceptMessageAllRefused(t *testing.T) {
 			if d.Accepted || d.Messages != 2 || d.Cause != wire.CausePartnerRejected {
 				t.Fatalf("decision %+v, want refused (partner-rejected)", d)
 			}
-			set, err := builtin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var all bytes.Buffer
-			for _, a := range d.Acks {
-				if a.Header.Get(wire.HdrAckResult) != "rejected" && a.Header.Get(wire.HdrMessageType) != TypeTA1 {
-					t.Errorf("%s: x-ack-result %q, want rejected", a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult))
-				}
-				ackDoc, err := edifact.Parse(a.Data, &edifact.Options{})
-				if err != nil {
-					t.Fatalf("ack does not parse: %v\n%s", err, a.Data)
-				}
-				if ackDoc.Standard == edifact.EDIFACT {
-					for _, m := range ackDoc.Messages() {
-						if err := strict.Validate(m).Err(); err != nil {
-							t.Fatalf("fails strict directory validation: %v\n%s", err, a.Data)
-						}
-					}
-				}
-				all.Write(a.Data)
-				all.WriteByte('\n')
-			}
-			for _, w := range c.want {
-				if !bytes.Contains(all.Bytes(), []byte(w)) {
-					t.Errorf("acknowledgements lack %s:\n%s", w, all.Bytes())
-				}
-			}
-			golden := filepath.Join("testdata", "golden", c.name+".edi")
-			if *update {
-				if err := os.WriteFile(golden, all.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(want, all.Bytes()) {
-				t.Fatalf("differs from %s:\n got: %s\nwant: %s", golden, all.Bytes(), want)
-			}
-			if strings.Count(all.String(), "+17+") < 2 && !c.x12 {
-				t.Fatalf("not every error named:\n%s", all.Bytes())
+			all := strictAcks(t, strictValidator(t), d.Acks, "rejected")
+			matchesGolden(t, c.name, all, c.want)
+			if strings.Count(string(all), "+17+") < 2 && !c.x12 {
+				t.Fatalf("not every error named:\n%s", all)
 			}
 		})
 	}

@@ -29,14 +29,7 @@ func TestCorpusAcknowledgementsRoundTrip(t *testing.T) {
 	if len(files) == 0 {
 		t.Skipf("corpus not found in %s: set EDIHUB_CORPUS to the shared corpus directory", corpusDir())
 	}
-	set, err := builtin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	strict := strictValidator(t)
 	r := newRegistry(t, Profile{ID: "P", Ack: AckConfig{CONTRL: AckAll, APERAK: true, X12: Type999, X12All: true, TA1: AckAll}})
 	acks, refused := 0, 0
 	for _, f := range files {

@@ -1,16 +1,11 @@
 package partner
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/edihub/edihub/edifact"
-	"github.com/edihub/edihub/edifact/directory"
-	"github.com/edihub/edihub/wire"
 )
 
 // mixedEDIFACT is invoic_ok.edi with a second message, an ORDERS the
@@ -89,51 +84,8 @@ func TestAcceptMessage(t *testing.T) {
 			if !d.Accepted || strings.Join(d.Refused, ",") != c.refused || d.Messages != 2 {
 				t.Fatalf("decision %+v, want accepted with %s refused", d, c.refused)
 			}
-			set, err := builtin()
-			if err != nil {
-				t.Fatal(err)
-			}
-			strict, err := directory.NewValidator(set, &directory.Options{Strictness: directory.Strict, RejectUnknown: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var all bytes.Buffer
-			for _, a := range d.Acks {
-				if a.Header.Get(wire.HdrAckResult) != AckPartial && a.Header.Get(wire.HdrMessageType) != TypeTA1 {
-					t.Errorf("%s: x-ack-result %q, want partial", a.Header.Get(wire.HdrMessageType), a.Header.Get(wire.HdrAckResult))
-				}
-				ackDoc, err := edifact.Parse(a.Data, &edifact.Options{})
-				if err != nil {
-					t.Fatalf("ack does not parse: %v\n%s", err, a.Data)
-				}
-				if ackDoc.Standard == edifact.EDIFACT { // as edifact validate --strictness strict
-					for _, m := range ackDoc.Messages() {
-						if err := strict.Validate(m).Err(); err != nil {
-							t.Fatalf("fails strict directory validation: %v\n%s", err, a.Data)
-						}
-					}
-				}
-				all.Write(a.Data)
-				all.WriteByte('\n')
-			}
-			for _, w := range c.want {
-				if !bytes.Contains(all.Bytes(), []byte(w)) {
-					t.Errorf("acknowledgements lack %s:\n%s", w, all.Bytes())
-				}
-			}
-			golden := filepath.Join("testdata", "golden", c.name+".edi")
-			if *update {
-				if err := os.WriteFile(golden, all.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(want, all.Bytes()) {
-				t.Fatalf("differs from %s:\n got: %s\nwant: %s", golden, all.Bytes(), want)
-			}
+			all := strictAcks(t, strictValidator(t), d.Acks, AckPartial)
+			matchesGolden(t, c.name, all, c.want)
 
 			p.Accept = AcceptInterchange
 			r, err = New(Config{Directory: "off", Profiles: []Profile{p}}, &Options{Now: fixedNow})

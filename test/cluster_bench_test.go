@@ -79,27 +79,7 @@ func BenchmarkClusterFailover(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var published atomic.Int64
 		var wg sync.WaitGroup
-		for pi := range 40 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				tick := time.NewTicker(200 * time.Millisecond)
-				defer tick.Stop()
-				for i := 0; ctx.Err() == nil; i++ {
-					ref := fmt.Sprintf("F%02d%05d", pi, i)
-					msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("F%02d", pi)), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
-						Header: nats.Header{wire.HdrMsgID: {"fo-" + ref}}}
-					if _, err := publishUntilStored(ctx, j, msg); err != nil {
-						return
-					}
-					published.Add(1)
-					select {
-					case <-tick.C:
-					case <-ctx.Done():
-					}
-				}
-			}()
-		}
+		steadyLoad(ctx, j, "F", "fo-", &wg, &published)
 		waitFor := func(n int64) {
 			jetstreamtest.Eventually(b, time.Minute, func() bool { return published.Load() >= n })
 		}
@@ -217,4 +197,32 @@ func metricValue(tb testing.TB, addr, prefix string, labels ...string) float64 {
 		}
 	}
 	return sum
+}
+
+// steadyLoad publishes from 40 partners (prefix00 to prefix39) one
+// interchange every 200 ms each, stored before the next (Nats-Msg-Id
+// msgID+ref), until ctx ends; wg counts the publishers, published what
+// was stored.
+func steadyLoad(ctx context.Context, j js.JetStream, prefix, msgID string, wg *sync.WaitGroup, published *atomic.Int64) {
+	for pi := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(200 * time.Millisecond)
+			defer tick.Stop()
+			for i := 0; ctx.Err() == nil; i++ {
+				ref := fmt.Sprintf("%s%02d%05d", prefix, pi, i)
+				msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("%s%02d", prefix, pi)), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
+					Header: nats.Header{wire.HdrMsgID: {msgID + ref}}}
+				if _, err := publishUntilStored(ctx, j, msg); err != nil {
+					return
+				}
+				published.Add(1)
+				select {
+				case <-tick.C:
+				case <-ctx.Done():
+				}
+			}
+		}()
+	}
 }

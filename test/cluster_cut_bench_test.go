@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
-	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -39,27 +38,7 @@ func BenchmarkClusterFaults(b *testing.B) {
 		ctx, cancel := context.WithCancel(context.Background())
 		var published atomic.Int64
 		var wg sync.WaitGroup
-		for pi := range 40 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				tick := time.NewTicker(200 * time.Millisecond)
-				defer tick.Stop()
-				for i := 0; ctx.Err() == nil; i++ {
-					ref := fmt.Sprintf("C%02d%05d", pi, i)
-					msg := &nats.Msg{Subject: wire.IngestSubject(fmt.Sprintf("C%02d", pi)), Data: []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)),
-						Header: nats.Header{wire.HdrMsgID: {"cut-" + ref}}}
-					if _, err := publishUntilStored(ctx, j, msg); err != nil {
-						return
-					}
-					published.Add(1)
-					select {
-					case <-tick.C:
-					case <-ctx.Done():
-					}
-				}
-			}()
-		}
+		steadyLoad(ctx, j, "C", "cut-", &wg, &published)
 		at := map[string]time.Time{}
 		time.Sleep(5 * time.Second) // steady state
 		at["hub kill"] = time.Now()

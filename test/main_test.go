@@ -192,9 +192,19 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // the exit code.
 func runCLI(t *testing.T, timeout time.Duration, args ...string) (string, string, int) {
 	t.Helper()
+	return runBinary(t, timeout, nil, args...)
+}
+
+// runBinary is runCLI with the command set up by setup first (nil: as
+// it is, in the test's folder and environment).
+func runBinary(t *testing.T, timeout time.Duration, setup func(*exec.Cmd), args ...string) (string, string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	if setup != nil {
+		setup(cmd)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,8 +1,6 @@
 package test
 
 import (
-	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,21 +16,10 @@ import (
 // environment (no audit key): an operator in another folder.
 func runCLIIn(t *testing.T, dir string, env []string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=carol"}, env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run edihub %v: %v", args, err)
-	}
-	return out.String(), errb.String(), code
+	return runBinary(t, 60*time.Second, func(cmd *exec.Cmd) {
+		cmd.Dir = dir
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "USER=carol"}, env...)
+	}, args...)
 }
 
 // One signer, through the real binary: a dlq command run in a folder

@@ -21,25 +21,11 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/hubclient"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
-
-// textInvoic is a valid INVOIC of about size bytes of free-text segments
-// (a view about as large as the interchange, cheap to parse).
-func textInvoic(ref string, size int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "UNB+UNOA:3+SENDER:14+RECEIVER:14+240315:0930+%s++INVOIC'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'", ref)
-	text := strings.Repeat("LARGE PAYLOAD TEXT ", 16)
-	n := 0
-	for b.Len() < size-len(text)-60 {
-		b.WriteString("FTX+AAI+++" + text + "'")
-		n++
-	}
-	fmt.Fprintf(&b, "UNT+%d+1'UNZ+1+%s'", n+3, ref)
-	return b.Bytes()
-}
 
 func hexSHA(b []byte) string {
 	s := sha256.Sum256(b)
@@ -93,7 +79,7 @@ func TestUploadsOnStockServerWithAccounts(t *testing.T) {
 	}
 
 	// 1. send uploads, the hub parses; the view (over 1 MiB) is stored aside.
-	big := textInvoic("UPL00001", 1500<<10)
+	big := edifacttest.TextInvoice("SENDER:14", "RECEIVER:14", "UPL00001", 1500<<10)
 	out := send("big.edi", big)
 	if !strings.Contains(out, "uploaded in 2 chunks") || !strings.Contains(out, "→ edi.parsed.ACME.INVOIC") {
 		t.Fatalf("send of 1.5 MiB:\n%s", out)
@@ -145,7 +131,7 @@ func TestUploadsOnStockServerWithAccounts(t *testing.T) {
 	}
 
 	// 3. BETA announces ACME's upload: nothing of ACME's is read for BETA.
-	second := textInvoic("UPL00002", 1200<<10)
+	second := edifacttest.TextInvoice("SENDER:14", "RECEIVER:14", "UPL00002", 1200<<10)
 	chunk(acmeJS, "ACME", hexSHA(second), 0, second[:800<<10])
 	chunk(acmeJS, "ACME", hexSHA(second), 1, second[800<<10:])
 	announce(betaJS, "BETA", second, nil)
@@ -165,7 +151,7 @@ func TestUploadsOnStockServerWithAccounts(t *testing.T) {
 	deadLetter("ACME", "hash to "+hexSHA(second[:900<<10]))
 
 	// 6. over parse.max_size (4 MiB): uploaded, refused before reading
-	huge := textInvoic("UPL00003", 5<<20)
+	huge := edifacttest.TextInvoice("SENDER:14", "RECEIVER:14", "UPL00003", 5<<20)
 	if out := send("huge.edi", huge, "--outcome", "0"); !strings.Contains(out, "uploaded in 6 chunks") {
 		t.Fatalf("send of 5 MiB:\n%s", out)
 	}
@@ -234,7 +220,7 @@ func TestUploadedDeadLetterThroughRunbook(t *testing.T) {
 		return string(out)
 	}
 
-	good := textInvoic("FIX00001", 1500<<10)
+	good := edifacttest.TextInvoice("SENDER:14", "RECEIVER:14", "FIX00001", 1500<<10)
 	broken := bytes.Replace(good, []byte("'UNT+"), []byte("'UNT+9"), 1) // a wrong segment count
 	file := filepath.Join(dir, "broken.edi")
 	if err := os.WriteFile(file, broken, 0o600); err != nil {

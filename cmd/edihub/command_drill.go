@@ -143,6 +143,7 @@ func runDrill(ctx context.Context, e *env, args []string) (retErr error) {
 		healthySeqs = append(healthySeqs, seq)
 	}
 	d.say("published", "published %d healthy interchanges behind it (seq %v)", len(healthySeqs), healthySeqs)
+	track.Follow(append([]uint64{drillSeq}, healthySeqs...)...) // keep only these, however busy the hub
 
 	events := make(chan *nats.Msg, 64)
 	sub, err := nc.ChanSubscribe(wire.EventSubjectPrefix+">", events)

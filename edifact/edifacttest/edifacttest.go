@@ -6,6 +6,7 @@ package edifacttest
 import (
 	"bytes"
 	"fmt"
+	"strings"
 )
 
 // Invoice is a small valid EDIFACT interchange (UNOC, one INVOIC D:96A)
@@ -39,5 +40,21 @@ func BigInvoice(n int) []byte {
 		fmt.Fprintf(&b, "LIN+%d++4000862141404:EN'QTY+47:1:PCE'MOA+203:1.00'PRI+AAA:1.00'", i)
 	}
 	fmt.Fprintf(&b, "UNS+S'MOA+79:%d.00'UNT+%d+1'UNZ+1+INV0042'", n, 4*n+7)
+	return b.Bytes()
+}
+
+// TextInvoice is a valid INVOIC D:96A (UNOA, control reference ref) of
+// about size bytes, most of them free-text segments (FTX, "LARGE PAYLOAD
+// TEXT"): a view about as large as the interchange, cheap to parse.
+func TextInvoice(sender, recipient, ref string, size int) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "UNB+UNOA:3+%s+%s+240315:0930+%s++INVOIC'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'", sender, recipient, ref)
+	text := strings.Repeat("LARGE PAYLOAD TEXT ", 16)
+	n := 0
+	for b.Len() < size-len(text)-60 {
+		b.WriteString("FTX+AAI+++" + text + "'")
+		n++
+	}
+	fmt.Fprintf(&b, "UNT+%d+1'UNZ+1+%s'", n+3, ref)
 	return b.Bytes()
 }

@@ -29,12 +29,7 @@ func Handler() http.Handler {
 	files := http.FileServerFS(sub)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", CSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		h.Set("Cache-Control", "no-cache")
+		setPageHeaders(h)
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
 			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
@@ -54,6 +49,18 @@ func Handler() http.Handler {
 		r2.URL.Path = "/" + p
 		files.ServeHTTP(w, r2)
 	})
+}
+
+// setPageHeaders sets the security headers of every page the console
+// serves (also the page that says it is off): CSP, no sniffing, no
+// framing, no referrer, no opener, revalidated.
+func setPageHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", CSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cache-Control", "no-cache")
 }
 
 func serveIndex(w http.ResponseWriter, r *http.Request, sub fs.FS) {

@@ -30,10 +30,7 @@ edihub serve --config configs/console.yaml     # api.tokens: oncall, role operat
 func OffHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", CSP)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Cache-Control", "no-cache")
+		setPageHeaders(h)
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusNotFound)
 		if r.Method != http.MethodHead {

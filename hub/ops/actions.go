@@ -52,11 +52,7 @@ type ShowOptions struct {
 // Show reads one message with its payload and audits that someone saw it:
 // payloads may hold personal data.
 func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult, error) {
-	ref, err := o.ParseID(id)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := o.getMsg(ctx, ref)
+	ref, raw, err := o.readID(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		// Gone from its stream: a kept replay batch still says where it went.
 		if it, batch, rerr := o.replayOf(ctx, ref); rerr == nil && it != nil {
@@ -66,7 +62,7 @@ func (o *Ops) Show(ctx context.Context, id string, so ShowOptions) (*ShowResult,
 	if err != nil {
 		return nil, err
 	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	if next, replayedAs, _, err := o.editRecord(ctx, ref); err == nil {
 		e.SupersededBy, e.EditReplayedAs = next, replayedAs
 	}
@@ -142,7 +138,7 @@ func (o *Ops) parkOne(ctx context.Context, ref wire.MsgRef, reason string, detai
 	if err != nil {
 		return "", "", err
 	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	if e.Stage == "" {
 		return "", "", fmt.Errorf("%s: no stage in its subject or x-stage header; cannot pick a parking lot", ref)
 	}
@@ -224,7 +220,7 @@ func (o *Ops) dropRefs(ctx context.Context, refs []wire.MsgRef, reason string, d
 				return err
 			}
 			r.SHA256 = audit.PayloadHash(raw.Data)
-			e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+			e := o.storedEntry(ref, raw)
 			// Audit first: a drop that is not in the trail must not happen.
 			if err := o.audit(ctx, audit.Event{Action: "drop", IDs: []string{ref.String()}, Reason: reason, PayloadBefore: r.SHA256,
 				Details: withDetails(map[string]string{"subject": raw.Subject, "partner": e.Partner, "cause": e.Cause, "message_id": e.MessageID}, details)},
@@ -261,15 +257,11 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	if len(bytes.TrimSpace(payload)) == 0 {
 		return nil, ErrEmptyEdit
 	}
-	ref, err := o.ParseID(id)
+	ref, raw, err := o.readID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := o.getMsg(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	// the payload a reference names; its body when that is gone (an
 	// upload never taken: the operator supplies the bytes)
 	current, _, _ := o.realPayload(ctx, raw, e.Partner)
@@ -340,15 +332,11 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 // Payload returns a message's payload for an editor, and audits that
 // someone saw it (as Show does), even if the edit is then abandoned.
 func (o *Ops) Payload(ctx context.Context, id string) ([]byte, error) {
-	ref, err := o.ParseID(id)
+	ref, raw, err := o.readID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := o.getMsg(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	// an editor edits the payload, never its reference (the body when the
 	// payload is gone, as Show)
 	data, _, _ := o.realPayload(ctx, raw, e.Partner)

@@ -71,21 +71,28 @@ const (
 )
 
 func (o *Ops) replaysKV(ctx context.Context, create bool) (js.KeyValue, error) {
-	kv, err := o.o.JS.KeyValue(ctx, o.o.ReplaysBucket)
+	return o.bucket(ctx, "replays", js.KeyValueConfig{
+		Bucket: o.o.ReplaysBucket, Description: "edihub: replay batches and their outcomes; replayed ID -> batch",
+		History: 1, Storage: js.FileStorage, Replicas: max(1, o.o.Replicas), TTL: replayBatchTTL,
+	}, create)
+}
+
+// bucket opens the runbook's KV bucket cfg.Bucket (what names it in
+// errors). A missing one is made with cfg when create, else it is nil with
+// no error (nothing was ever stored in it).
+func (o *Ops) bucket(ctx context.Context, what string, cfg js.KeyValueConfig, create bool) (js.KeyValue, error) {
+	kv, err := o.o.JS.KeyValue(ctx, cfg.Bucket)
 	switch {
 	case err == nil:
 		return kv, nil
 	case errors.Is(err, js.ErrBucketNotFound) && !create:
 		return nil, nil
 	case !errors.Is(err, js.ErrBucketNotFound):
-		return nil, fmt.Errorf("replays bucket %s: %w", o.o.ReplaysBucket, err)
+		return nil, fmt.Errorf("%s bucket %s: %w", what, cfg.Bucket, err)
 	}
-	kv, err = ejs.EnsureKeyValue(ctx, o.o.JS, js.KeyValueConfig{
-		Bucket: o.o.ReplaysBucket, Description: "edihub: replay batches and their outcomes; replayed ID -> batch",
-		History: 1, Storage: js.FileStorage, Replicas: max(1, o.o.Replicas), TTL: replayBatchTTL,
-	})
+	kv, err = ejs.EnsureKeyValue(ctx, o.o.JS, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("create replays bucket %s: %w", o.o.ReplaysBucket, err)
+		return nil, fmt.Errorf("create %s bucket %s: %w", what, cfg.Bucket, err)
 	}
 	return kv, nil
 }

@@ -74,7 +74,6 @@ func (o *Ops) bulk(ctx context.Context, action string, req BulkRequest) (*BulkRe
 		return nil, err
 	}
 	rep := &BulkReport{Action: action, DryRun: req.DryRun}
-	var refs []wire.MsgRef
 	var details map[string]string
 	if req.Filter != nil {
 		f := *req.Filter
@@ -86,26 +85,13 @@ func (o *Ops) bulk(ctx context.Context, action string, req BulkRequest) (*BulkRe
 		f.Superseded = false
 		rep.Filter = f.String()
 		details = map[string]string{"filter": rep.Filter}
-		entries, err := o.Inspect(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time.Before(entries[j].Time) })
-		rep.Matched = len(entries)
-		for i, e := range entries {
-			if i == req.Max {
-				rep.Left = len(entries) - i
-				break
-			}
-			refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
-		}
-	} else {
-		var err error
-		if refs, err = o.parseIDs(req.IDs); err != nil {
-			return nil, err
-		}
-		rep.Matched = len(refs)
+		req.Filter = &f
 	}
+	refs, matched, overMax, err := o.targets(ctx, req.Filter, req.IDs, req.Max)
+	if err != nil {
+		return nil, err
+	}
+	rep.Matched, rep.Left = matched, overMax
 	for i, ref := range refs {
 		if ctx.Err() != nil {
 			rep.Left += len(refs) - i
@@ -140,7 +126,7 @@ func (o *Ops) bulkDryRun(ctx context.Context, action string, ref wire.MsgRef) Ac
 		r.Error = err.Error()
 		return r
 	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	switch {
 	case action == "park" && e.Kind == wire.KindParking:
 		r.Error = ref.String() + " is parked already"
@@ -160,4 +146,26 @@ func withDetails(d, extra map[string]string) map[string]string {
 		}
 	}
 	return d
+}
+
+// targets is what a replay or a bulk action acts on: the messages f
+// matches, oldest first, at most max of them (overMax: how many more
+// matched), or without f the IDs named.
+func (o *Ops) targets(ctx context.Context, f *Filter, ids []string, max int) (refs []wire.MsgRef, matched, overMax int, err error) {
+	if f == nil {
+		refs, err = o.parseIDs(ids)
+		return refs, len(refs), 0, err
+	}
+	entries, err := o.Inspect(ctx, *f)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time.Before(entries[j].Time) })
+	for i, e := range entries {
+		if i == max {
+			return refs, len(entries), len(entries) - i, nil
+		}
+		refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
+	}
+	return refs, len(entries), 0, nil
 }

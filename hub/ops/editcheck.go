@@ -21,15 +21,11 @@ func (o *Ops) CheckEdit(ctx context.Context, id string, payload []byte) (*DryRun
 	if strings.TrimSpace(string(payload)) == "" {
 		return nil, ErrEmptyEdit
 	}
-	ref, err := o.ParseID(id)
+	ref, raw, err := o.readID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := o.getMsg(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	e := o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+	e := o.storedEntry(ref, raw)
 	if wire.ValidPartnerID(e.Partner) != nil {
 		return nil, ErrNoDestination
 	}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/edihub/edihub/wire"
 	js "github.com/nats-io/nats.go/jetstream"
-
-	ejs "github.com/edihub/edihub/jetstream"
 )
 
 // Edits are tracked in a small KV bucket, original ID → edited ID, so that
@@ -23,23 +21,10 @@ import (
 const editPending = "pending"
 
 func (o *Ops) editsKV(ctx context.Context, create bool) (js.KeyValue, error) {
-	kv, err := o.o.JS.KeyValue(ctx, o.o.EditsBucket)
-	switch {
-	case err == nil:
-		return kv, nil
-	case errors.Is(err, js.ErrBucketNotFound) && !create:
-		return nil, nil // nothing was ever edited
-	case !errors.Is(err, js.ErrBucketNotFound):
-		return nil, fmt.Errorf("edits bucket %s: %w", o.o.EditsBucket, err)
-	}
-	kv, err = ejs.EnsureKeyValue(ctx, o.o.JS, js.KeyValueConfig{
+	return o.bucket(ctx, "edits", js.KeyValueConfig{
 		Bucket: o.o.EditsBucket, Description: "edihub: edited dead letters, original ID -> edited ID",
 		History: 1, Storage: js.FileStorage, Replicas: max(1, o.o.Replicas),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create edits bucket %s: %w", o.o.EditsBucket, err)
-	}
-	return kv, nil
+	}, create)
 }
 
 // edits returns every original ID → edited ID (or "pending"), and for

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,11 +11,7 @@ import (
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/edifact/edifacttest"
-	"github.com/edihub/edihub/hub"
-	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
-	"github.com/edihub/edihub/ledger"
-	"github.com/edihub/edihub/parse"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -29,21 +24,7 @@ func TestReplayFollowedToItsOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := jetstreamtest.StartServer(t, nil)
-	_, j := jetstreamtest.Connect(t, srv.URL)
-	led, err := ledger.OpenKV(context.Background(), j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fail := &atomic.Bool{}
-	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
-		if fail.Load() {
-			return hub.PermanentError(wire.CauseBusiness, errors.New("unknown article 4711"))
-		}
-		return nil
-	}}
-	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Keyring: keys, Stages: []hub.Stage{parse.Stage(parse.Config{}, led), validate}})
+	env, led, fail := runValidatingHub(t, keys)
 	o, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT", audit.WithKeyring(keys)), Actor: "alice", Grants: led,
 		Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {

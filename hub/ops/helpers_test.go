@@ -58,21 +58,7 @@ type opsEnv struct {
 
 func newOpsEnv(t *testing.T) *opsEnv {
 	t.Helper()
-	srv := jetstreamtest.StartServer(t, nil)
-	_, j := jetstreamtest.Connect(t, srv.URL)
-	l, err := ledger.OpenKV(context.Background(), j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fail := &atomic.Bool{}
-	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
-		if fail.Load() {
-			return hub.PermanentError(wire.CauseBusiness, errors.New("unknown article 4711"))
-		}
-		return nil
-	}}
-	cfg := hubtest.FastConfig()
-	env := hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Stages: []hub.Stage{parse.Stage(parse.Config{}, l), validate}})
+	env, l, fail := runValidatingHub(t, nil)
 	clock := &fakeClock{t: time.Now()}
 	ops, err := NewOps(OpsOptions{JS: env.JS, Auditor: audit.New(env.JS, "AUDIT"), Actor: "alice", Grants: l,
 		Now: clock.Now, Sleep: clock.Sleep, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
@@ -80,6 +66,29 @@ func newOpsEnv(t *testing.T) *opsEnv {
 		t.Fatal(err)
 	}
 	return &opsEnv{Env: env, ops: ops, clock: clock, ledger: l, failValidate: fail}
+}
+
+// runValidatingHub runs a hub on a new server: parse, with a ledger, then
+// a validate stage that refuses every message as a business error while
+// fail is set; keys signs its copies (nil: none).
+func runValidatingHub(t *testing.T, keys *audit.Keyring) (env *hubtest.Env, l *ledger.KVStore, fail *atomic.Bool) {
+	t.Helper()
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	l, err := ledger.OpenKV(context.Background(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail = &atomic.Bool{}
+	validate := hub.Stage{Name: "validate", Handle: func(ctx context.Context, m *hub.Message) error {
+		if fail.Load() {
+			return hub.PermanentError(wire.CauseBusiness, errors.New("unknown article 4711"))
+		}
+		return nil
+	}}
+	cfg := hubtest.FastConfig()
+	env = hubtest.Run(t, &hubtest.Options{URL: srv.URL, Config: &cfg, Keyring: keys, Stages: []hub.Stage{parse.Stage(parse.Config{}, l), validate}})
+	return env, l, fail
 }
 
 // deadLetters publishes payloads for partner and waits until the DLQ

@@ -206,6 +206,22 @@ func (o *Ops) entryOf(stream string, seq uint64, subject string, t time.Time, hd
 	return e
 }
 
+// readID reads the stored message id names (ParseID, getMsg); ref is set
+// whenever id parses, also when the message is gone.
+func (o *Ops) readID(ctx context.Context, id string) (wire.MsgRef, *js.RawStreamMsg, error) {
+	ref, err := o.ParseID(id)
+	if err != nil {
+		return ref, nil, err
+	}
+	raw, err := o.getMsg(ctx, ref)
+	return ref, raw, err
+}
+
+// storedEntry is the Entry of the stored message raw, ref.
+func (o *Ops) storedEntry(ref wire.MsgRef, raw *js.RawStreamMsg) Entry {
+	return o.entryOf(ref.Stream, ref.Seq, raw.Subject, raw.Time, raw.Header, len(raw.Data))
+}
+
 // getMsg reads one stored message; a missing one is ErrNotFound with the
 // likely reasons.
 func (o *Ops) getMsg(ctx context.Context, ref wire.MsgRef) (*js.RawStreamMsg, error) {

@@ -3,7 +3,6 @@ package ops
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,24 +13,11 @@ import (
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/claimcheck"
+	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/hub/hubtest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
-
-// textInvoice is a valid INVOIC of about size bytes.
-func textInvoice(ref string, size int) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "UNB+UNOA:3+SENDER1:14+RECEIVER1:14+240315:0930+%s++INVOIC'UNH+1+INVOIC:D:96A:UN'BGM+380+1+9'", ref)
-	text := strings.Repeat("FREE TEXT ", 30)
-	n := 0
-	for b.Len() < size-len(text)-60 {
-		b.WriteString("FTX+AAI+++" + text + "'")
-		n++
-	}
-	fmt.Fprintf(&b, "UNT+%d+1'UNZ+1+%s'", n+3, ref)
-	return b.Bytes()
-}
 
 // A dead letter whose payload is an upload (the copy of its announcement,
 // the bytes in the payload bucket, on a server with the stock 1 MiB max
@@ -59,7 +45,7 @@ func TestReferencedDeadLetters(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	big := textInvoice("BIGREF01", 1500<<10)
+	big := edifacttest.TextInvoice("SENDER1:14", "RECEIVER1:14", "BIGREF01", 1500<<10)
 	sum := audit.PayloadHash(big)
 	if _, err := obj.PutBytes(ctx, wire.UploadObject("ACME", sum), big); err != nil {
 		t.Fatal(err)
@@ -94,7 +80,7 @@ func TestReferencedDeadLetters(t *testing.T) {
 	}
 
 	// an edit too large for the server: stored as an upload, the copy its reference
-	edited := textInvoice("BIGREF02", 1200<<10)
+	edited := edifacttest.TextInvoice("SENDER1:14", "RECEIVER1:14", "BIGREF02", 1200<<10)
 	er, err := o.Edit(ctx, id, edited, "new reference")
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +110,7 @@ func TestReferencedDeadLetters(t *testing.T) {
 	jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == 2 })
 	dl := jetstreamtest.StreamMsgs(t, env.JS, "DLQ")
 	again := "DLQ:" + strconv.FormatUint(dl[len(dl)-1].Sequence, 10)
-	small := []byte(textInvoice("SMALL001", 2000))
+	small := []byte(edifacttest.TextInvoice("SENDER1:14", "RECEIVER1:14", "SMALL001", 2000))
 	er2, err := o.Edit(ctx, again, small, "fits")
 	if err != nil {
 		t.Fatal(err)

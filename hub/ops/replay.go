@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -216,7 +215,6 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 	if err := o.checkReplay(&req); err != nil {
 		return nil, err
 	}
-	var refs []wire.MsgRef
 	rep := &ReplayReport{DryRun: req.DryRun}
 	if req.Filter != nil {
 		f := *req.Filter
@@ -229,27 +227,13 @@ func (o *Ops) Replay(ctx context.Context, req ReplayRequest) (*ReplayReport, err
 			}
 		}
 		f.Superseded = false
-		entries, err := o.Inspect(ctx, f)
-		if err != nil {
-			return nil, err
-		}
-		sort.SliceStable(entries, func(i, j int) bool { return entries[i].Time.Before(entries[j].Time) })
-		rep.Matched = len(entries)
-		for i, e := range entries {
-			if i == req.Max {
-				rep.Left = len(entries) - i
-				rep.OverMax = rep.Left
-				break
-			}
-			refs = append(refs, wire.MsgRef{Stream: e.Stream, Seq: e.Seq})
-		}
-	} else {
-		var err error
-		if refs, err = o.parseIDs(req.IDs); err != nil {
-			return nil, err
-		}
-		rep.Matched = len(refs)
+		req.Filter = &f
 	}
+	refs, matched, overMax, err := o.targets(ctx, req.Filter, req.IDs, req.Max)
+	if err != nil {
+		return nil, err
+	}
+	rep.Matched, rep.Left, rep.OverMax = matched, overMax, overMax
 	interval := time.Duration(float64(time.Second) / req.Rate)
 	start, since := o.o.Now(), time.Now()
 	for i, ref := range refs {

@@ -43,11 +43,7 @@ func EncodeEdit(original []byte, text string) ([]byte, error) {
 // EditText is Edit for an edited text (the console's editor): the text is
 // encoded back by EncodeEdit, so a Latin-1 payload is stored as Latin-1.
 func (o *Ops) EditText(ctx context.Context, id, text, reason string) (*EditResult, error) {
-	ref, err := o.ParseID(id)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := o.getMsg(ctx, ref)
+	ref, raw, err := o.readID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
