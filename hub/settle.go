@@ -42,7 +42,7 @@ func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
 	case actWait:
 		u, _ := isUnavailable(o.failure.Err)
 		h.log.Warn().Err(u).Uint64("seq", d.origSeq).Str("partner", escape.Line(d.partner)).
-			Msg("the stage cannot go on now (a service it needs did not answer, or no room in the memory budget yet); the message waits and is tried again, not charged")
+			Msg("the stage cannot go on now (a service it needs did not answer, or no room in the memory budget yet); the message waits and is tried again")
 		h.recordPublishFailure(d, u)
 		_ = d.nak(time.Second)
 	case actQuarantine:
