@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/audit"
 	ejs "github.com/edihub/edihub/jetstream"
 )
 
@@ -175,4 +177,24 @@ func (s *PauseStore) watch(ctx context.Context, set func(Pause), clear func(part
 			set(p)
 		}
 	}
+}
+
+// ResumePartner lifts partner's pause, so that every instance runs its
+// waiting messages (in order), and records who did it and why in the
+// audit trail.
+func ResumePartner(ctx context.Context, s *PauseStore, a *audit.Auditor, partner, actor, reason string) (Pause, error) {
+	if s == nil {
+		return Pause{Partner: partner}, fmt.Errorf("%q: %w", partner, ErrNotPaused)
+	}
+	p, err := s.Resume(ctx, partner)
+	if err != nil {
+		return p, err
+	}
+	if _, err := a.Append(ctx, audit.Event{Actor: actor, Action: "partner-resumed", IDs: []string{partner}, Reason: reason,
+		Details: map[string]string{"paused_at": p.At.Format(time.RFC3339Nano), "paused_by": p.By,
+			"failures": strconv.Itoa(p.Failures), "messages": strconv.Itoa(p.Messages)},
+	}, fmt.Sprintf("partner-resumed-%s-%d", pauseKey(partner), p.At.UnixNano())); err != nil {
+		return p, fmt.Errorf("partner %q resumed, but the audit event was not written: %w", partner, err)
+	}
+	return p, nil
 }
