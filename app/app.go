@@ -437,7 +437,8 @@ func (a *App) apiHandler() (http.Handler, error) {
 		return nil, err
 	}
 	return api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: a.hub.Auditor(),
-		JS: a.js, Streams: a.hub.Config().Streams, Forensics: &cfg.Sandbox, Status: a.hub.Status, WarmUp: a.ctx}), nil
+		JS: a.js, Streams: a.hub.Config().Streams, Forensics: &cfg.Sandbox, Status: a.hub.Status, WarmUp: a.ctx,
+		PauseBucket: a.hub.Config().Bulkhead.Bucket}), nil
 }
 
 // Run runs the hub, the HTTP endpoints, the cluster membership, the bridge

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +13,29 @@ import (
 	"github.com/edihub/edihub/app"
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
+
+const apiToken = "op-token-0123456789abcdef"
+
+// apiCall sends one request to the app's API as the operator token.
+func apiCall(t *testing.T, a *app.App, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+a.HTTPAddr()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
 
 // A partner whose interchanges keep failing is paused by the bulkhead;
 // partner paused lists it, partner resume (audited) lets it run again.
@@ -29,6 +51,7 @@ func TestPartnerPausedAndResume(t *testing.T) {
 		c.Hub.Attempts.AckWait = time.Second
 		c.Hub.DuplicateWindow = time.Minute
 		c.Hub.Bulkhead = hub.BulkheadConfig{Enabled: true, Window: time.Minute, MinMessages: 2, MaxFailures: 2}
+		c.API.Tokens = []api.TokenConfig{{Name: "oncall", Token: apiToken, Role: api.RoleOperator}}
 	}, &app.Env{Stages: []hub.Stage{validate}})
 	_, j := jetstreamtest.Connect(t, a.NATSURL())
 	d := &dlqHub{url: a.NATSURL(), js: j}
@@ -84,5 +107,26 @@ func TestPartnerPausedAndResume(t *testing.T) {
 	}
 	if !paused || !resumed {
 		t.Fatalf("audit trail: paused %v resumed %v in %d records", paused, resumed, len(recs))
+	}
+
+	// Resumed, it starts afresh: two new failures pause it again; the API
+	// lists and resumes it as the CLI does.
+	d.publish(t, "BADCO", "BAD3")
+	d.publish(t, "BADCO", "BAD4")
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+		code, body := apiCall(t, a, "GET", "/api/v1/partners/paused", "")
+		return code == http.StatusOK && strings.Contains(body, `"partner":"BADCO"`)
+	}, "the API never lists BADCO as paused again")
+	if code, body := apiCall(t, a, "POST", "/api/v1/partners/BADCO/resume", `{}`); code != http.StatusBadRequest {
+		t.Fatalf("API resume without a reason: %d %s", code, body)
+	}
+	if code, body := apiCall(t, a, "POST", "/api/v1/partners/BADCO/resume", `{"reason":"fixed again"}`); code != http.StatusOK || !strings.Contains(body, `"resumed"`) {
+		t.Fatalf("API resume: %d %s", code, body)
+	}
+	if code, body := apiCall(t, a, "POST", "/api/v1/partners/BADCO/resume", `{"reason":"fixed again"}`); code != http.StatusNotFound {
+		t.Fatalf("API resume of a partner not paused: %d %s", code, body)
+	}
+	if code, body := apiCall(t, a, "GET", "/api/v1/partners/paused", ""); code != http.StatusOK || strings.Contains(body, "BADCO") {
+		t.Fatalf("API paused after resume: %d %s", code, body)
 	}
 }
