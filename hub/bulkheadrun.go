@@ -100,6 +100,16 @@ func (b *bulkhead) set(p Pause) {
 }
 
 func (b *bulkhead) clear(partner string) {
+	was := b.unset(partner)
+	b.t.reset(partner) // resumed: its old failures do not pause it again
+	if was {
+		b.h.log.Info().Str("partner", escape.Line(partner)).Msg("partner resumed: its waiting messages run, in order")
+	}
+}
+
+// unset lifts partner's pause here and offers its lanes again; it
+// reports whether the partner was paused.
+func (b *bulkhead) unset(partner string) bool {
 	b.mu.Lock()
 	_, was := b.paused[partner]
 	delete(b.paused, partner)
@@ -108,14 +118,11 @@ func (b *bulkhead) clear(partner string) {
 		ls = append(ls, l)
 	}
 	b.mu.Unlock()
-	b.t.reset(partner) // resumed: its old failures do not pause it again
 	b.met.Resumed(partner)
 	for _, l := range ls {
 		l.wake(partner)
 	}
-	if was {
-		b.h.log.Info().Str("partner", escape.Line(partner)).Msg("partner resumed: its waiting messages run, in order")
-	}
+	return was
 }
 
 // observe counts one settled message of partner (failed: dead-lettered
@@ -139,8 +146,11 @@ func (b *bulkhead) pause(partner string, failures, total int) {
 	defer cancel()
 	created, err := b.store.Put(ctx, p)
 	if err != nil {
-		// Held here; the others pause it when they see the same failures.
-		b.h.log.Error().Err(err).Str("partner", escape.Line(partner)).Msg("pause not stored; the partner is held on this instance only")
+		// Not held on this instance alone: no resume could lift a pause
+		// the bucket does not have. Its counts stay over the limit, so
+		// its next settled message tries again.
+		b.unset(partner)
+		b.h.log.Error().Err(err).Str("partner", escape.Line(partner)).Msg("pause not stored; the partner runs on and is paused at its next settled message")
 		return
 	}
 	if !created {
