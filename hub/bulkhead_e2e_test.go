@@ -131,3 +131,54 @@ func TestBulkheadPausesAFailingPartnerNotItsNeighbour(t *testing.T) {
 		t.Fatalf("%v redeliveries", r)
 	}
 }
+
+// A pause already in the bucket (taken by another instance, or before a
+// restart) holds the partner from the first pull: the pauses are loaded
+// before any partition pulls.
+func TestBulkheadPauseInTheBucketHoldsFromTheStart(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	store, err := OpenPauses(ctx, j, DefaultPauseBucket, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if created, err := store.Put(ctx, Pause{Partner: "A", At: time.Now().UTC(), By: "another-instance", Failures: 9, Messages: 9}); err != nil || !created {
+		t.Fatalf("put: %v %v", created, err)
+	}
+	cfg := fastConfig()
+	cfg.Partitions = 1
+	cfg.Bulkhead = BulkheadConfig{Enabled: true, Window: time.Minute, MinMessages: 4, MaxFailures: 4}
+	env := startHub(t, srv.URL, "", cfg, []Stage{echoStage("parse", nil)}, nil)
+	for i := range 5 {
+		jetstreamtest.PublishIngest(t, j, "A", fmt.Sprintf("A%03d", i), nil)
+		jetstreamtest.PublishIngest(t, j, "B", fmt.Sprintf("B%03d", i), nil)
+	}
+	jetstreamtest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		if got := len(parsedOf(t, env, "B")); got != 5 {
+			return fmt.Errorf("B: %d of 5 parsed", got)
+		}
+		if held, _, _ := env.hub.bulk.lanesHeld(); held != 5 {
+			return fmt.Errorf("%d in hand, want A's 5", held)
+		}
+		return nil
+	})
+	if got := parsedOf(t, env, "A"); len(got) != 0 {
+		t.Fatalf("A parsed while paused: %v", got)
+	}
+	if _, err := store.Resume(ctx, "A"); err != nil {
+		t.Fatal(err)
+	}
+	jetstreamtest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		got := parsedOf(t, env, "A")
+		if len(got) != 5 {
+			return fmt.Errorf("A: %v", got)
+		}
+		for i, s := range got {
+			if s != fmt.Sprintf("A%03d", i) {
+				return fmt.Errorf("A out of order: %v", got)
+			}
+		}
+		return nil
+	})
+}
