@@ -254,7 +254,7 @@ func (a *App) connect(ctx context.Context) error {
 			Parking: cfg.Hub.Streams.Parking, Poison: cfg.Hub.Streams.Poison, Audit: cfg.Hub.Streams.Audit,
 			Tickets: cfg.Sandbox.TicketBucket, Forensic: cfg.Sandbox.Bucket, Ledger: cfg.Ledger.Bucket,
 			Attempts: cfg.Counter.Bucket, Leases: cfg.Cluster.LeaseBucket, AlertLimits: cfg.Cluster.AlertBucket,
-			Payloads: cfg.Hub.ClaimCheck.Bucket, Uploads: cfg.Hub.ClaimCheck.UploadStream}
+			Payloads: cfg.Hub.ClaimCheck.Bucket, Uploads: cfg.Hub.ClaimCheck.UploadStream, Paused: cfg.Hub.Bulkhead.Bucket}
 		var srv *server.Server
 		srv, err = ejs.StartServer(&ejs.ServerOptions{DataDir: cfg.DataDir, Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Logger: &log,
 			Users: users, AuthNames: names, Name: cfg.NATS.ServerName, Cluster: cfg.NATS.Cluster})
@@ -437,7 +437,8 @@ func (a *App) apiHandler() (http.Handler, error) {
 		return nil, err
 	}
 	return api.NewWithOptions(api.Options{Ops: o, Tokens: tokens, Logger: log, Auditor: a.hub.Auditor(),
-		JS: a.js, Streams: a.hub.Config().Streams, Forensics: &cfg.Sandbox, Status: a.hub.Status, WarmUp: a.ctx}), nil
+		JS: a.js, Streams: a.hub.Config().Streams, Forensics: &cfg.Sandbox, Status: a.hub.Status, WarmUp: a.ctx,
+		PauseBucket: a.hub.Config().Bulkhead.Bucket}), nil
 }
 
 // Run runs the hub, the HTTP endpoints, the cluster membership, the bridge

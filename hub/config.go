@@ -47,6 +47,8 @@ type Config struct {
 	// wraps the first stage with package drill's middleware, and the hub
 	// marks its copies x-drill-mode: on.
 	Drill bool `yaml:"drill"`
+	// Bulkhead pauses a partner whose failures cross a limit (bulkhead.go).
+	Bulkhead BulkheadConfig `yaml:"bulkhead"`
 	// Cluster is how instances on a NATS cluster share the work.
 	Cluster ClusterConfig `yaml:"cluster"`
 	// Retention bounds INGEST and PARSED (storebudget.go).
@@ -108,6 +110,7 @@ func (c *Config) setDefaults() {
 	setDur(&c.DuplicateWindow, 10*time.Minute)
 	c.Cluster.SetDefaults()
 	c.ClaimCheck.SetDefaults()
+	c.Bulkhead.SetDefaults()
 }
 
 // SetDefaults fills every unset field with its default.
@@ -146,6 +149,9 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.DLQ.validate()...)
 	errs = append(errs, c.Retention.Validate()...)
 	errs = append(errs, c.ClaimCheck.Validate()...)
+	if c.Bulkhead.Enabled {
+		errs = append(errs, c.Bulkhead.Validate()...)
+	}
 	if err := c.checkStoreBudget(); err != nil {
 		errs = append(errs, err)
 	}

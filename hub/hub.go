@@ -176,6 +176,7 @@ type Hub struct {
 	forgetPartners func(partners []string)
 	claim          ClaimChecker
 	claimMet       *metrics.ClaimCheck
+	bulk           *bulkhead // nil: the bulkhead is off
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -247,6 +248,9 @@ func New(o Options) (*Hub, error) {
 		h.met.Alerts.WithLabelValues(a.Name, sink, res).Inc()
 	}
 	h.audit = audit.New(j, cfg.Streams.Audit, audit.WithKeyring(o.Keyring))
+	if cfg.Bulkhead.Enabled {
+		h.bulk = newBulkhead(h, cfg.Bulkhead, metrics.NewBulkhead(reg))
+	}
 	return h, nil
 }
 
@@ -339,6 +343,14 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 	// A failed start stops what it started before it returns.
 	failed := func(err error) error { cancel(); wg.Wait(); h.setPhase("stopped: " + err.Error()); return err }
+	if h.bulk != nil {
+		h.setPhase("loading the paused partners")
+		follow, err := h.bulk.open(ctx)
+		if err != nil {
+			return failed(err)
+		}
+		start("bulkhead", follow)
+	}
 	h.setPhase("creating the consumers")
 	for p := 0; p < h.cfg.Partitions; p++ {
 		src, err := h.partitionSource(ctx, p)

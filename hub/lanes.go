@@ -35,6 +35,9 @@ type lanes struct {
 	barrierWant int    // how many were out then
 	barrierSeen int    // of those, how many are back
 	barrierTill time.Time
+	// paused says a partner's lane is not to be taken (the bulkhead): its
+	// messages stay in hand, with progress, until wake. nil: never.
+	paused func(partner string) bool
 }
 
 // heldMsg is one delivered message that is not settled yet.
@@ -113,12 +116,23 @@ func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.T
 
 // offer puts a lane whose head may run on the ready list.
 func (l *lanes) offer(ln *lane) {
-	if ln.busy || ln.waitSeq != 0 || len(ln.queue) == 0 || ln.inReady {
+	if ln.busy || ln.waitSeq != 0 || len(ln.queue) == 0 || ln.inReady || l.isPaused(ln.key) {
 		return
 	}
 	ln.inReady = true
 	l.ready = append(l.ready, ln)
 	l.cond.Signal()
+}
+
+func (l *lanes) isPaused(partner string) bool { return l.paused != nil && l.paused(partner) }
+
+// wake offers partner's lane again: its pause was lifted.
+func (l *lanes) wake(partner string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ln := l.byKey[partner]; ln != nil {
+		l.offer(ln)
+	}
 }
 
 // next waits for a head that may run and takes it (its lane is busy until
@@ -133,6 +147,9 @@ func (l *lanes) next() *heldMsg {
 			l.ready[0] = nil
 			l.ready = l.ready[1:]
 			ln.inReady = false
+			if l.isPaused(ln.key) {
+				continue // paused since it was offered: wake offers it again
+			}
 			m := ln.queue[0]
 			ln.queue = ln.queue[1:]
 			ln.busy, m.running = true, true

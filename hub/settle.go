@@ -54,6 +54,14 @@ func (h *Hub) settle(d *delivery, f facts, m *Message) decision {
 	case actRetryInPlace:
 		h.retryInPlace(d, o, dec.attempts)
 	}
+	if h.bulk != nil && !f.stray && !f.unbound {
+		switch dec.do {
+		case actAck:
+			h.bulk.observe(d.partner, false)
+		case actDeadLetter, actQuarantine:
+			h.bulk.observe(d.partner, true)
+		}
+	}
 	return dec
 }
 

@@ -114,6 +114,11 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(batch), js.PullExpiry(pullExpiry))
 	}
 	ln := newLanes()
+	if b := s.h.bulk; b != nil && s.partition >= 0 {
+		ln.paused = b.isPaused
+		b.attach(ln)
+		defer b.detach(ln)
+	}
 	s.lanes = ln
 	s.armBarrier(ctx)
 	it, err := s.cons.Messages(opts...)

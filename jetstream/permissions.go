@@ -38,6 +38,9 @@ type AuthNames struct {
 	Leases, AlertLimits string
 	// AckRefs holds the partners' acknowledgement reference counters (KV).
 	AckRefs string
+	// Paused holds the partners the bulkhead paused (KV): the hub writes
+	// them, operators list and resume them.
+	Paused string
 	// Payloads is the claim check's object store: outputs too large for
 	// the server, referenced by x-payload-ref.
 	Payloads string
@@ -50,7 +53,7 @@ func DefaultAuthNames() AuthNames {
 	return AuthNames{
 		Ingest: "INGEST", Parsed: "PARSED", DLQ: "DLQ", Parking: "PARKING", Poison: "POISON", Audit: "AUDIT",
 		Edits: "dlq-edits", Tickets: "tickets", Forensic: "forensic", Ledger: "edihub-ledger", Attempts: "edihub-attempts",
-		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs",
+		Leases: "edihub-leases", AlertLimits: "edihub-alert-limits", AckRefs: "edihub-ack-refs", Paused: "edihub-paused",
 		Payloads: "edihub-payloads", Uploads: "UPLOAD", Replays: "dlq-replays",
 	}
 }
@@ -77,6 +80,7 @@ func (n AuthNames) withDefaults() AuthNames {
 	set(&n.Leases, d.Leases)
 	set(&n.AlertLimits, d.AlertLimits)
 	set(&n.AckRefs, d.AckRefs)
+	set(&n.Paused, d.Paused)
 	set(&n.Payloads, d.Payloads)
 	set(&n.Uploads, d.Uploads)
 	return n
@@ -151,7 +155,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				api + "DIRECT.GET.>",
 				"$JS.ACK.>",
 				"$JS.FC.>",
-				kv(n.Edits), kv(n.Replays), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs),
+				kv(n.Edits), kv(n.Replays), kv(n.Tickets), kv(n.Ledger), kv(n.Attempts), kv(n.Leases), kv(n.AlertLimits), kv(n.AckRefs), kv(n.Paused),
 				"$O." + n.Forensic + ".>",
 				"$O." + n.Payloads + ".>",
 				"_INBOX.>",
@@ -204,6 +208,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 				// aside; the claim check's bucket is read, never written)
 				"$JS.FC.>",
 				kv(n.Edits), kv(n.Replays), kv(n.Tickets),
+				kv(n.Paused), // partner paused, partner resume
 				"$O." + n.Forensic + ".>",
 				"_INBOX.>",
 			},

@@ -21,24 +21,27 @@ import (
 )
 
 func init() {
-	register(command{name: "partner", summary: "partner profiles: list, show, try a file offline, make a signing key", run: runPartner})
+	register(command{name: "partner", summary: "partner profiles: list, show, try a file offline, make a signing key; paused partners: list, resume", run: runPartner})
 }
 
 const partnerUsage = `ls [--config FILE] [--json]
        edihub partner show ID [--config FILE] [--json]
        edihub partner check FILE --partner ID [--config FILE] [--sign-key FILE] [--header NAME=VALUE]... [--json]
        edihub partner keygen --id KEYID --out FILE [--json]
+       edihub partner paused [--config FILE] [--json]
+       edihub partner resume ID --reason TEXT [--actor NAME] [--config FILE] [--json]
 
 The profiles come from the config's partners: section and partners.dir (what
 serve runs with). check decides FILE as the parse stage would for partner ID
 (offline, nothing is sent) and prints the decision and the acknowledgements
 it would send; it exits 1 when the interchange would be refused. keygen makes
 an Ed25519 signing key file (mode 0600) for 'edihub send --sign-key' and
-prints the public key for the partner's profile.`
+prints the public key for the partner's profile. paused lists the partners
+the bulkhead (hub.bulkhead) paused; resume lets one run again (audited).`
 
 func runPartner(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
-		return usageErr("partner needs a subcommand: ls, show, check or keygen (edihub partner -h)")
+		return usageErr("partner needs a subcommand: ls, show, check, keygen, paused or resume (edihub partner -h)")
 	}
 	switch args[0] {
 	case "ls":
@@ -49,11 +52,15 @@ func runPartner(ctx context.Context, e *env, args []string) error {
 		return runPartnerCheck(ctx, e, args[1:])
 	case "keygen":
 		return runPartnerKeygen(e, args[1:])
+	case "paused":
+		return runPartnerPaused(ctx, e, args[1:])
+	case "resume":
+		return runPartnerResume(ctx, e, args[1:])
 	case "-h", "--help", "help":
 		fmt.Fprintf(e.stdout, "Usage: edihub partner %s\n", partnerUsage)
 		return errHelp
 	}
-	return usageErr("unknown partner subcommand %q (ls, show, check or keygen)", escape.Line(args[0]))
+	return usageErr("unknown partner subcommand %q (ls, show, check, keygen, paused or resume)", escape.Line(args[0]))
 }
 
 // loadPartners reads the config and its profiles, as serve does.

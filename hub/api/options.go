@@ -43,6 +43,9 @@ type Options struct {
 	// background at start (needs JS), so that the console's first page
 	// does not wait for it; the read stops with this context.
 	WarmUp context.Context
+	// PauseBucket is the bulkhead's pause bucket (hub.bulkhead.bucket);
+	// empty: the partner endpoints answer 404. Needs JS and Auditor.
+	PauseBucket string
 	// Now is the clock of sessions and the overview chart (default time.Now).
 	Now func() time.Time
 }
@@ -77,6 +80,8 @@ func (a *api) routes() []route {
 		{"GET", "/api/v1/overview", a.overview},
 		{"GET", "/api/v1/poison/{id}", a.poisonShow},
 		{"POST", "/api/v1/poison/{id}/ticket/{action}", a.write(a.ticket)},
+		{"GET", "/api/v1/partners/paused", a.pausedPartners},
+		{"POST", "/api/v1/partners/{id}/resume", a.write(a.resumePartner)},
 		{"GET", "/api/v1/session", a.sessionInfo},
 		{"POST", "/api/v1/session", a.login},
 		{"DELETE", "/api/v1/session", a.logout},
@@ -101,6 +106,8 @@ func (a *api) routes() []route {
 //	GET  /api/v1/replays/{id}             one batch, each copy's outcome and the live tally
 //	GET  /api/v1/audit                    events (since=2h, limit=N, actor, action, message=ID, human=true)
 //	GET  /api/v1/audit/verify             chain check (anchor=HASH)
+//	GET  /api/v1/partners/paused          the partners the bulkhead paused
+//	POST /api/v1/partners/{id}/resume     {"reason"} (required; audited)
 //
 // and the console's endpoints (session, overview, bulk park/drop, poison
 // tickets): openapi.json, served at /api/v1/openapi.json, lists them all.
