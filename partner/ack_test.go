@@ -53,7 +53,11 @@ func ackCases() []ackCase {
 		{name: "contrl-character-in-unz", file: "invoic_lower_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter},
 		{name: "contrl-lowercase-sender", file: "invoic_lower_sender.edi", types: []string{TypeCONTRL}, code: edifact.CodeInvalidCharacter,
 			profile: func(p *Profile) { p.Senders = nil }},
-		{name: "contrl-missing-unz", file: "invoic_no_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing},
+		// Item 13: a missing UNZ is reported on UCI with 0085 13
+		// (missing) and the missing segment's tag in 0013 (CONTRL message
+		// definition, UCI: 0085, 0013 service segment tag, S011).
+		{name: "contrl-missing-unz", file: "invoic_no_unz.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
+			want: []string{"UCI+INV0042+4012345000009:14+4098765000002:14+4+13+UNZ'"}},
 		{name: "contrl-directory-type", file: "invoic_qty_letter.edi", types: []string{TypeCONTRL}, code: 37},
 		{name: "contrl-directory-missing", file: "invoic_no_bgm.edi", types: []string{TypeCONTRL}, code: edifact.CodeMissing,
 			profile: func(p *Profile) { p.Directory = "strict" }},
@@ -171,6 +175,20 @@ func ackCases() []ackCase {
 		// UCD S011 0136 (ISO 9735 V4 UCD: 0098, 0104, 0136).
 		{name: "contrl-repetition-v4", file: "invoic_qty_repeated.edi", types: []string{TypeCONTRL}, syntax4: true,
 			code: edifact.CodeTooManyRepetitions, want: []string{"UCD+35+2::2'"}},
+		// Item 13: S011 0104 (component data element position) is only
+		// for a component of a composite (CONTRL message definition, UCD
+		// S011: 0098 position of the erroneous data element, 0104
+		// position of the component data element): BGM 1004 (D.96A, a
+		// simple an..35, segment 2) too long is UCD 0098 3 alone.
+		{name: "contrl-simple-element-no-0104", file: "invoic_bgm_1004_36.edi", types: []string{TypeCONTRL}, code: edifact.CodeTooLong,
+			want: []string{"UCS+2'UCD+39+3'"}},
+		// Item 13: a CONTRL refusing the syntax level UNOD (0085 2,
+		// syntax level not supported) is not written in UNOD, which the
+		// partner was just told is not read here: it is written in level
+		// A, which every recipient reads (ISO 9735-1, 0001 UNOA).
+		{name: "contrl-syntax-unod", file: "invoic_unod.edi", types: []string{TypeCONTRL}, code: codeSyntaxNotSupported,
+			profile: func(p *Profile) { p.Syntax = []string{"UNOA", "UNOC"} },
+			want:    []string{"UNA:+.? 'UNB+UNOA:3+", "UCI+INV0042+4012345000009:14+4098765000002:14+4+2+UNB+2:1'"}},
 		{name: "x12-999-long-element", file: "x12_long_element.edi", types: []string{Type999}, code: edifact.CodeTooLong,
 			profile: x12Partner, want: []string{"IK3*PO1*6**8~IK4*7**5~IK5*R*5~"}},
 	}
@@ -234,6 +252,8 @@ func setupAckFiles(t *testing.T) {
 	files["invoic_ack_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++1'"), 1)
 	files["invoic_receipt_requested.edi"] = bytes.Replace(ok, []byte("+INV0042++INVOIC'"), []byte("+INV0042++INVOIC++2'"), 1)
 	files["x12_ta1_requested.edi"] = bytes.Replace(x12, []byte("*000000101*0*T*"), []byte("*000000101*1*T*"), 1)
+	files["invoic_bgm_1004_36.edi"] = bytes.Replace(ok, []byte("BGM+380+R-2024-0042+9'"), []byte("BGM+380+R-2024-0042-"+strings.Repeat("9", 24)+"+9'"), 1)
+	files["invoic_unod.edi"] = bytes.Replace(ok, []byte("UNB+UNOA:3+"), []byte("UNB+UNOD:3+"), 1)
 	files["invoic_qty_repeated.edi"] = bytes.Replace(ok, []byte("QTY+47:10:PCE"), []byte("QTY+47:10:PCE*47:1:PCE"), 1)
 	for n, b := range files {
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o600); err != nil {
