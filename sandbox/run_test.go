@@ -95,7 +95,11 @@ func TestRunCPUCap(t *testing.T) {
 	t.Parallel()
 	r := run(t, testSpec(t, "spin"), "x")
 	wantOutcome(t, r, OutcomeCPUCap)
-	if r.CPUTime < 900*time.Millisecond {
+	// The kernel sends SIGXCPU on its precise runtime; rusage's user and
+	// system times are that runtime split by tick samples, which on a busy
+	// machine came out at 877 ms for a 1 s limit (CI). Well above half the
+	// limit still says the cap, not something earlier, ended the child.
+	if r.CPUTime < 750*time.Millisecond {
 		t.Errorf("cpu time %s, want about the 1s limit", r.CPUTime)
 	}
 	if !strings.Contains(r.Stack, "main_test.go") {
