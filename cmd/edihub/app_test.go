@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
-
 	"github.com/edihub/edihub/app"
 	"github.com/edihub/edihub/app/apptest"
 	"github.com/edihub/edihub/audit"
@@ -69,22 +65,8 @@ func TestAppServesAndAPIReplayNotesPoisonTicket(t *testing.T) {
 
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.Run(fctx) }()
-	defer func() { cancel(); <-done }()
-	h := nats.Header{}
-	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "9", wire.HdrPartnerID: "ACME",
-		wire.HdrStage: "parse", wire.HdrErrorMsg: "panic", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
-		h.Set(k, v)
-	}
-	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(edifacttest.Invoice("P1"))}); err != nil {
-		t.Fatal(err)
-	}
+	defer runForensics(t, fctx, cancel, nc)()
+	publishPoison(t, ctx, j, "9", "panic", []byte(edifacttest.Invoice("P1")))
 	poisonList := func() []forensics.PoisonEntry {
 		store, err := forensics.OpenStore(ctx, j, a.Config().Sandbox, false) // afresh: the worker creates the buckets
 		if err != nil {

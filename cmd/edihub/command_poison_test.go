@@ -61,25 +61,11 @@ func TestPoisonCommands(t *testing.T) {
 	if out, _, code := runCmd(t, "poison", "ls", "--server", url); code != 0 || !strings.Contains(out, "no quarantined messages") {
 		t.Fatalf("empty ls: %d %q", code, out)
 	}
-	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer runForensics(t, ctx, cancel, nc)()
 
 	// A hostile payload: a terminal escape in the middle of a segment.
 	payload := "UNA:+.? 'UNB+UNOC:3+S:ZZZ+R:ZZZ+261130:1200+EVIL1'UNH+1+INVOIC:D:96A:UN'BGM+380+\x1b]0;pwned\x07\x1b[2J+9'UNT+3+1'UNZ+1+EVIL1'"
-	h := nats.Header{}
-	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "7", wire.HdrPartnerID: "ACME",
-		wire.HdrStage: "parse", wire.HdrErrorMsg: "bad \x1b[31m", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
-		h.Set(k, v)
-	}
-	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: "edi.poison.parse", Header: h, Data: []byte(payload)}); err != nil {
-		t.Fatal(err)
-	}
+	publishPoison(t, ctx, j, "7", "bad \x1b[31m", []byte(payload))
 	var out string
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		out, _, _ = runCmd(t, "poison", "ls", "--server", url)
@@ -151,23 +137,9 @@ func TestPoisonReplayedIsNotAgedOut(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer runForensics(t, ctx, cancel, nc)()
 
-	h := nats.Header{}
-	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: "9", wire.HdrPartnerID: "ACME",
-		wire.HdrStage: "parse", wire.HdrErrorMsg: "panic", wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
-		h.Set(k, v)
-	}
-	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: []byte(edifacttest.Invoice("P1"))}); err != nil {
-		t.Fatal(err)
-	}
+	publishPoison(t, ctx, j, "9", "panic", []byte(edifacttest.Invoice("P1")))
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
 		out, _, _ := d.cmd(t, "poison", "ls")
 		return strings.Contains(out, "T-INGEST-9")
@@ -209,5 +181,33 @@ func TestPrintReportReadable(t *testing.T) {
 	}
 	if v, st, hd := strings.Index(out, "verdict"), strings.Index(out, "\nstack\n"), strings.Index(out, "headers of the poison copy"); !(v < st && st < hd) {
 		t.Errorf("order: verdict %d, stack %d, headers %d; want the report, the stack, then the headers:\n%s", v, st, hd, out)
+	}
+}
+
+// runForensics runs a forensics worker on nc until the returned func,
+// which cancels ctx (through cancel) and waits for the worker.
+func runForensics(t *testing.T, ctx context.Context, cancel context.CancelFunc, nc *nats.Conn) func() {
+	t.Helper()
+	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(ctx) }()
+	return func() { cancel(); <-done }
+}
+
+// publishPoison stores a quarantined copy of partner ACME's INGEST:seq in
+// POISON, with the headers the hub's quarantine writes.
+func publishPoison(t *testing.T, ctx context.Context, j js.JetStream, seq, errMsg string, payload []byte) {
+	t.Helper()
+	h := nats.Header{}
+	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: seq, wire.HdrPartnerID: "ACME",
+		wire.HdrStage: "parse", wire.HdrErrorMsg: errMsg, wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
+		h.Set(k, v)
+	}
+	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: payload}); err != nil {
+		t.Fatal(err)
 	}
 }
