@@ -46,17 +46,7 @@ func TestHTTPServerHasTimeouts(t *testing.T) {
 // server's store limit is used up) and ready again, without a restart,
 // once space is freed.
 func TestReadyzFollowsJetStreamWrites(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		JetStreamMaxStore: 256 << 10, NoLog: true, NoSigs: true}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := startStoreLimitedServer(t, 256<<10)
 	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
 	wc := newJSWriteCheck(j, 1)
 	wc.every = 0
@@ -118,4 +108,23 @@ func TestReadyzSaysWhyNotReady(t *testing.T) {
 	if code, body := status(); code != http.StatusOK || body != "ready" {
 		t.Fatalf("ready: %d %q", code, body)
 	}
+}
+
+// startStoreLimitedServer starts an embedded JetStream server whose store
+// holds at most maxStore bytes (jetstreamtest.StartServer sizes it from the
+// disk), stopped when the test ends.
+func startStoreLimitedServer(t *testing.T, maxStore int64) *server.Server {
+	t.Helper()
+	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
+		JetStreamMaxStore: maxStore, NoLog: true, NoSigs: true}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Start()
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	if !srv.ReadyForConnections(10 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	return srv
 }

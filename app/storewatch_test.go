@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
@@ -22,17 +21,7 @@ import (
 // goes through; readiness returns by itself once writes stop being
 // refused.
 func TestReadyzNotReadyOnTheFirstRefusedStreamWrite(t *testing.T) {
-	opts := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(),
-		JetStreamMaxStore: 512 << 10, NoLog: true, NoSigs: true}
-	srv, err := server.NewServer(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Start()
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	if !srv.ReadyForConnections(10 * time.Second) {
-		t.Fatal("server not ready")
-	}
+	srv := startStoreLimitedServer(t, 512<<10)
 	nc, j := jetstreamtest.Connect(t, srv.ClientURL())
 	wc := newJSWriteCheck(j, 1)
 	h := readyzHandler(nc, func() string { return "" }, wc)
