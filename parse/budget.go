@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/hub"
 )
 
 // Budget admits interchanges into the parse stage by the memory their
@@ -233,4 +236,31 @@ func machineMemory() (int64, string) {
 // String says the budget and what is in use, for errors and logs.
 func (b *Budget) String() string {
 	return fmt.Sprintf("%d MiB in use of a budget of %d MiB", b.used.Load()>>20, b.limit>>20)
+}
+
+// budgetLogAfter is the wait after which an admitted interchange's wait
+// is logged: shorter ones are the metrics' (edihub_parse_memory_waits_total).
+const budgetLogAfter = time.Second
+
+// admitLogged is admit with the budget's own log lines, so that an
+// operator tells a wait for memory from a service that did not answer
+// (the hub logs both as a message that waits): "wait": "memory_budget",
+// the interchange's size, its estimated peak and the budget's use.
+func admitLogged(ctx context.Context, b *Budget, m *hub.Message, log zerolog.Logger) (func(), error) {
+	start := time.Now()
+	release, err := admit(ctx, b, len(m.Data))
+	waited := time.Since(start)
+	if ctx.Err() != nil || err == nil && waited < budgetLogAfter { // a stage deadline or a stop: the hub's to log
+		return release, err
+	}
+	ev := log.Info()
+	msg := "admitted to the parse stage after waiting for room in the memory budget"
+	if err != nil {
+		ev = log.Warn()
+		msg = "no room in the parse memory budget: the interchange is delivered again (not charged to it; no service is down)"
+	}
+	ev.Str("wait", "memory_budget").Str("partner", m.Partner).Uint64("seq", m.Seq).Int("bytes", len(m.Data)).
+		Int64("estimated_peak_bytes", Estimate(len(m.Data))).Dur("waited", waited).
+		Int64("budget_in_use_bytes", b.InUse()).Int64("budget_bytes", b.Limit()).Msg(msg)
+	return release, err
 }

@@ -1,14 +1,18 @@
 package parse
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"runtime/debug"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/hub"
 )
@@ -217,7 +221,8 @@ func TestDefaultMemoryBudget(t *testing.T) {
 
 // The stage waits for room at most half of what is left of its deadline,
 // then gives the interchange back as unavailable (delivered again, not
-// charged), and parses it once there is room.
+// charged), and parses it once there is room. The give-up has a log line
+// of its own (not the hub's line for a service that did not answer).
 func TestStageWaitsForTheBudget(t *testing.T) {
 	data := tinySegments(2 * budgetFrom)
 	b := NewBudget(Estimate(len(data)))
@@ -225,7 +230,8 @@ func TestStageWaitsForTheBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := New(Config{}, &Options{Budget: b})
+	var logged bytes.Buffer
+	st := New(Config{}, &Options{Budget: b, Logger: zerolog.New(&logged)})
 	msg := func() *hub.Message {
 		return &hub.Message{Partner: "ACME", Stream: "INGEST", Seq: 1, Header: nats.Header{}, Data: data}
 	}
@@ -236,6 +242,14 @@ func TestStageWaitsForTheBudget(t *testing.T) {
 	var u *hub.UnavailableError
 	if !errors.As(err, &u) || len(m.Outputs()) != 0 {
 		t.Fatalf("with the budget full: %v (%d outputs), want an UnavailableError", err, len(m.Outputs()))
+	}
+	var line struct {
+		Level, Component, Wait, Partner, Message string
+		Bytes                                    int
+	}
+	if err := json.Unmarshal(logged.Bytes(), &line); err != nil || line.Wait != "memory_budget" || line.Level != "warn" ||
+		line.Component != "parse" || line.Partner != "ACME" || line.Bytes != len(data) || !strings.Contains(line.Message, "no room in the parse memory budget") {
+		t.Fatalf("the give-up's log line %q (%v), want one warn line of its own", logged.String(), err)
 	}
 	done := make(chan error, 1)
 	m = msg()

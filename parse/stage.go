@@ -79,7 +79,7 @@ func New(cfg Config, o *Options) hub.Stage {
 		opts.Registry.MustRegister(budget.Collectors()...)
 	}
 	return hub.Stage{Name: StageName, ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
-		release, err := admit(ctx, budget, len(m.Data))
+		release, err := admitLogged(ctx, budget, m, log)
 		if err != nil {
 			return err
 		}
