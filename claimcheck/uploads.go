@@ -107,25 +107,15 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 		return nil, refused("upload of %d bytes is over parse.max_size (%d bytes)", up.Size, maxSize)
 	}
 	name := wire.UploadObject(partner, up.SHA256)
-	if info, err := u.payloads.obj.GetInfo(ctx, name); err == nil {
-		// taken before (a later delivery, a retry, a replay): the
-		// object is the hub's, read back only if it is still the bytes
-		if info.Size != uint64(up.Size) {
-			return nil, refused("upload %s: the payload bucket holds %d bytes under %s, not %d", up.SHA256, info.Size, name, up.Size)
-		}
-		data, err := u.payloads.obj.GetBytes(ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("upload %s: read %s/%s: %w", up.SHA256, u.payloads.Bucket(), name, err)
-		}
-		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != up.SHA256 || int64(len(data)) != up.Size {
-			return nil, refused("upload %s: %s/%s is not those bytes", up.SHA256, u.payloads.Bucket(), name)
-		}
+	// taken before (a later delivery, a retry, a replay): the object is
+	// the hub's, read back only if it is still the bytes
+	if data, err := readTaken(ctx, u.payloads.obj, u.payloads.Bucket(), name, up); err == nil {
 		u.purge(ctx, partner, up.SHA256)
 		return data, nil
 	} else if !errors.Is(err, js.ErrObjectNotFound) {
-		return nil, fmt.Errorf("upload %s: payload bucket: %w", up.SHA256, err)
+		return nil, err
 	}
-	data, err := u.assemble(ctx, partner, up)
+	data, err := assemble(ctx, u.stream, partner, up)
 	if err != nil {
 		var r *RefusedError
 		if errors.As(err, &r) {
@@ -142,17 +132,43 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 	return data, nil
 }
 
-// assemble reads the chunks of up from partner's upload subject, in
-// order, stopping at up.Size bytes, and checks their SHA-256.
-func (u *Uploads) assemble(ctx context.Context, partner string, up wire.Upload) ([]byte, error) {
+// errNoChunk: the upload subject holds no chunk at all.
+var errNoChunk = errors.New("no chunk")
+
+// readTaken reads the object name of an upload the hub took, if it is
+// still those bytes (js.ErrObjectNotFound when it is not there).
+func readTaken(ctx context.Context, obj js.ObjectStore, bucket, name string, up wire.Upload) ([]byte, error) {
+	info, err := obj.GetInfo(ctx, name)
+	if errors.Is(err, js.ErrObjectNotFound) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("upload %s: payload bucket: %w", up.SHA256, err)
+	}
+	if info.Size != uint64(up.Size) {
+		return nil, refused("upload %s: the payload bucket holds %d bytes under %s, not %d", up.SHA256, info.Size, name, up.Size)
+	}
+	data, err := obj.GetBytes(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("upload %s: read %s/%s: %w", up.SHA256, bucket, name, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != up.SHA256 || int64(len(data)) != up.Size {
+		return nil, refused("upload %s: %s/%s is not those bytes", up.SHA256, bucket, name)
+	}
+	return data, nil
+}
+
+// assemble reads the chunks of up from partner's upload subject of
+// stream, in order, stopping at up.Size bytes, and checks their SHA-256.
+func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upload) ([]byte, error) {
 	subject := wire.UploadSubject(partner, up.SHA256)
 	buf := make([]byte, 0, up.Size)
 	next, seq := 0, uint64(1)
 	for int64(len(buf)) < up.Size {
-		raw, err := u.stream.GetMsg(ctx, seq, js.WithGetMsgSubject(subject))
+		raw, err := stream.GetMsg(ctx, seq, js.WithGetMsgSubject(subject))
 		if errors.Is(err, js.ErrMsgNotFound) {
 			if next == 0 {
-				return nil, refused("upload %s: no chunk on %s (never sent by this partner, or expired)", up.SHA256, subject)
+				return nil, refused("upload %s: %w on %s (never sent by this partner, or expired)", up.SHA256, errNoChunk, subject)
 			}
 			return nil, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
 		}
