@@ -214,6 +214,7 @@ func (c *Config) SetDefaults() {
 	c.Hub.SetDefaults()
 	c.Parse.SetDefaults()
 	c.Sandbox.UseStreams(c.Hub.Streams)
+	c.Sandbox.UseClaimCheck(c.Hub.ClaimCheck.Bucket, c.Hub.ClaimCheck.UploadStream)
 	c.Sandbox.SetDefaults()
 	c.API.SetDefaults()
 	c.Partners.SetDefaults()

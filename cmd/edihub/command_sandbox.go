@@ -68,6 +68,7 @@ func loadSandboxConfig(path string) (sandboxFile, error) {
 	}
 	c.Hub.SetDefaults()
 	c.Sandbox.UseStreams(c.Hub.Streams)
+	c.Sandbox.UseClaimCheck(c.Hub.ClaimCheck.Bucket, c.Hub.ClaimCheck.UploadStream)
 	c.Sandbox.SetDefaults()
 	c.Sandbox.Replicas = c.NATS.Replicas
 	if err := c.Sandbox.Validate(); err != nil {

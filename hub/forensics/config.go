@@ -53,6 +53,11 @@ type Config struct {
 	// Replicas of the report and ticket buckets; the command copies it
 	// from nats.replicas.
 	Replicas int `yaml:"-"`
+	// PayloadBucket and UploadStream are the hub's claim check
+	// (hub.claim_check.bucket, .upload_stream): a quarantined upload's
+	// announcement is analysed on the bytes it names, read from them.
+	PayloadBucket string `yaml:"-"`
+	UploadStream  string `yaml:"-"`
 }
 
 // Defaults of Config.
@@ -68,6 +73,12 @@ const (
 func (c *Config) UseStreams(s wire.StreamNames) {
 	c.PoisonStream = cmp.Or(c.PoisonStream, s.Poison)
 	c.AuditStream = cmp.Or(c.AuditStream, s.Audit)
+}
+
+// UseClaimCheck takes the hub's payload bucket and upload stream.
+func (c *Config) UseClaimCheck(bucket, uploadStream string) {
+	c.PayloadBucket = cmp.Or(c.PayloadBucket, bucket)
+	c.UploadStream = cmp.Or(c.UploadStream, uploadStream)
 }
 
 // SetDefaults fills every unset field.
@@ -91,6 +102,8 @@ func (c *Config) SetDefaults() {
 	c.Consumer = cmp.Or(c.Consumer, DefaultForensicsDurable)
 	c.SummarySubjectPrefix = cmp.Or(c.SummarySubjectPrefix, wire.ForensicSubjectPrefix)
 	c.AlertInterval = cmp.Or(c.AlertInterval, time.Minute)
+	c.PayloadBucket = cmp.Or(c.PayloadBucket, wire.DefaultPayloadBucket)
+	c.UploadStream = cmp.Or(c.UploadStream, wire.DefaultUploadStream)
 }
 
 // IsEnabled reports whether serve should start the worker.

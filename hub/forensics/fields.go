@@ -44,15 +44,17 @@ func (r *Report) Fields() []Field {
 		if sb.PanicValue != "" {
 			add("panic", "%s", sb.PanicValue)
 		}
-		signal := "none"
-		if sb.Signal != "" {
-			signal = sb.Signal
+		if sb.Outcome != OutcomePayloadUnavailable { // no child ran then
+			signal := "none"
+			if sb.Signal != "" {
+				signal = sb.Signal
+			}
+			add("signal", "%s", signal)
+			add("resources", "cpu %s, wall %s, peak %d MiB, exit code %d (%s)", ms(sb.CPUTime), ms(sb.WallTime), sb.PeakRSSBytes>>20,
+				sb.ExitCode, sandbox.ExitMeaning(sb.ExitCode, sb.Signal))
+			add("limits", "memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s", sb.Limits.MemoryBytes>>20,
+				sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
 		}
-		add("signal", "%s", signal)
-		add("resources", "cpu %s, wall %s, peak %d MiB, exit code %d (%s)", ms(sb.CPUTime), ms(sb.WallTime), sb.PeakRSSBytes>>20,
-			sb.ExitCode, sandbox.ExitMeaning(sb.ExitCode, sb.Signal))
-		add("limits", "memory %d MiB over a %d MiB start-up, cpu %ds, applied by %s", sb.Limits.MemoryBytes>>20,
-			sb.Limits.BaselineDataBytes>>20, sb.Limits.CPUSeconds, sb.Limits.AppliedBy)
 		for _, n := range sb.Notes {
 			add("note", "%s", n)
 		}
@@ -73,6 +75,13 @@ func (r *Report) Fields() []Field {
 	add("report", "%s", ReportObject(r.Key))
 	if r.PayloadSHA256 != "" {
 		add("payload", "%d bytes, sha256 %s", r.PayloadBytes, r.PayloadSHA256)
+	}
+	if u := r.Upload; u != nil {
+		if u.Error == "" {
+			add("upload", "the copy announces upload %s (%d bytes): the payload is its bytes, read from %s, SHA-256 checked", u.SHA256, u.Size, u.From)
+		} else {
+			add("upload", "the copy announces upload %s (%d bytes), not read: %s; the payload is the announcement", u.SHA256, u.Size, u.Error)
+		}
 	}
 	if r.Collision != "" {
 		add("collision", "%s", r.Collision)

@@ -43,6 +43,9 @@ type Report struct {
 	PayloadObject string `json:"payload_object"`
 	PayloadSHA256 string `json:"payload_sha256"`
 	PayloadBytes  int    `json:"payload_bytes"`
+	// Upload is set when the copy announced an upload: the payload is
+	// then the upload's bytes, or (Upload.Error) the announcement.
+	Upload *UploadPayload `json:"upload,omitempty"`
 
 	AnalysedAt time.Time       `json:"analysed_at"`
 	AnalysedBy string          `json:"analysed_by"`
@@ -113,6 +116,8 @@ func forensicVerdict(r *sandbox.Report) string {
 		return "killed by a signal: the stage or the kernel ended the process"
 	case sandbox.OutcomeCrashed:
 		return "crashed: the process exited without a result (os.Exit or a fatal runtime error)"
+	case OutcomePayloadUnavailable:
+		return "not analysed: the upload this announcement names could not be read as those bytes (the summary says why); the stored payload is the announcement"
 	case sandbox.OutcomeParsedFine:
 		return "parsed fine in isolation: the cause was environmental (resources, timing, a dependency) or a schema/version mismatch between the worker and this binary"
 	}

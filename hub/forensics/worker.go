@@ -250,9 +250,27 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 	log := f.log.With().Str("id", r.ID).Str("key", r.Key).Str("partner", r.Partner).Str("stage", r.Stage).Logger()
 
 	stop := ejs.KeepAlive(msg, 10*time.Second)
-	rep, err := f.runSandbox(ctx, r, msg.Data())
+	payload, unreadable, err := f.realPayload(ctx, r, msg.Data())
+	if err != nil {
+		stop()
+		f.breaker.Release()
+		if ctx.Err() == nil {
+			log.Warn().Err(err).Msg("could not read the upload the copy announces; analysing again later")
+		}
+		_ = msg.NakWithDelay(5 * time.Second)
+		return
+	}
+	var rep *sandbox.Report
+	if unreadable {
+		f.breaker.Release() // no child runs
+		f.unavailable(r, payload)
+		rep = r.Sandbox
+	} else {
+		rep, err = f.runSandbox(ctx, r, payload, msg.Data())
+	}
 	stop()
 	switch {
+	case unreadable:
 	case err == nil:
 		f.breaker.Success()
 	case ctx.Err() != nil:
@@ -267,7 +285,7 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 		return
 	}
 	r.Analyses = 1
-	if err := f.finish(ctx, store, r, msg.Data(), false); err != nil {
+	if err := f.finish(ctx, store, r, payload, false); err != nil {
 		f.met.storeErrors.Inc()
 		log.Error().Err(err).Msg("could not store the forensic report; analysing again later")
 		_ = msg.NakWithDelay(5 * time.Second)
@@ -307,9 +325,11 @@ func (f *Worker) childHeaders(r *Report, payload []byte) (map[string][]string, s
 	return h, ""
 }
 
-// runSandbox runs the child for r's stage and fills r's verdict.
-func (f *Worker) runSandbox(ctx context.Context, r *Report, payload []byte) (*sandbox.Report, error) {
-	headers, drillNote := f.childHeaders(r, payload)
+// runSandbox runs the child for r's stage on payload and fills r's
+// verdict; mac is the body the copy's x-hub-mac was made over (the
+// announcement of an upload, else payload).
+func (f *Worker) runSandbox(ctx context.Context, r *Report, payload, mac []byte) (*sandbox.Report, error) {
+	headers, drillNote := f.childHeaders(r, mac)
 	in, err := encodeChildInput(preamble{Stage: r.Stage, Stream: r.OriginalStream, Seq: r.OriginalSeq, Partner: r.Partner,
 		Headers: headers, EDIFACT: f.edi.Options(r.Partner)}, payload)
 	if err != nil {
@@ -390,19 +410,31 @@ func (f *Worker) Reanalyse(ctx context.Context, id string) (*Report, error) {
 	if audit.PayloadHash(payload) != r.PayloadSHA256 {
 		return nil, fmt.Errorf("stored payload of %s does not match its recorded SHA-256", r.ID)
 	}
-	if err := f.breaker.Allow(); err != nil {
-		return nil, err
-	}
-	if _, err := f.runSandbox(ctx, r, payload); err != nil {
-		if ctx.Err() != nil {
-			f.breaker.Release()
-		} else {
-			f.breaker.Failure()
-			f.met.infraFailures.Inc()
+	unreadable := false
+	if r.Upload != nil && r.Upload.Error != "" {
+		// the upload's bytes could not be read last time (the payload is
+		// its announcement): look again
+		if payload, unreadable, err = f.realPayload(ctx, r, payload); err != nil {
+			return nil, err
 		}
-		return nil, err
 	}
-	f.breaker.Success()
+	if unreadable {
+		f.unavailable(r, payload)
+	} else {
+		if err := f.breaker.Allow(); err != nil {
+			return nil, err
+		}
+		if _, err := f.runSandbox(ctx, r, payload, macData(r, payload)); err != nil {
+			if ctx.Err() != nil {
+				f.breaker.Release()
+			} else {
+				f.breaker.Failure()
+				f.met.infraFailures.Inc()
+			}
+			return nil, err
+		}
+		f.breaker.Success()
+	}
 	r.Analyses++
 	if err := f.finish(ctx, store, r, payload, true); err != nil {
 		return nil, err
