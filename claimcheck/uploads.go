@@ -43,6 +43,7 @@ type UploadsConfig struct {
 // Uploads reads partners' uploads into the payload bucket.
 type Uploads struct {
 	j        js.JetStream
+	name     string
 	stream   js.Stream
 	payloads *Store
 }
@@ -70,7 +71,7 @@ func OpenUploads(ctx context.Context, j js.JetStream, payloads *Store, cfg Uploa
 	if err != nil {
 		return nil, fmt.Errorf("upload stream: %w", err)
 	}
-	return &Uploads{j: j, stream: s, payloads: payloads}, nil
+	return &Uploads{j: j, name: cfg.Stream, stream: s, payloads: payloads}, nil
 }
 
 // RefusedError is an upload refused for what it is (not there, not the
@@ -116,6 +117,10 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 		return nil, err
 	}
 	data, err := assemble(ctx, u.stream, partner, up)
+	if errors.Is(err, errNoChunk) { // expired, or never sent under partner
+		err = gone(up, Where{Object: u.payloads.Bucket() + "/" + name},
+			Where{Stream: u.name, Subject: wire.UploadSubject(partner, up.SHA256)})
+	}
 	if err != nil {
 		var r *RefusedError
 		if errors.As(err, &r) {

@@ -85,6 +85,9 @@ func (o *Ops) realPayload(ctx context.Context, raw *js.RawStreamMsg, partner str
 	}
 	ref = &Referenced{Ref: c.Ref.String(), Size: c.Size, SHA256: c.SHA256}
 	data, err = hubclient.Fetch(ctx, o.o.JS, *c)
+	if errors.Is(err, js.ErrObjectNotFound) && raw.Header.Get(wire.HdrUploadSHA256) != "" {
+		err = fmt.Errorf("%w: the upload's bytes are not in the payload bucket: the hub never took them (their chunks expired after hub.claim_check.upload_ttl, or were never sent: the copy's %s says which) or the bucket's TTL dropped them", err, wire.HdrErrorMsg)
+	}
 	if err != nil {
 		ref.Error = err.Error()
 		return raw.Data, ref, fmt.Errorf("the payload it refers to: %w", err)
