@@ -15,10 +15,28 @@ import (
 // openUploads opens the stream partners upload interchanges too large
 // for the server into (in chunks on edi.upload.<partner>.<sha256>),
 // replicated like the streams, taken into the payload bucket.
+// Each partner has a share of it (hub.claim_check.upload_partner_max_bytes)
+// that the server keeps: one partner's flood refuses its own chunks, not
+// the others'.
 func openUploads(ctx context.Context, j js.JetStream, payloads *claimcheck.Store, cfg *Config) (*claimcheck.Uploads, error) {
 	cc := cfg.Hub.ClaimCheck
+	total := cc.UploadBytes(cfg.Hub.StoreLimit)
+	share, err := cc.UploadPartnerBytes(total, largestMaxSize(cfg))
+	if err != nil {
+		return nil, configErr(err)
+	}
 	return claimcheck.OpenUploads(ctx, j, payloads, claimcheck.UploadsConfig{
-		Stream: cc.UploadStream, Replicas: cfg.NATS.Replicas, TTL: cc.UploadTTL, MaxBytes: cc.UploadBytes(cfg.Hub.StoreLimit)})
+		Stream: cc.UploadStream, Replicas: cfg.NATS.Replicas, TTL: cc.UploadTTL, MaxBytes: total, PartnerMaxBytes: share})
+}
+
+// largestMaxSize is the largest interchange parse.max_size and the
+// partners' overrides take.
+func largestMaxSize(cfg *Config) int64 {
+	n := cfg.Parse.MaxSize
+	for _, p := range cfg.Parse.Partners {
+		n = max(n, p.MaxSize)
+	}
+	return n
 }
 
 // uploadMiddleware gives the stages an uploaded interchange's bytes in

@@ -46,7 +46,7 @@ func TestExpiredUploadIsDeadLetterWithReason(t *testing.T) {
 
 	data := []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "EXPIRED1"))
 	up := wire.Upload{SHA256: audit.PayloadHash(data), Size: int64(len(data))}
-	m := &nats.Msg{Subject: wire.UploadSubject("ACME", up.SHA256), Data: data, Header: nats.Header{wire.HdrUploadChunk: {"0"}}}
+	m := &nats.Msg{Subject: wire.UploadSubject("ACME", up.SHA256), Data: data, Header: nats.Header{wire.HdrUploadChunk: {"0"}, wire.HdrUploadSHA256: {up.SHA256}}}
 	if _, err := j.PublishMsg(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ var ErrUploadGone = errors.New("the upload's bytes are gone")
 type Where struct {
 	// Object is <bucket>/<object> when the hub had taken it, else "".
 	Object string `json:"object,omitempty"`
-	// Subject is the upload subject of stream Stream the chunks were
+	// Subject is the partner's subject of stream Stream the chunks were
 	// read from, when the hub had not.
 	Stream  string `json:"stream,omitempty"`
 	Subject string `json:"subject,omitempty"`
@@ -63,7 +63,7 @@ func Find(ctx context.Context, j js.JetStream, bucket, stream, partner string, u
 	case !errors.Is(err, js.ErrBucketNotFound):
 		return nil, Where{}, fmt.Errorf("upload %s: payload bucket %s: %w", up.SHA256, bucket, err)
 	}
-	chunks := Where{Stream: stream, Subject: wire.UploadSubject(partner, up.SHA256)}
+	chunks := Where{Stream: stream, Subject: wire.UploadStoredSubject(partner)}
 	s, err := j.Stream(ctx, stream)
 	if errors.Is(err, js.ErrStreamNotFound) {
 		return nil, Where{}, gone(up, taken, chunks)
@@ -82,6 +82,6 @@ func Find(ctx context.Context, j js.JetStream, bucket, stream, partner string, u
 }
 
 func gone(up wire.Upload, taken, chunks Where) error {
-	return &RefusedError{Err: fmt.Errorf("upload %s (%d bytes): %w: not in %s, no chunk on %s in %s (expired after hub.claim_check.upload_ttl before the hub took them, or never sent by this partner)",
+	return &RefusedError{Err: fmt.Errorf("upload %s (%d bytes): %w: not in %s, no chunk of it on %s in %s (expired after hub.claim_check.upload_ttl before the hub took them, or never sent by this partner)",
 		up.SHA256, up.Size, ErrUploadGone, taken.Object, chunks.Subject, chunks.Stream)}
 }

@@ -37,13 +37,13 @@ func TestFindReadsWithoutTaking(t *testing.T) {
 	publishChunks(t, j, "ACME", up.SHA256, a, b)
 
 	got, where, err := claimcheck.Find(ctx, j, "", "", "ACME", up, 1<<20)
-	if err != nil || !bytes.Equal(got, whole) || where.Subject != wire.UploadSubject("ACME", up.SHA256) || where.Stream != wire.DefaultUploadStream {
+	if err != nil || !bytes.Equal(got, whole) || where.Subject != wire.UploadStoredSubject("ACME") || where.Stream != wire.DefaultUploadStream {
 		t.Fatalf("from the chunks: %d bytes at %v, %v", len(got), where, err)
 	}
 	if n := jetstreamtest.CountMsgs(t, j, wire.DefaultUploadStream); n != 2 {
 		t.Fatalf("Find left %d chunks, want the 2 it read", n)
 	}
-	if _, _, err := claimcheck.Find(ctx, j, "", "", "BETA", up, 1<<20); !errors.Is(err, claimcheck.ErrUploadGone) || !refusedErr(err, "no chunk on edi.upload.BETA.") {
+	if _, _, err := claimcheck.Find(ctx, j, "", "", "BETA", up, 1<<20); !errors.Is(err, claimcheck.ErrUploadGone) || !refusedErr(err, "no chunk of it on edi.upload.BETA") {
 		t.Fatalf("ACME's upload looked up for BETA: %v", err)
 	}
 	if _, _, err := claimcheck.Find(ctx, j, "", "", "ACME", up, 1999); !refusedErr(err, "over parse.max_size (1999 bytes)") {

@@ -28,6 +28,25 @@ type Settings struct {
 	// UploadMaxBytes bounds the upload stream (0, the default: 1/16 of
 	// the JetStream store, 1 MiB to 1 GiB, as hub.dlq.max_bytes).
 	UploadMaxBytes int64 `yaml:"upload_max_bytes"`
+	// UploadPartnerMaxBytes is one partner's share of the upload stream
+	// (0, the default: a quarter of it, at least the largest
+	// parse.max_size): the server refuses that partner's chunks past it,
+	// so one partner's flood never fills the stream for the others.
+	UploadPartnerMaxBytes int64 `yaml:"upload_partner_max_bytes"`
+}
+
+// UploadPartnerBytes is one partner's share of an upload stream of
+// streamBytes, for interchanges up to largest bytes: the setting, else
+// a quarter of the stream, at least largest, at most the stream. A
+// setting below largest is refused: such an upload could never be stored.
+func (c Settings) UploadPartnerBytes(streamBytes, largest int64) (int64, error) {
+	if n := c.UploadPartnerMaxBytes; n > 0 {
+		if n < largest {
+			return 0, fmt.Errorf("hub.claim_check.upload_partner_max_bytes %d is below the largest parse.max_size (%d): an upload that large could never be stored; raise it", n, largest)
+		}
+		return n, nil
+	}
+	return min(max(streamBytes/4, largest), streamBytes), nil
 }
 
 // UploadBytes is the upload stream's bound on a store of storeLimit
@@ -77,6 +96,9 @@ func (c *Settings) Validate() []error {
 	}
 	if c.UploadMaxBytes < 0 {
 		errs = append(errs, fmt.Errorf("claim_check.upload_max_bytes %d: want a positive size", c.UploadMaxBytes))
+	}
+	if c.UploadPartnerMaxBytes < 0 || c.UploadMaxBytes > 0 && c.UploadPartnerMaxBytes > c.UploadMaxBytes {
+		errs = append(errs, fmt.Errorf("claim_check.upload_partner_max_bytes %d: want a positive size, at most upload_max_bytes", c.UploadPartnerMaxBytes))
 	}
 	return errs
 }

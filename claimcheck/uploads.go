@@ -38,6 +38,22 @@ type UploadsConfig struct {
 	// MaxBytes bounds the stream (DefaultUploadMaxBytes); a chunk past it
 	// is refused to its sender.
 	MaxBytes int64
+	// PartnerMaxBytes is one partner's share of it (MaxBytes/4): the
+	// server refuses a partner's chunk past it, to that partner only, so
+	// that one partner's flood leaves the rest of the stream to the
+	// others. It is kept as the stream's per-subject message limit (all
+	// of a partner's chunks are on one subject): PartnerMaxBytes over the
+	// chunk edihub send cuts on this connection, rounded up.
+	PartnerMaxBytes int64
+}
+
+// partnerChunks is the per-subject limit that holds PartnerMaxBytes of
+// chunks as edihub send cuts them (client.InlineLimit: the server's max
+// payload less ejs.HeaderRoom). A partner's bytes stay under it times the
+// max payload.
+func (c UploadsConfig) partnerChunks(maxPayload int64) int64 {
+	chunk := max(maxPayload-ejs.HeaderRoom, 1<<10)
+	return max((c.PartnerMaxBytes+chunk-1)/chunk, 1)
 }
 
 // Uploads reads partners' uploads into the payload bucket.
@@ -60,10 +76,19 @@ func OpenUploads(ctx context.Context, j js.JetStream, payloads *Store, cfg Uploa
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultUploadMaxBytes
 	}
+	if cfg.PartnerMaxBytes <= 0 {
+		cfg.PartnerMaxBytes = cfg.MaxBytes / 4
+	}
+	// Every chunk is stored under its partner's subject (the transform),
+	// and only edi.upload.<partner>.<sha256> is stored (a longer subject
+	// would escape the per-subject limit): the limit is each partner's.
 	if _, err := ejs.EnsureStream(ctx, j, js.StreamConfig{
 		Name: cfg.Stream, Description: "edihub: chunks of interchanges too large for the server, until the hub takes them",
-		Subjects: []string{wire.UploadAll}, Storage: js.FileStorage, Replicas: max(cfg.Replicas, 1),
+		Subjects:         []string{wire.UploadChunks},
+		SubjectTransform: &js.SubjectTransformConfig{Source: wire.UploadChunks, Destination: wire.UploadStoredTransform},
+		Storage:          js.FileStorage, Replicas: max(cfg.Replicas, 1),
 		MaxAge: cfg.TTL, MaxBytes: cfg.MaxBytes, Discard: js.DiscardNew, Duplicates: min(cfg.TTL, 10*time.Minute),
+		MaxMsgsPerSubject: cfg.partnerChunks(j.Conn().MaxPayload()), DiscardNewPerSubject: true,
 	}); err != nil {
 		return nil, fmt.Errorf("upload stream: %w", err)
 	}
@@ -119,7 +144,7 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 	data, err := assemble(ctx, u.stream, partner, up)
 	if errors.Is(err, errNoChunk) { // expired, or never sent under partner
 		err = gone(up, Where{Object: u.payloads.Bucket() + "/" + name},
-			Where{Stream: u.name, Subject: wire.UploadSubject(partner, up.SHA256)})
+			Where{Stream: u.name, Subject: wire.UploadStoredSubject(partner)})
 	}
 	if err != nil {
 		var r *RefusedError
@@ -163,37 +188,37 @@ func readTaken(ctx context.Context, obj js.ObjectStore, bucket, name string, up 
 	return data, nil
 }
 
-// assemble reads the chunks of up from partner's upload subject of
-// stream, in order, stopping at up.Size bytes, and checks their SHA-256.
+// assemble reads the chunks of up from partner's subject of stream (all
+// of partner's chunks are on it, each naming its upload in
+// x-upload-sha256), in order, stopping at up.Size bytes, and checks their
+// SHA-256.
 func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upload) ([]byte, error) {
-	subject := wire.UploadSubject(partner, up.SHA256)
+	subject := wire.UploadStoredSubject(partner)
 	buf := make([]byte, 0, up.Size)
-	next, seq := 0, uint64(1)
-	for int64(len(buf)) < up.Size {
-		raw, err := stream.GetMsg(ctx, seq, js.WithGetMsgSubject(subject))
-		if errors.Is(err, js.ErrMsgNotFound) {
-			if next == 0 {
-				return nil, refused("upload %s: %w on %s (never sent by this partner, or expired)", up.SHA256, errNoChunk, subject)
-			}
-			return nil, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("upload %s: read chunk %d: %w", up.SHA256, next, err)
-		}
-		seq = raw.Sequence + 1
+	next := 0
+	err := eachChunk(ctx, stream, partner, up.SHA256, func(raw *js.RawStreamMsg) (bool, error) {
 		i, err := strconv.Atoi(raw.Header.Get(wire.HdrUploadChunk))
 		switch {
 		case err != nil || i < 0:
-			return nil, refused("upload %s: chunk at %s:%d has no %s", up.SHA256, raw.Subject, raw.Sequence, wire.HdrUploadChunk)
+			return false, refused("upload %s: chunk at %s:%d has no %s", up.SHA256, raw.Subject, raw.Sequence, wire.HdrUploadChunk)
 		case i < next: // sent again after the server's duplicate window
-			continue
+			return true, nil
 		case i > next:
-			return nil, refused("upload %s: chunk %d missing (chunk %d follows chunk %d)", up.SHA256, next, i, next-1)
+			return false, refused("upload %s: chunk %d missing (chunk %d follows chunk %d)", up.SHA256, next, i, next-1)
 		case int64(len(buf)+len(raw.Data)) > up.Size:
-			return nil, refused("upload %s: the chunks carry more than its %d bytes", up.SHA256, up.Size)
+			return false, refused("upload %s: the chunks carry more than its %d bytes", up.SHA256, up.Size)
 		}
 		buf = append(buf, raw.Data...)
 		next++
+		return int64(len(buf)) < up.Size, nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case next == 0:
+		return nil, refused("upload %s: %w of it on %s (never sent by this partner, or expired)", up.SHA256, errNoChunk, subject)
+	case int64(len(buf)) < up.Size:
+		return nil, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
 	}
 	sum := sha256.Sum256(buf)
 	if got := hex.EncodeToString(sum[:]); got != up.SHA256 {
@@ -202,8 +227,40 @@ func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upl
 	return buf, nil
 }
 
-// purge drops an upload's chunks once taken or refused (best effort: the
-// stream's max age drops them otherwise).
+// eachChunk calls f with the chunks of upload sha on partner's subject of
+// stream, in stream order, while f says go on. A partner's subject holds
+// at most its quota of chunks (the stream's per-subject limit), so the
+// scan past other uploads' chunks is bounded.
+func eachChunk(ctx context.Context, stream js.Stream, partner, sha string, f func(*js.RawStreamMsg) (bool, error)) error {
+	subject := wire.UploadStoredSubject(partner)
+	for seq := uint64(1); ; {
+		raw, err := stream.GetMsg(ctx, seq, js.WithGetMsgSubject(subject))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("upload %s: read %s from %d: %w", sha, subject, seq, err)
+		}
+		seq = raw.Sequence + 1
+		if raw.Header.Get(wire.HdrUploadSHA256) != sha {
+			continue
+		}
+		if more, err := f(raw); err != nil || !more {
+			return err
+		}
+	}
+}
+
+// purge drops an upload's chunks once taken or refused, giving the
+// partner's quota back (best effort: the stream's max age drops them
+// otherwise).
 func (u *Uploads) purge(ctx context.Context, partner, sha string) {
-	_ = u.stream.Purge(ctx, js.WithPurgeSubject(wire.UploadSubject(partner, sha)))
+	var seqs []uint64
+	_ = eachChunk(ctx, u.stream, partner, sha, func(raw *js.RawStreamMsg) (bool, error) {
+		seqs = append(seqs, raw.Sequence)
+		return true, nil
+	})
+	for _, seq := range seqs {
+		_ = u.stream.DeleteMsg(ctx, seq)
+	}
 }

@@ -49,7 +49,7 @@ func uploadHeader(sum string, size int) nats.Header {
 func publishChunks(t *testing.T, j js.JetStream, partner, sum string, chunks ...[]byte) {
 	t.Helper()
 	for i, c := range chunks {
-		m := &nats.Msg{Subject: wire.UploadSubject(partner, sum), Data: c, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}}}
+		m := &nats.Msg{Subject: wire.UploadSubject(partner, sum), Data: c, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}, wire.HdrUploadSHA256: {sum}}}
 		if _, err := j.PublishMsg(context.Background(), m); err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestSendUploadsAndResolveTakes(t *testing.T) {
 		t.Fatalf("%d chunks stored, want 4", n)
 	}
 	// another partner's announcement of the same bytes finds nothing of ACME's
-	if _, err := u.Resolve(ctx, "BETA", raw.Header, 10<<20); !refusedErr(err, "no chunk on edi.upload.BETA.") {
+	if _, err := u.Resolve(ctx, "BETA", raw.Header, 10<<20); !refusedErr(err, "no chunk of it on edi.upload.BETA") {
 		t.Fatalf("BETA naming ACME's upload: %v", err)
 	}
 	for i := range 2 { // first from the chunks, then from the bucket
@@ -158,7 +158,7 @@ func TestResolveRefusesBadUploads(t *testing.T) {
 	if _, err := u.Resolve(ctx, "ACME", uploadHeader(sum, len(whole)), 1<<20); !refusedErr(err, "incomplete: 1000 of 2000 bytes") {
 		t.Fatalf("incomplete: %v", err)
 	}
-	m := &nats.Msg{Subject: wire.UploadSubject("ACME", sum), Data: b, Header: nats.Header{wire.HdrUploadChunk: {"1"}}}
+	m := &nats.Msg{Subject: wire.UploadSubject("ACME", sum), Data: b, Header: nats.Header{wire.HdrUploadChunk: {"1"}, wire.HdrUploadSHA256: {sum}}}
 	if _, err := j.PublishMsg(ctx, m); err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ func Send(ctx context.Context, j js.JetStream, l *Link, partner string, msg *nat
 	for off := 0; off < len(msg.Data); off += limit {
 		c := &nats.Msg{Subject: subject, Data: msg.Data[off:min(off+limit, len(msg.Data))], Header: nats.Header{}}
 		c.Header.Set(wire.HdrUploadChunk, strconv.Itoa(chunks))
+		c.Header.Set(wire.HdrUploadSHA256, up.SHA256) // the stream keeps a partner's chunks on one subject
 		c.Header.Set(js.MsgIDHeader, wire.UploadChunkMsgID(partner, up.SHA256, chunks))
 		if _, res, err = Publish(ctx, j, l, c, timeout); res != Published {
 			return nil, chunks, res, err

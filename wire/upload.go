@@ -22,15 +22,25 @@ const (
 	HdrUploadSHA256 = "x-upload-sha256"
 	// HdrUploadSize is the upload's size in bytes.
 	HdrUploadSize = "x-upload-size"
-	// HdrUploadChunk numbers a chunk (0, 1, ...) on an upload subject.
+	// HdrUploadChunk numbers a chunk (0, 1, ...) on an upload subject;
+	// a chunk carries its upload's HdrUploadSHA256 too.
 	HdrUploadChunk = "x-upload-chunk"
 
 	// DefaultUploadStream stores upload chunks until the hub takes them
 	// (hub.claim_check.upload_stream).
 	DefaultUploadStream = "UPLOAD"
-	// UploadAll are the upload stream's subjects.
-	UploadAll    = "edi.upload.>"
-	uploadPrefix = "edi.upload."
+	// UploadAll are the upload subjects partners are granted.
+	UploadAll = "edi.upload.>"
+	// UploadChunks is what the upload stream stores: exactly
+	// edi.upload.<partner>.<sha256> (a subject with more tokens is not
+	// stored), each chunk under its partner's UploadStoredSubject
+	// (UploadStoredTransform), so that the stream's per-subject limit is
+	// each partner's own quota.
+	UploadChunks = "edi.upload.*.*"
+	// UploadStoredTransform is the stream's subject transform from
+	// UploadChunks to UploadStoredSubject.
+	UploadStoredTransform = "edi.upload.{{wildcard(1)}}"
+	uploadPrefix          = "edi.upload."
 )
 
 func init() {
@@ -44,6 +54,11 @@ func init() {
 func UploadSubject(partner, sha256 string) string {
 	return uploadPrefix + partner + "." + sha256
 }
+
+// UploadStoredSubject is the subject the upload stream keeps all of
+// partner's chunks under (the upload each belongs to in its
+// HdrUploadSHA256 header, which Send sets on every chunk).
+func UploadStoredSubject(partner string) string { return uploadPrefix + partner }
 
 // UploadPartnerSubjects are the subjects one partner may upload to.
 func UploadPartnerSubjects(partner string) string { return uploadPrefix + partner + ".>" }

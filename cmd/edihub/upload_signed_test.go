@@ -42,7 +42,7 @@ func TestSignedUploadVerifiedOnTheBytes(t *testing.T) {
 		t.Helper()
 		half := len(payload) / 2
 		for i, c := range [][]byte{payload[:half], payload[half:]} {
-			m := &nats.Msg{Subject: wire.UploadSubject("ACME", sum), Data: c, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}}}
+			m := &nats.Msg{Subject: wire.UploadSubject("ACME", sum), Data: c, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}, wire.HdrUploadSHA256: {sum}}}
 			if _, err := j.PublishMsg(ctx, m); err != nil {
 				t.Fatal(err)
 			}

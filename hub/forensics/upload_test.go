@@ -46,7 +46,7 @@ func TestQuarantinedUploadAnalysedOnItsBytes(t *testing.T) {
 		t.Helper()
 		sum := audit.PayloadHash(data)
 		for i, part := range [][]byte{data[:len(data)/2], data[len(data)/2:]} {
-			m := &nats.Msg{Subject: wire.UploadSubject(partner, sum), Data: part, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}}}
+			m := &nats.Msg{Subject: wire.UploadSubject(partner, sum), Data: part, Header: nats.Header{wire.HdrUploadChunk: {strconv.Itoa(i)}, wire.HdrUploadSHA256: {sum}}}
 			if _, err := env.js.PublishMsg(ctx, m); err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestQuarantinedUploadAnalysedOnItsBytes(t *testing.T) {
 	// not taken yet (the hub died reading it): read from the chunks; a
 	// signed drill on the announcement is reproduced
 	fine := []byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "UPFINE1"))
-	chunkHdr, chunkSum := upload("ACME", fine)
+	chunkHdr, _ := upload("ACME", fine)
 	drilled := nats.Header{}
 	for k, v := range chunkHdr {
 		drilled[k] = v
@@ -97,7 +97,7 @@ func TestQuarantinedUploadAnalysedOnItsBytes(t *testing.T) {
 			}
 		}},
 		{"upload still in chunks, drill", "ACME", drilled, sandbox.OutcomePanic, fine, func(t *testing.T, r *Report) {
-			if r.Upload == nil || r.Upload.From != wire.DefaultUploadStream+" "+wire.UploadSubject("ACME", chunkSum) {
+			if r.Upload == nil || r.Upload.From != wire.DefaultUploadStream+" "+wire.UploadStoredSubject("ACME") {
 				t.Errorf("upload %+v", r.Upload)
 			}
 			if r.Sandbox.PanicValue != "drill: panic on purpose" {
