@@ -150,3 +150,30 @@ func TestUploadPartnerBytes(t *testing.T) {
 		}
 	}
 }
+
+// An upload stream of the earlier layout (edi.upload.>, no per-partner
+// limit) is brought to the shared one with shares when the hub opens it.
+func TestUploadStreamOfEarlierLayoutUpdated(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ctx := context.Background()
+	if _, err := j.CreateStream(ctx, js.StreamConfig{Name: wire.DefaultUploadStream, Subjects: []string{wire.UploadAll},
+		Storage: js.FileStorage, MaxAge: time.Hour, MaxBytes: 1 << 20, Discard: js.DiscardNew}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := claimcheck.Open(ctx, j, claimcheck.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimcheck.OpenUploads(ctx, j, s, claimcheck.UploadsConfig{MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := j.Stream(ctx, wire.DefaultUploadStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.CachedInfo().Config
+	if len(c.Subjects) != 1 || c.Subjects[0] != wire.UploadChunks || c.SubjectTransform == nil || c.MaxMsgsPerSubject != 1 || !c.DiscardNewPerSubject {
+		t.Fatalf("stream after open: subjects %v, transform %+v, per subject %d, discard new per subject %v", c.Subjects, c.SubjectTransform, c.MaxMsgsPerSubject, c.DiscardNewPerSubject)
+	}
+}
