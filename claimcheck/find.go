@@ -71,7 +71,7 @@ func Find(ctx context.Context, j js.JetStream, bucket, stream, partner string, u
 	if err != nil {
 		return nil, Where{}, fmt.Errorf("upload %s: stream %s: %w", up.SHA256, stream, err)
 	}
-	data, err := assemble(ctx, s, partner, up)
+	data, _, err := assemble(ctx, s, partner, up)
 	if errors.Is(err, errNoChunk) {
 		return nil, Where{}, gone(up, taken, chunks)
 	}

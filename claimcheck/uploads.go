@@ -136,12 +136,11 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 	// taken before (a later delivery, a retry, a replay): the object is
 	// the hub's, read back only if it is still the bytes
 	if data, err := readTaken(ctx, u.payloads.obj, u.payloads.Bucket(), name, up); err == nil {
-		u.purge(ctx, partner, up.SHA256)
 		return data, nil
 	} else if !errors.Is(err, js.ErrObjectNotFound) {
 		return nil, err
 	}
-	data, err := assemble(ctx, u.stream, partner, up)
+	data, seqs, err := assemble(ctx, u.stream, partner, up)
 	if errors.Is(err, errNoChunk) { // expired, or never sent under partner
 		err = gone(up, Where{Object: u.payloads.Bucket() + "/" + name},
 			Where{Stream: u.name, Subject: wire.UploadStoredSubject(partner)})
@@ -149,7 +148,14 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 	if err != nil {
 		var r *RefusedError
 		if errors.As(err, &r) {
-			u.purge(ctx, partner, up.SHA256)
+			// all of its chunks, also past the refusal: a partner's
+			// next try must not meet them
+			seqs = seqs[:0]
+			_ = eachChunk(ctx, u.stream, partner, up.SHA256, func(raw *js.RawStreamMsg) (bool, error) {
+				seqs = append(seqs, raw.Sequence)
+				return true, nil
+			})
+			u.drop(ctx, seqs)
 		}
 		return nil, err
 	}
@@ -158,7 +164,7 @@ func (u *Uploads) Resolve(ctx context.Context, partner string, h nats.Header, ma
 	if _, err := u.payloads.obj.Put(ctx, meta, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("upload %s: store %d bytes in %s: %w", up.SHA256, len(data), u.payloads.Bucket(), err)
 	}
-	u.purge(ctx, partner, up.SHA256)
+	u.drop(ctx, seqs)
 	return data, nil
 }
 
@@ -191,12 +197,14 @@ func readTaken(ctx context.Context, obj js.ObjectStore, bucket, name string, up 
 // assemble reads the chunks of up from partner's subject of stream (all
 // of partner's chunks are on it, each naming its upload in
 // x-upload-sha256), in order, stopping at up.Size bytes, and checks their
-// SHA-256.
-func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upload) ([]byte, error) {
+// SHA-256. seqs are the chunks of up it read (also on an error), for
+// drop.
+func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upload) (data []byte, seqs []uint64, err error) {
 	subject := wire.UploadStoredSubject(partner)
 	buf := make([]byte, 0, up.Size)
 	next := 0
-	err := eachChunk(ctx, stream, partner, up.SHA256, func(raw *js.RawStreamMsg) (bool, error) {
+	err = eachChunk(ctx, stream, partner, up.SHA256, func(raw *js.RawStreamMsg) (bool, error) {
+		seqs = append(seqs, raw.Sequence)
 		i, err := strconv.Atoi(raw.Header.Get(wire.HdrUploadChunk))
 		switch {
 		case err != nil || i < 0:
@@ -214,17 +222,17 @@ func assemble(ctx context.Context, stream js.Stream, partner string, up wire.Upl
 	})
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, seqs, err
 	case next == 0:
-		return nil, refused("upload %s: %w of it on %s (never sent by this partner, or expired)", up.SHA256, errNoChunk, subject)
+		return nil, seqs, refused("upload %s: %w of it on %s (never sent by this partner, or expired)", up.SHA256, errNoChunk, subject)
 	case int64(len(buf)) < up.Size:
-		return nil, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
+		return nil, seqs, refused("upload %s incomplete: %d of %d bytes in %d chunks on %s", up.SHA256, len(buf), up.Size, next, subject)
 	}
 	sum := sha256.Sum256(buf)
 	if got := hex.EncodeToString(sum[:]); got != up.SHA256 {
-		return nil, refused("upload %s: its %d bytes hash to %s", up.SHA256, len(buf), got)
+		return nil, seqs, refused("upload %s: its %d bytes hash to %s", up.SHA256, len(buf), got)
 	}
-	return buf, nil
+	return buf, seqs, nil
 }
 
 // eachChunk calls f with the chunks of upload sha on partner's subject of
@@ -251,15 +259,11 @@ func eachChunk(ctx context.Context, stream js.Stream, partner, sha string, f fun
 	}
 }
 
-// purge drops an upload's chunks once taken or refused, giving the
-// partner's quota back (best effort: the stream's max age drops them
-// otherwise).
-func (u *Uploads) purge(ctx context.Context, partner, sha string) {
-	var seqs []uint64
-	_ = eachChunk(ctx, u.stream, partner, sha, func(raw *js.RawStreamMsg) (bool, error) {
-		seqs = append(seqs, raw.Sequence)
-		return true, nil
-	})
+// drop deletes an upload's chunks once it is taken (those read) or
+// refused (all), giving them back to the partner's share (best effort:
+// the stream's max age drops what is left, such as a chunk sent again
+// after the upload was taken).
+func (u *Uploads) drop(ctx context.Context, seqs []uint64) {
 	for _, seq := range seqs {
 		_ = u.stream.DeleteMsg(ctx, seq)
 	}
