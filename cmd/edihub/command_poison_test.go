@@ -199,13 +199,19 @@ func runForensics(t *testing.T, ctx context.Context, cancel context.CancelFunc, 
 }
 
 // publishPoison stores a quarantined copy of partner ACME's INGEST:seq in
-// POISON, with the headers the hub's quarantine writes.
-func publishPoison(t *testing.T, ctx context.Context, j js.JetStream, seq, errMsg string, payload []byte) {
+// POISON, with the headers the hub's quarantine writes (and extra ones,
+// as the message's own).
+func publishPoison(t *testing.T, ctx context.Context, j js.JetStream, seq, errMsg string, payload []byte, extra ...nats.Header) {
 	t.Helper()
 	h := nats.Header{}
 	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: seq, wire.HdrPartnerID: "ACME",
 		wire.HdrStage: "parse", wire.HdrErrorMsg: errMsg, wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
 		h.Set(k, v)
+	}
+	for _, x := range extra {
+		for k, v := range x {
+			h[k] = v
+		}
 	}
 	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: payload}); err != nil {
 		t.Fatal(err)

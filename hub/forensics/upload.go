@@ -68,9 +68,11 @@ func (f *Worker) realPayload(ctx context.Context, r *Report, data []byte) (paylo
 		r.Upload.Error = "the copy's upload headers: " + err.Error()
 		return data, true, nil
 	}
+	edi := f.edi
+	edi.SetDefaults() // a bound also when the worker was given no parse settings
 	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	b, where, err := claimcheck.Find(fctx, f.js, f.cfg.PayloadBucket, f.cfg.UploadStream, r.Partner, up, f.edi.Options(r.Partner).MaxSize)
+	b, where, err := claimcheck.Find(fctx, f.js, f.cfg.PayloadBucket, f.cfg.UploadStream, r.Partner, up, edi.Options(r.Partner).MaxSize)
 	var refused *claimcheck.RefusedError
 	switch {
 	case errors.As(err, &refused):
