@@ -83,4 +83,22 @@ type Message struct {
 
 	Interchange *Interchange
 	Group       *Group // nil outside a functional group
+
+	// A message WalkViews rendered while reading it (streamview.go): the
+	// segments rendered and dropped (Segments then holds none), the
+	// number of its UNH (ST).
+	streamed, first int
+}
+
+// SegmentCount is the number of the message's segments, header and
+// trailer included: len(Segments), or for a message WalkViews handed over
+// with its view (and no Segments) the number it had.
+func (m *Message) SegmentCount() int { return m.streamed + len(m.Segments) }
+
+// firstNumber is the segment number of the message's UNH (ST).
+func (m *Message) firstNumber() int {
+	if m.streamed > 0 {
+		return m.first
+	}
+	return m.Segments[0].Number
 }
