@@ -54,6 +54,13 @@ const budgetFrom = 64 << 10
 // (BenchmarkStageMemory under a low GOMEMLIMIT, BENCHMARKS.md).
 const LiveBytesPerInputByte = 48
 
+// StreamedLiveBytesPerInputByte is LiveBytesPerInputByte for an
+// interchange whose large messages are rendered while read, their segments
+// not kept (edifact.WalkViews: agreements that read no segment): the input
+// and the views (5.5 times the input for 6-byte segments) and the walk's
+// buffers; 7.6 measured at 9.9 MB for one parse (BENCHMARKS.md).
+const StreamedLiveBytesPerInputByte = 8
+
 // NewBudget is a budget of limit bytes; limit ≤ 0 takes DefaultMemoryBudget.
 func NewBudget(limit int64) *Budget {
 	src := "parse.memory_budget"
@@ -81,6 +88,12 @@ func Estimate(size int) int64 {
 	return int64(size) * LiveBytesPerInputByte * gcFactor()
 }
 
+// EstimateStreamed is Estimate for an interchange whose large messages are
+// rendered while read (StreamedLiveBytesPerInputByte).
+func EstimateStreamed(size int) int64 {
+	return int64(size) * StreamedLiveBytesPerInputByte * gcFactor()
+}
+
 // gcFactor is 1 under a Go memory limit (the collector keeps the heap
 // under it while the live heap fits), else 1 + GOGC/100.
 func gcFactor() int64 {
@@ -101,10 +114,16 @@ func gcFactor() int64 {
 // first; nothing is taken then. An input under budgetFrom is admitted at
 // once and counts nothing.
 func (b *Budget) Admit(ctx context.Context, size int) (release func(), err error) {
+	return b.AdmitEstimate(ctx, size, Estimate(size))
+}
+
+// AdmitEstimate is Admit for an interchange of size bytes estimated at
+// estimate (EstimateStreamed).
+func (b *Budget) AdmitEstimate(ctx context.Context, size int, estimate int64) (release func(), err error) {
 	if size < budgetFrom {
 		return noRelease, nil
 	}
-	need := min(Estimate(size), b.limit) // more than the budget: alone
+	need := min(estimate, b.limit) // more than the budget: alone
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.fits(need) {
 		b.take(need)

@@ -141,7 +141,7 @@ func outOfTime(ctx context.Context, r *compiledRule, limit time.Duration, em *ed
 		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 	}
 	if strings.Contains(msg, "operation interrupted") || strings.Contains(msg, context.DeadlineExceeded.Error()) {
-		msg = fmt.Sprintf("ran out of its time limit (partners.rule_time_limit %s) over message %s (%d segments)", limit, em.Ref, len(em.Segments))
+		msg = fmt.Sprintf("ran out of its time limit (partners.rule_time_limit %s) over message %s (%d segments)", limit, em.Ref, em.SegmentCount())
 	}
 	return &ruleError{name: r.Name, msg: msg}, nil
 }
