@@ -31,6 +31,7 @@ type checker struct {
 	stream             *streamView
 	body               []byte
 	bodyStart, bodyEnd int64
+	maxSeg, maxElem    int // the Reader's limits, for EachSegment
 	segBuf             []Segment
 	segsHi             int          // the most of segBuf's array used (messageDone)
 	inputLen           int          // the input's size (Walk), for returnScratch
@@ -59,6 +60,7 @@ func (c *checker) messageDone(m *Message) error {
 			}
 		}
 		err = c.views(m, view)
+		m.src = nil // the input is the caller's again
 	case c.onMessage != nil:
 		err = c.onMessage(m)
 	default:

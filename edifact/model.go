@@ -86,8 +86,10 @@ type Message struct {
 
 	// A message WalkViews rendered while reading it (streamview.go): the
 	// segments rendered and dropped (Segments then holds none), the
-	// number of its UNH (ST).
+	// number of its UNH (ST), and where EachSegment reads them again
+	// (during the WalkViews callback only).
 	streamed, first int
+	src             *segmentSource
 }
 
 // SegmentCount is the number of the message's segments, header and

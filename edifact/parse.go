@@ -74,6 +74,7 @@ func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, err
 		r = newReaderOptions(src, n, o)
 	}
 	r.BaseOffset = g.Offset
+	c.maxSeg, c.maxElem = o.MaxSegmentLen, o.MaxElementLen
 	r.ReuseSegment = true
 	r.keep = &c.keep // the segments' slices go to the checker's slabs
 	r.arenaHint = n  // the strings of a small input fit one arena block

@@ -3,6 +3,7 @@ package edifact
 import (
 	"bytes"
 	"errors"
+	"fmt"
 )
 
 // WalkViews checks data exactly like Walk and hands fn each message with
@@ -76,7 +77,10 @@ func (c *checker) startStream() error {
 			return err
 		}
 	}
-	m.first, m.streamed = m.Segments[0].Number, len(m.Segments)
+	unh := &m.Segments[0]
+	m.first, m.streamed = unh.Number, len(m.Segments)
+	m.src = &segmentSource{raw: c.body[m.Offset-c.bodyStart:], sep: c.ic.Separators, std: c.doc.Standard, syntax: c.ic.Syntax,
+		line: unh.Line, col: unh.Column, maxSeg: c.maxSeg, maxElem: c.maxElem}
 	clear(m.Segments)
 	m.Segments = m.Segments[:0]
 	c.keep.reset() // the current segment still points into the slabs
@@ -199,4 +203,59 @@ func trailerAt(body []byte, from int, std string, sep Separators) int {
 		from = at + len(pat)
 	}
 	return -1
+}
+
+// segmentSource is where a message rendered while read is in the input:
+// from its UNH (ST) to the input's end, with what a Reader needs to start
+// there.
+type segmentSource struct {
+	raw             []byte
+	sep             Separators
+	std, syntax     string
+	line, col       int // of the UNH (ST)
+	maxSeg, maxElem int // the Reader's limits of the walk
+}
+
+// errSegmentsGone is EachSegment's error for a message rendered while read
+// once the WalkViews callback that had it returned.
+var errSegmentsGone = errors.New("edifact: the message's segments were not kept and its input is no longer at hand (outside the WalkViews callback)")
+
+// EachSegment calls fn with each of m's segments in order, header and
+// trailer included, and stops at fn's first error. For a message that
+// WalkViews rendered while reading it (no Segments), the segments are read
+// again from the input one at a time, during the WalkViews callback only:
+// s is then valid only during the call (its strings may be kept, not its
+// slices), and memory stays one segment. For the others it ranges over
+// Segments.
+func (m *Message) EachSegment(fn func(s *Segment) error) error {
+	if m.streamed == 0 {
+		for i := range m.Segments {
+			if err := fn(&m.Segments[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	src := m.src
+	if src == nil {
+		return errSegmentsGone
+	}
+	r := newReaderOptions(bytes.NewReader(src.raw), len(src.raw), &Options{MaxSegmentLen: src.maxSeg, MaxElementLen: src.maxElem})
+	r.BaseOffset, r.ReuseSegment = m.Offset, true
+	r.std, r.sep, r.syntax, r.inside, r.endTag = src.std, src.sep, src.syntax, true, "UNZ"
+	if src.std == X12 {
+		r.endTag = "IEA"
+	}
+	r.setClasses()
+	r.line, r.lineStart, r.num = src.line, -int64(src.col-1), m.first-1
+	for n := m.SegmentCount(); n > 0; n-- {
+		s, err := r.Read()
+		if err != nil { // the walk read these bytes: cannot happen
+			return fmt.Errorf("edifact: reading message %s again: %w", quoted(m.Ref, 20), err)
+		}
+		if err := fn(s); err != nil {
+			return err
+		}
+	}
+	return nil
 }

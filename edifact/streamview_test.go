@@ -135,3 +135,56 @@ func TestWalkViewsChecksLargeMessages(t *testing.T) {
 		t.Errorf("the callback's error: got %v", err)
 	}
 }
+
+// EachSegment gives a message rendered while read the segments Walk keeps
+// for it (values, repeats, offsets, lines, columns, numbers), read again
+// from the input during the callback; after it, an error.
+func TestEachSegmentReadsTheSegmentsAgain(t *testing.T) {
+	const unoc = "UNA:+.? 'UNB+UNOC:3+S:14+R:14+261130:1200+BIG'"
+	inputs := map[string][]byte{
+		"lines":      bigEDIFACT(unoc+"\r\n", 2, sizedFrom+10, "LIN+1++4000862141404:SRS'\nFTX+AAA+++a?'b?:c'\r\n"),
+		"repetition": bigEDIFACT("UNA:+.?*'UNB+UNOC:4+S+R+20261130:1200+BIG'", 1, sizedFrom+10, "LIN+1'ATT+2++M*F*G'"),
+		"x12":        bigX12(sizedFrom + 10),
+	}
+	for name, data := range inputs {
+		var want [][]Segment
+		if _, err := Walk(data, nil, func(m *Message) error {
+			segs := make([]Segment, len(m.Segments))
+			for i := range m.Segments {
+				segs[i] = m.Segments[i].Clone()
+			}
+			want = append(want, segs)
+			return nil
+		}); err != nil {
+			t.Fatalf("%s: Walk: %v", name, err)
+		}
+		var kept []*Message
+		_, err := WalkViews(data, nil, func(m *Message, _ []byte) error {
+			kept = append(kept, m)
+			w := want[len(kept)-1]
+			i := 0
+			err := m.EachSegment(func(s *Segment) error {
+				if i >= len(w) {
+					return fmt.Errorf("segment %d: Walk had %d", i+1, len(w))
+				}
+				if got := fmt.Sprintf("%+v", *s); got != fmt.Sprintf("%+v", w[i]) {
+					t.Errorf("%s message %d segment %d:\n got %s\nwant %+v", name, len(kept), i+1, got, w[i])
+				}
+				i++
+				return nil
+			})
+			if i != len(w) {
+				t.Errorf("%s message %d: %d segments, Walk had %d", name, len(kept), i, len(w))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("%s: WalkViews: %v", name, err)
+		}
+		for _, m := range kept {
+			if m.SegmentCount() > sizedFrom && m.EachSegment(func(*Segment) error { return nil }) == nil {
+				t.Errorf("%s: EachSegment after the callback gave no error", name)
+			}
+		}
+	}
+}

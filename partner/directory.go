@@ -114,15 +114,10 @@ func (r *Registry) validateEnvelope(p *Profile, ich *edifact.Interchange) error 
 	return rej
 }
 
-// ReadsSegments tells the parse stage whether partner's messages are read
-// segment by segment here (a directory validation, the built-in rules):
-// where they are not (no directory, builtin_rules: false; the CEL rules
-// read the JSON view), a large message's view is rendered while it is
-// read and none of its segments is kept (parse.SegmentReader).
-func (r *Registry) ReadsSegments(partner string) bool {
-	p, ok := r.Set().Get(partner)
-	if !ok {
-		return r.validators[r.strictness(nil)] != nil
-	}
-	return r.validators[r.strictness(p)] != nil || p.BuiltinRules == nil || *p.BuiltinRules
-}
+// ReadsSegments is false: the directory validation and the built-in rules
+// read a message's segments through edifact.Message.EachSegment, which
+// reads those of a large message again from the input when the parse
+// stage did not keep them, and the CEL rules read the JSON view. So the
+// stage renders every large message's view while reading it and keeps
+// none of its segments (parse.SegmentReader).
+func (r *Registry) ReadsSegments(string) bool { return false }
