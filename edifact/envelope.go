@@ -24,19 +24,14 @@ type checker struct {
 	// memory reused.
 	onMessage func(*Message) error
 	// views, when set (WalkViews), gets each message with its view
-	// instead; stream is the view of the open message rendered while
-	// read (streamview.go); body is the input from offset bodyStart to
-	// bodyEnd.
-	views              func(*Message, []byte) error
-	stream             *streamView
-	body               []byte
-	bodyStart, bodyEnd int64
-	maxSeg, maxElem    int // the Reader's limits, for EachSegment
-	segBuf             []Segment
-	segsHi             int          // the most of segBuf's array used (messageDone)
-	inputLen           int          // the input's size (Walk), for returnScratch
-	scratch            *walkScratch // Walk's pooled buffers (scratch.go)
-	refsTaken          bool         // the pooled refs map is in use
+	// instead (streamview.go); in its own struct, so that a Walk's
+	// checker stays as small as it was.
+	views     *viewWalk
+	segBuf    []Segment
+	segsHi    int          // the most of segBuf's array used (messageDone)
+	inputLen  int          // the input's size (Walk), for returnScratch
+	scratch   *walkScratch // Walk's pooled buffers (scratch.go)
+	refsTaken bool         // the pooled refs map is in use
 	// last is the number and tag of the last segment added, so that a
 	// missing trailer is reported after a segment that exists.
 	lastNum int
@@ -54,13 +49,15 @@ func (c *checker) messageDone(m *Message) error {
 	switch {
 	case c.views != nil:
 		var view []byte
-		if c.stream != nil {
+		if c.views.stream != nil {
 			if view, err = c.finishView(m); err != nil {
 				return err
 			}
 		}
-		err = c.views(m, view)
-		m.src = nil // the input is the caller's again
+		err = c.views.fn(m, view)
+		if m.streamed != nil {
+			m.streamed.src = nil // the input is the caller's again
+		}
 	case c.onMessage != nil:
 		err = c.onMessage(m)
 	default:

@@ -47,14 +47,15 @@ func walkChecked(data []byte, opts *Options, fn func(*Message) error, views func
 	}
 	o := opts.setDefaults()
 	c := newChecker(g.Standard)
-	c.onMessage, c.views = fn, views
+	c.onMessage = fn
 	if fn != nil || views != nil {
 		c.borrowScratch()
 		defer c.returnScratch()
 		c.scratch.src.Reset(g.Body)
 		c.inputLen = len(g.Body)
 		if views != nil {
-			c.body, c.bodyStart, c.bodyEnd = g.Body, g.Offset, g.Offset+int64(len(g.Body))
+			c.views = &viewWalk{fn: views, body: g.Body, bodyStart: g.Offset, bodyEnd: g.Offset + int64(len(g.Body)),
+				maxSeg: o.MaxSegmentLen, maxElem: o.MaxElementLen}
 		}
 		return c.run(g, &c.scratch.src, &o)
 	}
@@ -74,7 +75,6 @@ func (c *checker) run(g *GuardResult, src io.Reader, o *Options) (*Document, err
 		r = newReaderOptions(src, n, o)
 	}
 	r.BaseOffset = g.Offset
-	c.maxSeg, c.maxElem = o.MaxSegmentLen, o.MaxElementLen
 	r.ReuseSegment = true
 	r.keep = &c.keep // the segments' slices go to the checker's slabs
 	r.arenaHint = n  // the strings of a small input fit one arena block

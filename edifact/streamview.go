@@ -26,6 +26,18 @@ func WalkViews(data []byte, opts *Options, fn func(m *Message, view []byte) erro
 	return walkChecked(data, opts, nil, fn)
 }
 
+// viewWalk is the state of a WalkViews: its callback, the view of the
+// open message being rendered while read (nil before the switch), and
+// the input, from offset bodyStart to bodyEnd, with the Reader's limits
+// (for EachSegment).
+type viewWalk struct {
+	fn                 func(*Message, []byte) error
+	stream             *streamView
+	body               []byte
+	bodyStart, bodyEnd int64
+	maxSeg, maxElem    int
+}
+
 // streamView is the view of the open message being rendered while read:
 // its buffer starts with reserve bytes of room for the head (written last,
 // when the segment count is known), then the segments array.
@@ -45,11 +57,12 @@ const streamSlack = 64 << 10
 // into its view and dropped.
 func (c *checker) appendToMessage(s *Segment) error {
 	m := c.msg
-	if v := c.stream; v != nil {
+	if w := c.views; w != nil && w.stream != nil {
+		v := w.stream
 		if err := v.add(m, s); err != nil {
 			return err
 		}
-		m.streamed++
+		m.streamed.count++
 		// rewound, not cleared: s stays valid until the next Read, and
 		// the next segment's slices reuse the slabs
 		c.keep.reset()
@@ -78,13 +91,13 @@ func (c *checker) startStream() error {
 		}
 	}
 	unh := &m.Segments[0]
-	m.first, m.streamed = unh.Number, len(m.Segments)
-	m.src = &segmentSource{raw: c.body[m.Offset-c.bodyStart:], sep: c.ic.Separators, std: c.doc.Standard, syntax: c.ic.Syntax,
-		line: unh.Line, col: unh.Column, maxSeg: c.maxSeg, maxElem: c.maxElem}
+	w := c.views
+	m.streamed = &streamedMessage{count: len(m.Segments), first: unh.Number, src: &segmentSource{raw: w.body[m.Offset-w.bodyStart:],
+		sep: c.ic.Separators, std: c.doc.Standard, syntax: c.ic.Syntax, line: unh.Line, col: unh.Column, maxSeg: w.maxSeg, maxElem: w.maxElem}}
 	clear(m.Segments)
 	m.Segments = m.Segments[:0]
 	c.keep.reset() // the current segment still points into the slabs
-	c.stream = v
+	c.views.stream = v
 	return nil
 }
 
@@ -118,8 +131,8 @@ func (v *streamView) add(m *Message, s *Segment) error {
 // finishView is the closed message's view: the head with the count
 // written before the segments array, which is closed.
 func (c *checker) finishView(m *Message) ([]byte, error) {
-	v := c.stream
-	c.stream = nil
+	v := c.views.stream
+	c.views.stream = nil
 	head, err := viewHead(m, m.SegmentCount())
 	if err != nil {
 		return nil, err
@@ -167,10 +180,11 @@ func (c *checker) streamEstimate(m *Message) int {
 	last := &m.Segments[len(m.Segments)-1]
 	size := viewSize(m)
 	read := last.Offset - m.Offset
-	end := c.bodyEnd
-	if c.body != nil && c.ic != nil {
-		if at := trailerAt(c.body, int(last.Offset-c.bodyStart), c.doc.Standard, c.ic.Separators); at >= 0 {
-			end = c.bodyStart + int64(at)
+	w := c.views
+	end := w.bodyEnd
+	if c.ic != nil {
+		if at := trailerAt(w.body, int(last.Offset-w.bodyStart), c.doc.Standard, c.ic.Separators); at >= 0 {
+			end = w.bodyStart + int64(at)
 		}
 	}
 	left := end - last.Offset
@@ -228,7 +242,7 @@ var errSegmentsGone = errors.New("edifact: the message's segments were not kept 
 // slices), and memory stays one segment. For the others it ranges over
 // Segments.
 func (m *Message) EachSegment(fn func(s *Segment) error) error {
-	if m.streamed == 0 {
+	if m.streamed == nil {
 		for i := range m.Segments {
 			if err := fn(&m.Segments[i]); err != nil {
 				return err
@@ -236,7 +250,7 @@ func (m *Message) EachSegment(fn func(s *Segment) error) error {
 		}
 		return nil
 	}
-	src := m.src
+	src := m.streamed.src
 	if src == nil {
 		return errSegmentsGone
 	}
@@ -247,7 +261,7 @@ func (m *Message) EachSegment(fn func(s *Segment) error) error {
 		r.endTag = "IEA"
 	}
 	r.setClasses()
-	r.line, r.lineStart, r.num = src.line, -int64(src.col-1), m.first-1
+	r.line, r.lineStart, r.num = src.line, -int64(src.col-1), m.streamed.first-1
 	for n := m.SegmentCount(); n > 0; n-- {
 		s, err := r.Read()
 		if err != nil { // the walk read these bytes: cannot happen

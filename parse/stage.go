@@ -140,6 +140,9 @@ func New(cfg Config, o *Options) hub.Stage {
 // streamed: the interchange's large messages are rendered while read
 // (streamsViews), estimated by EstimateStreamed.
 func admit(ctx context.Context, b *Budget, size int, streamed bool) (func(), error) {
+	if size < budgetFrom { // not counted: no estimate (it reads the runtime's metrics)
+		return noRelease, nil
+	}
 	estimate := Estimate(size)
 	if streamed {
 		estimate = EstimateStreamed(size)
