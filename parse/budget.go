@@ -56,10 +56,12 @@ const LiveBytesPerInputByte = 48
 
 // StreamedLiveBytesPerInputByte is LiveBytesPerInputByte for an
 // interchange whose large messages are rendered while read, their segments
-// not kept (edifact.WalkViews: agreements that read no segment): the input
-// and the views (5.5 times the input for 6-byte segments) and the walk's
-// buffers; 7.6 measured at 9.9 MB for one parse (BENCHMARKS.md).
-const StreamedLiveBytesPerInputByte = 8
+// not kept (edifact.WalkViews: agreements that read no segment): the input,
+// the views and the walk's buffers. The view is what grows with the
+// segments' count: 5.5 times the input for 6-byte segments (LIN+1', 7.6
+// measured for one parse at 9.9 MB), 7 for EDIFACT's shortest (LIN', 10.9)
+// and 9 for X12's (N1~, 12.9), the worst legal input (BENCHMARKS.md).
+const StreamedLiveBytesPerInputByte = 13
 
 // NewBudget is a budget of limit bytes; limit ≤ 0 takes DefaultMemoryBudget.
 func NewBudget(limit int64) *Budget {
