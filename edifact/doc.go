@@ -41,7 +41,11 @@
 // Parse holds the whole document (about ten times the input size in memory,
 // so at most ~100 MB at the default MaxSize); Walk runs the same checks but
 // hands each message to a callback and drops it, so that memory is bounded
-// by the largest message. GuardReaderAt, WalkReaderAt and Check do the same
+// by the largest message. WalkViews hands each message over with its JSON
+// view and keeps none of the segments of a large one (over 2 048): it is
+// rendered while read, and Message.EachSegment reads its segments again
+// from the input, so that memory is the input and the views.
+// GuardReaderAt, WalkReaderAt and Check do the same
 // over an io.ReaderAt (a file) without holding the input: Guard's pass reads
 // 1 MiB chunks, then the Reader streams the body. Check keeps only counts, so
 // its memory is the largest message plus the references of the open

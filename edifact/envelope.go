@@ -23,6 +23,10 @@ type checker struct {
 	// checked; afterwards the message's segments are dropped and their
 	// memory reused.
 	onMessage func(*Message) error
+	// views, when set (WalkViews), gets each message with its view
+	// instead (streamview.go); in its own struct, so that a Walk's
+	// checker stays as small as it was.
+	views     *viewWalk
 	segBuf    []Segment
 	segsHi    int          // the most of segBuf's array used (messageDone)
 	inputLen  int          // the input's size (Walk), for returnScratch
@@ -41,10 +45,24 @@ type checker struct {
 
 // messageDone hands a checked message to onMessage and recycles its segments.
 func (c *checker) messageDone(m *Message) error {
-	if c.onMessage == nil {
+	var err error
+	switch {
+	case c.views != nil:
+		var view []byte
+		if c.views.stream != nil {
+			if view, err = c.finishView(m); err != nil {
+				return err
+			}
+		}
+		err = c.views.fn(m, view)
+		if m.streamed != nil {
+			m.streamed.src = nil // the input is the caller's again
+		}
+	case c.onMessage != nil:
+		err = c.onMessage(m)
+	default:
 		return nil
 	}
-	err := c.onMessage(m)
 	if c.scratch != nil && c.inputLen <= smallWalk {
 		// A small input's Walk: not cleared here, the next message
 		// overwrites and returnScratch clears up to segsHi.
@@ -115,7 +133,7 @@ func (c *checker) kept(s *Segment) *Segment {
 
 // newMessageSegments returns the slice a new message appends to.
 func (c *checker) newMessageSegments() []Segment {
-	if c.onMessage != nil {
+	if c.onMessage != nil || c.views != nil {
 		return c.segBuf[:0]
 	}
 	return nil
@@ -191,12 +209,11 @@ func (c *checker) add(s *Segment) error {
 			return c.closeMessage(s)
 		case "UNH", "UNE", "UNZ":
 			return segErr(s, 0, 0, CodeMissing, "UNT missing: %s while message %s (segment %d) is open",
-				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
+				s.Tag, quoted(c.msg.Ref, 20), c.msg.firstNumber())
 		case "UNB", "UNG":
 			return segErr(s, 0, 0, CodeNotSupportedPosition, "%s inside message %s", s.Tag, quoted(c.msg.Ref, 20))
 		}
-		c.msg.Segments = appendSegment(c.msg.Segments, s)
-		return nil
+		return c.appendToMessage(s)
 	}
 	if maxServiceElements[s.Tag] > 0 {
 		if err := service(s); err != nil {
@@ -381,13 +398,15 @@ func (c *checker) openMessage(s *Segment) error {
 
 func (c *checker) closeMessage(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, *s)
+	if err := c.appendToMessage(s); err != nil {
+		return err
+	}
 	n, err := count(s, 1, "number of segments (0074)")
 	if err != nil {
 		return err
 	}
-	if n != len(m.Segments) {
-		return segErr(s, 1, 1, CodeCountMismatch, "UNT count %d but message %s has %d segments", n, quoted(m.Ref, 20), len(m.Segments))
+	if n != m.SegmentCount() {
+		return segErr(s, 1, 1, CodeCountMismatch, "UNT count %d but message %s has %d segments", n, quoted(m.Ref, 20), m.SegmentCount())
 	}
 	ref, err := need(s, 2, 1, "message reference (0062)")
 	if err != nil {
@@ -418,7 +437,7 @@ func (c *checker) end(r *Reader) error {
 	case c.msg != nil:
 		pe.Tag = pick(x12, "SE", "UNT")
 		pe.Err = fmt.Errorf("%s inside message %s (from segment %d): %s missing",
-			after, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number, pe.Tag)
+			after, quoted(c.msg.Ref, 20), c.msg.firstNumber(), pe.Tag)
 	case c.grp != nil:
 		pe.Tag = pick(x12, "GE", "UNE")
 		pe.Err = fmt.Errorf("%s inside group %s: %s missing", after, quoted(c.grp.ControlRef, 20), pe.Tag)

@@ -124,7 +124,12 @@ func (d *Document) MarshalJSON() ([]byte, error) {
 // MarshalJSON renders one message together with its interchange envelope
 // and group: the unit the hub publishes on edi.parsed.<partner>.<type>.
 func (m *Message) MarshalJSON() ([]byte, error) {
-	v := jsonMessage{JSONVersion: JSONVersion, Message: m.head(), Segments: m.segmentsJSON()}
+	return marshal(m.jsonView(m.segmentsJSON()))
+}
+
+// jsonView is m's view with segs for its segments.
+func (m *Message) jsonView(segs []jsonSegment) jsonMessage {
+	v := jsonMessage{JSONVersion: JSONVersion, Message: m.head(), Segments: segs}
 	if ic := m.Interchange; ic != nil {
 		v.Standard = ic.Standard
 		v.Interchange = ic.envelopeJSON()
@@ -133,7 +138,7 @@ func (m *Message) MarshalJSON() ([]byte, error) {
 			v.Group = &g
 		}
 	}
-	return marshal(v)
+	return v
 }
 
 // marshal encodes without HTML escaping: "&" and ">" in partner data stay
@@ -181,7 +186,7 @@ func (g *Group) json(cs *charset) jsonGroup {
 func (m *Message) head() jsonMessageHead {
 	t := m.Interchange.text
 	h := jsonMessageHead{Ref: t(m.Ref), Type: t(m.Type), Version: t(m.Version), Release: t(m.Release),
-		Agency: t(m.Agency), Association: t(m.Association), SegmentCount: len(m.Segments), Offset: m.Offset}
+		Agency: t(m.Agency), Association: t(m.Association), SegmentCount: m.SegmentCount(), Offset: m.Offset}
 	if m.Group != nil {
 		h.GroupRef = t(m.Group.ControlRef)
 	}
@@ -189,6 +194,15 @@ func (m *Message) head() jsonMessageHead {
 }
 
 func (m *Message) segmentsJSON() []jsonSegment {
+	segs := make([]jsonSegment, len(m.Segments))
+	for i := range m.Segments {
+		segs[i] = m.segmentJSON(&m.Segments[i])
+	}
+	return segs
+}
+
+// segmentJSON is the view of one of m's segments.
+func (m *Message) segmentJSON(s *Segment) jsonSegment {
 	t := m.Interchange.text
 	conv := func(in []string) []string {
 		out := make([]string, len(in))
@@ -197,24 +211,19 @@ func (m *Message) segmentsJSON() []jsonSegment {
 		}
 		return out
 	}
-	segs := make([]jsonSegment, len(m.Segments))
-	for i := range m.Segments {
-		s := &m.Segments[i]
-		js := jsonSegment{Tag: s.Tag, Elements: make([][]string, len(s.Elements))}
-		for j, e := range s.Elements {
-			js.Elements[j] = conv(e)
-		}
-		for _, rp := range s.Repeats {
-			if js.Repeats == nil {
-				js.Repeats = map[string][][]string{}
-			}
-			occ := make([][]string, len(rp.Occurrences))
-			for k, o := range rp.Occurrences {
-				occ[k] = conv(o)
-			}
-			js.Repeats[strconv.Itoa(rp.Element)] = occ
-		}
-		segs[i] = js
+	js := jsonSegment{Tag: s.Tag, Elements: make([][]string, len(s.Elements))}
+	for j, e := range s.Elements {
+		js.Elements[j] = conv(e)
 	}
-	return segs
+	for _, rp := range s.Repeats {
+		if js.Repeats == nil {
+			js.Repeats = map[string][][]string{}
+		}
+		occ := make([][]string, len(rp.Occurrences))
+		for k, o := range rp.Occurrences {
+			occ[k] = conv(o)
+		}
+		js.Repeats[strconv.Itoa(rp.Element)] = occ
+	}
+	return js
 }

@@ -107,6 +107,14 @@ type jsonWriter struct {
 }
 
 func (j *jsonWriter) message(em *Message) {
+	if j.head(em, len(em.Segments)); !j.bad {
+		j.segments(em.Segments)
+	}
+}
+
+// head appends the view up to and with the opening of its segments array,
+// for a message of count segments.
+func (j *jsonWriter) head(em *Message, count int) {
 	ic := em.Interchange
 	if ic == nil {
 		j.bad = true
@@ -162,57 +170,65 @@ func (j *jsonWriter) message(em *Message) {
 	}
 	j.key(`,"groupRef":`, groupRef)
 	j.b = append(j.b, `,"segmentCount":`...)
-	j.b = strconv.AppendInt(j.b, int64(len(em.Segments)), 10)
+	j.b = strconv.AppendInt(j.b, int64(count), 10)
 	j.b = append(j.b, `,"offset":`...)
 	j.b = strconv.AppendInt(j.b, em.Offset, 10)
 	j.b = append(j.b, `},"segments":[`...)
-	j.segments(em.Segments)
 }
 
-// segments appends the segments array's entries. The values are copied
-// as they are and checked after (plain is the common case); a value that
-// needs escapes is written again by str.
+// segments appends the segments array's entries and closes the view.
 func (j *jsonWriter) segments(segs []Segment) {
-	b := j.b
 	for i := range segs {
-		s := &segs[i]
-		if len(s.Repeats) > 0 {
-			j.b, j.bad = b, true
+		if i > 0 {
+			j.b = append(j.b, ',')
+		}
+		if !j.segment(&segs[i]) {
 			return
 		}
-		if i > 0 {
+	}
+	j.b = append(j.b, "]}"...)
+}
+
+// segment appends s's entry of the segments array. The values are copied
+// as they are and checked after (plain is the common case); a value that
+// needs escapes is written again by str. False (j.bad set) at a repeated
+// data element or a value str does not render.
+func (j *jsonWriter) segment(s *Segment) bool {
+	if len(s.Repeats) > 0 {
+		j.bad = true
+		return false
+	}
+	j.b = append(j.b, `{"tag":`...)
+	if j.str(s.Tag); j.bad {
+		return false
+	}
+	b := append(j.b, `,"elements":[`...)
+	for k, e := range s.Elements {
+		if k > 0 {
 			b = append(b, ',')
 		}
-		j.b = append(b, `{"tag":`...)
-		j.str(s.Tag)
-		b = append(j.b, `,"elements":[`...)
-		for k, e := range s.Elements {
-			if k > 0 {
+		b = append(b, '[')
+		for c, v := range e {
+			if c > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '[')
-			for c, v := range e {
-				if c > 0 {
-					b = append(b, ',')
+			mark := len(b)
+			b = append(b, '"')
+			b = append(b, v...)
+			if !plainJSON(b[mark+1:]) {
+				j.b = b[:mark]
+				if j.str(v); j.bad {
+					return false
 				}
-				mark := len(b)
-				b = append(b, '"')
-				b = append(b, v...)
-				if !plainJSON(b[mark+1:]) {
-					j.b = b[:mark]
-					if j.str(v); j.bad {
-						return
-					}
-					b = j.b
-					continue
-				}
-				b = append(b, '"')
+				b = j.b
+				continue
 			}
-			b = append(b, ']')
+			b = append(b, '"')
 		}
-		b = append(b, "]}"...)
+		b = append(b, ']')
 	}
 	j.b = append(b, "]}"...)
+	return true
 }
 
 // plainJSON reports whether every byte of v is plain (see jsonPlain).

@@ -83,4 +83,36 @@ type Message struct {
 
 	Interchange *Interchange
 	Group       *Group // nil outside a functional group
+
+	// streamed is set for a message WalkViews renders while reading it
+	// (streamview.go); a pointer, so that a Message stays as small as it
+	// was.
+	streamed *streamedMessage
+}
+
+// streamedMessage is what a message rendered while read has instead of
+// its segments: how many were rendered and dropped (Segments then holds
+// none), the number of its UNH (ST), and where EachSegment reads them
+// again (during the WalkViews callback only).
+type streamedMessage struct {
+	count, first int
+	src          *segmentSource
+}
+
+// SegmentCount is the number of the message's segments, header and
+// trailer included: len(Segments), or for a message WalkViews handed over
+// with its view (and no Segments) the number it had.
+func (m *Message) SegmentCount() int {
+	if m.streamed != nil {
+		return m.streamed.count + len(m.Segments)
+	}
+	return len(m.Segments)
+}
+
+// firstNumber is the segment number of the message's UNH (ST).
+func (m *Message) firstNumber() int {
+	if m.streamed != nil {
+		return m.streamed.first
+	}
+	return m.Segments[0].Number
 }

@@ -36,6 +36,11 @@ func Walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 }
 
 func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error) {
+	return walkChecked(data, opts, fn, nil)
+}
+
+// walkChecked is Parse (fn and views nil), Walk (fn) or WalkViews (views).
+func walkChecked(data []byte, opts *Options, fn func(*Message) error, views func(*Message, []byte) error) (*Document, error) {
 	g, err := Guard(data, opts)
 	if err != nil {
 		return nil, err
@@ -43,11 +48,15 @@ func walk(data []byte, opts *Options, fn func(*Message) error) (*Document, error
 	o := opts.setDefaults()
 	c := newChecker(g.Standard)
 	c.onMessage = fn
-	if fn != nil {
+	if fn != nil || views != nil {
 		c.borrowScratch()
 		defer c.returnScratch()
 		c.scratch.src.Reset(g.Body)
 		c.inputLen = len(g.Body)
+		if views != nil {
+			c.views = &viewWalk{fn: views, body: g.Body, bodyStart: g.Offset, bodyEnd: g.Offset + int64(len(g.Body)),
+				maxSeg: o.MaxSegmentLen, maxElem: o.MaxElementLen}
+		}
 		return c.run(g, &c.scratch.src, &o)
 	}
 	return c.run(g, bytes.NewReader(g.Body), &o)

@@ -15,10 +15,9 @@ func (c *checker) addX12(s *Segment) error {
 			return c.closeX12Message(s)
 		case "ST", "GE", "GS", "IEA", "ISA":
 			return segErr(s, 0, 0, CodeMissing, "SE missing: %s while transaction set %s (segment %d) is open",
-				s.Tag, quoted(c.msg.Ref, 20), c.msg.Segments[0].Number)
+				s.Tag, quoted(c.msg.Ref, 20), c.msg.firstNumber())
 		}
-		c.msg.Segments = appendSegment(c.msg.Segments, s)
-		return nil
+		return c.appendToMessage(s)
 	}
 	switch s.Tag {
 	case "ISA":
@@ -148,13 +147,15 @@ func (c *checker) openISA(s *Segment) error {
 
 func (c *checker) closeX12Message(s *Segment) error {
 	m := c.msg
-	m.Segments = append(m.Segments, *s)
+	if err := c.appendToMessage(s); err != nil {
+		return err
+	}
 	n, err := count(s, 1, "number of included segments (SE01)")
 	if err != nil {
 		return err
 	}
-	if n != len(m.Segments) {
-		return segErr(s, 1, 1, CodeCountMismatch, "SE count %d but transaction set %s has %d segments", n, quoted(m.Ref, 20), len(m.Segments))
+	if n != m.SegmentCount() {
+		return segErr(s, 1, 1, CodeCountMismatch, "SE count %d but transaction set %s has %d segments", n, quoted(m.Ref, 20), m.SegmentCount())
 	}
 	ref, err := need(s, 2, 1, "transaction set control number (SE02)")
 	if err != nil {

@@ -59,3 +59,13 @@ type DuplicateAcker interface {
 type MessageAcceptor interface {
 	AcceptsMessage(partner string, err error) bool
 }
+
+// SegmentReader is Agreements that say whether they read the segments of
+// a partner's messages (edifact.Message.Segments: a directory validation,
+// the built-in rules) or only their envelope and JSON view (the CEL rules).
+// For a partner whose agreements read none, the stage renders a large
+// message's view while reading it and keeps none of its segments
+// (edifact.WalkViews): Message then gets it with nil Segments.
+type SegmentReader interface {
+	ReadsSegments(partner string) bool
+}

@@ -57,6 +57,15 @@ const budgetFrom = 64 << 10
 // (BenchmarkStageMemory under a low GOMEMLIMIT, BENCHMARKS.md).
 const LiveBytesPerInputByte = 48
 
+// StreamedLiveBytesPerInputByte is LiveBytesPerInputByte for an
+// interchange whose large messages are rendered while read, their segments
+// not kept (edifact.WalkViews: agreements that read no segment): the input,
+// the views and the walk's buffers. The view is what grows with the
+// segments' count: 5.5 times the input for 6-byte segments (LIN+1', 7.6
+// measured for one parse at 9.9 MB), 7 for EDIFACT's shortest (LIN', 10.9)
+// and 9 for X12's (N1~, 12.9), the worst legal input (BENCHMARKS.md).
+const StreamedLiveBytesPerInputByte = 13
+
 // NewBudget is a budget of limit bytes; limit ≤ 0 takes DefaultMemoryBudget.
 func NewBudget(limit int64) *Budget {
 	src := "parse.memory_budget"
@@ -84,6 +93,12 @@ func Estimate(size int) int64 {
 	return int64(size) * LiveBytesPerInputByte * gcFactor()
 }
 
+// EstimateStreamed is Estimate for an interchange whose large messages are
+// rendered while read (StreamedLiveBytesPerInputByte).
+func EstimateStreamed(size int) int64 {
+	return int64(size) * StreamedLiveBytesPerInputByte * gcFactor()
+}
+
 // gcFactor is 1 under a Go memory limit (the collector keeps the heap
 // under it while the live heap fits), else 1 + GOGC/100.
 func gcFactor() int64 {
@@ -104,10 +119,16 @@ func gcFactor() int64 {
 // first; nothing is taken then. An input under budgetFrom is admitted at
 // once and counts nothing.
 func (b *Budget) Admit(ctx context.Context, size int) (release func(), err error) {
+	return b.AdmitEstimate(ctx, size, Estimate(size))
+}
+
+// AdmitEstimate is Admit for an interchange of size bytes estimated at
+// estimate (EstimateStreamed).
+func (b *Budget) AdmitEstimate(ctx context.Context, size int, estimate int64) (release func(), err error) {
 	if size < budgetFrom {
 		return noRelease, nil
 	}
-	need := min(Estimate(size), b.limit) // more than the budget: alone
+	need := min(estimate, b.limit) // more than the budget: alone
 	b.mu.Lock()
 	if len(b.waiters) == 0 && b.fits(need) {
 		b.take(need)
@@ -246,9 +267,9 @@ const budgetLogAfter = time.Second
 // operator tells a wait for memory from a service that did not answer
 // (the hub logs both as a message that waits): "wait": "memory_budget",
 // the interchange's size, its estimated peak and the budget's use.
-func admitLogged(ctx context.Context, b *Budget, m *hub.Message, log zerolog.Logger) (func(), error) {
+func admitLogged(ctx context.Context, b *Budget, m *hub.Message, log zerolog.Logger, streamed bool) (func(), error) {
 	start := time.Now()
-	release, err := admit(ctx, b, len(m.Data))
+	release, err := admit(ctx, b, len(m.Data), streamed)
 	waited := time.Since(start)
 	if ctx.Err() != nil || err == nil && waited < budgetLogAfter { // a stage deadline or a stop: the hub's to log
 		return release, err
@@ -260,7 +281,16 @@ func admitLogged(ctx context.Context, b *Budget, m *hub.Message, log zerolog.Log
 		msg = "no room in the parse memory budget: the interchange is delivered again (not charged to it; no service is down)"
 	}
 	ev.Str("wait", "memory_budget").Str("partner", m.Partner).Uint64("seq", m.Seq).Int("bytes", len(m.Data)).
-		Int64("estimated_peak_bytes", Estimate(len(m.Data))).Dur("waited", waited).
+		Int64("estimated_peak_bytes", estimateFor(len(m.Data), streamed)).Dur("waited", waited).
 		Int64("budget_in_use_bytes", b.InUse()).Int64("budget_bytes", b.Limit()).Msg(msg)
 	return release, err
+}
+
+// estimateFor is the peak admit counts for an input of size bytes: lower
+// when its large messages' views are rendered while read (streamed).
+func estimateFor(size int, streamed bool) int64 {
+	if streamed {
+		return EstimateStreamed(size)
+	}
+	return Estimate(size)
 }

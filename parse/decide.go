@@ -252,11 +252,19 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 	// whole input is checked: a refusal drops the outputs. All or nothing
 	// is kept without a second walk. Memory is the parsed segments of one
 	// message at a time, plus the JSON of every message until the worker
-	// has published them; the guard's max_size bounds that.
+	// has published them; the guard's max_size bounds that. Where the
+	// agreements read no segment (streamsViews), a large message's view is
+	// rendered while it is read and its segments are not kept at all.
 	r := &d.inline.r
 	*r = renderer{in: in, d: d, corr: in.correlation(), seq: strconv.FormatUint(in.Seq, 10), ags: ags}
 	r.acceptor, _ = ags.(MessageAcceptor)
-	doc, err := edifact.Walk(in.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em) })
+	var doc *edifact.Document
+	var err error
+	if streamsViews(ags, in.Partner, len(in.Data)) {
+		doc, err = edifact.WalkViews(in.Data, opts, func(em *edifact.Message, view []byte) error { return r.render(ctx, em, view) })
+	} else {
+		doc, err = edifact.Walk(in.Data, opts, func(em *edifact.Message) error { return r.render(ctx, em, nil) })
+	}
 	if doc != nil {
 		d.Standard = doc.Standard
 	}
@@ -289,6 +297,23 @@ func (w With) decide(ctx context.Context, in *Input, d *Decision) (*edifact.Docu
 		return nil, err
 	}
 	return doc, nil
+}
+
+// streamsViews tells whether the walk may render a large message's view
+// while reading it and drop its segments (edifact.WalkViews): for an input
+// of budgetFrom bytes and up (a smaller one has no message large enough to
+// stream, and keeps the small interchange's path) whose agreements read no
+// segment of its messages. Agreements that do not say are taken to read
+// them.
+func streamsViews(ags Agreements, partner string, size int) bool {
+	if size < budgetFrom {
+		return false
+	}
+	if ags == nil {
+		return true
+	}
+	sr, ok := ags.(SegmentReader)
+	return ok && !sr.ReadsSegments(partner)
 }
 
 // permanent is err as a permanent failure of the cause it names (the

@@ -79,7 +79,7 @@ func New(cfg Config, o *Options) hub.Stage {
 		opts.Registry.MustRegister(budget.Collectors()...)
 	}
 	return hub.Stage{Name: StageName, ControlRef: ControlRef, Handle: func(ctx context.Context, m *hub.Message) error {
-		release, err := admitLogged(ctx, budget, m, log)
+		release, err := admitLogged(ctx, budget, m, log, streamsViews(w.Agreements, m.Partner, len(m.Data)))
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,14 @@ func New(cfg Config, o *Options) hub.Stage {
 // stage's deadline at most: an interchange that waited that long is
 // delivered again later (hub.UnavailableError, not charged to it), so the
 // wait never turns into a stage timeout charged to the message.
-func admit(ctx context.Context, b *Budget, size int) (func(), error) {
+//
+// streamed: the interchange's large messages are rendered while read
+// (streamsViews), estimated by EstimateStreamed.
+func admit(ctx context.Context, b *Budget, size int, streamed bool) (func(), error) {
+	if size < budgetFrom { // not counted: no estimate (it reads the runtime's metrics)
+		return noRelease, nil
+	}
+	estimate := estimateFor(size, streamed)
 	wctx := ctx
 	if dl, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -144,7 +151,7 @@ func admit(ctx context.Context, b *Budget, size int) (func(), error) {
 		defer cancel()
 	}
 	start := time.Now()
-	release, err := b.Admit(wctx, size)
+	release, err := b.AdmitEstimate(wctx, size, estimate)
 	if err == nil {
 		return release, nil
 	}
@@ -152,7 +159,7 @@ func admit(ctx context.Context, b *Budget, size int) (func(), error) {
 		return nil, ctx.Err()
 	}
 	return nil, &hub.UnavailableError{Err: fmt.Errorf("parse: an interchange of %d bytes (estimated peak %d MiB) waited %s for room in the memory budget (%s): delivered again",
-		size, Estimate(size)>>20, time.Since(start).Round(time.Millisecond), b)}
+		size, estimate>>20, time.Since(start).Round(time.Millisecond), b)}
 }
 
 // publishNegative publishes a refusal's acknowledgements with dedupe ids
@@ -188,15 +195,19 @@ type renderer struct {
 // Nats-Msg-Id.
 const parsedHeaders = 7
 
-func (r *renderer) render(ctx context.Context, em *edifact.Message) error {
+// render makes the output of em, whose view is body, or when body is nil
+// the view MessageJSON renders from em's segments.
+func (r *renderer) render(ctx context.Context, em *edifact.Message, body []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	d := r.d
 	d.Messages++
-	body, err := edifact.MessageJSON(em)
-	if err != nil {
-		return hub.PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", d.Messages, em.Ref, err))
+	if body == nil {
+		var err error
+		if body, err = edifact.MessageJSON(em); err != nil {
+			return hub.PermanentError(wire.CauseSchema, fmt.Errorf("message %d (%s): %w", d.Messages, em.Ref, err))
+		}
 	}
 	ich := em.Interchange
 	if d.Messages == 1 {

@@ -113,3 +113,11 @@ func (r *Registry) validateEnvelope(p *Profile, ich *edifact.Interchange) error 
 	}
 	return rej
 }
+
+// ReadsSegments is false: the directory validation and the built-in rules
+// read a message's segments through edifact.Message.EachSegment, which
+// reads those of a large message again from the input when the parse
+// stage did not keep them, and the CEL rules read the JSON view. So the
+// stage renders every large message's view while reading it and keeps
+// none of its segments (parse.SegmentReader).
+func (r *Registry) ReadsSegments(string) bool { return false }

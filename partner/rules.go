@@ -3,6 +3,7 @@ package partner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -141,7 +142,7 @@ func outOfTime(ctx context.Context, r *compiledRule, limit time.Duration, em *ed
 		return nil, fmt.Errorf("rule %s: %w", r.Name, err)
 	}
 	if strings.Contains(msg, "operation interrupted") || strings.Contains(msg, context.DeadlineExceeded.Error()) {
-		msg = fmt.Sprintf("ran out of its time limit (partners.rule_time_limit %s) over message %s (%d segments)", limit, em.Ref, len(em.Segments))
+		msg = fmt.Sprintf("ran out of its time limit (partners.rule_time_limit %s) over message %s (%d segments)", limit, em.Ref, em.SegmentCount())
 	}
 	return &ruleError{name: r.Name, msg: msg}, nil
 }
@@ -198,13 +199,34 @@ func runBuiltins(em *edifact.Message) *ruleError {
 }
 
 func hasSegment(em *edifact.Message, tag string) bool {
-	for i := range em.Segments {
-		if em.Segments[i].Tag == tag {
-			return true
+	found := &ruleError{}
+	return eachSegment(em, RuleOrdersLines, func(s *edifact.Segment) *ruleError {
+		if s.Tag == tag {
+			return found
 		}
-	}
-	return false
+		return nil
+	}) == found
 }
+
+// eachSegment runs fn over em's segments (kept, or read again from the
+// input for a large message the parse stage did not keep:
+// edifact.Message.EachSegment) until fn returns a rule's error. s is valid
+// only during the call.
+func eachSegment(em *edifact.Message, rule string, fn func(s *edifact.Segment) *ruleError) *ruleError {
+	var failed *ruleError
+	err := em.EachSegment(func(s *edifact.Segment) error {
+		if failed = fn(s); failed != nil {
+			return errRuleFailed
+		}
+		return nil
+	})
+	if err != nil && failed == nil { // the walk read the same bytes: cannot happen
+		return &ruleError{name: rule, msg: "message " + em.Ref + ": " + err.Error()}
+	}
+	return failed
+}
+
+var errRuleFailed = errors.New("rule failed")
 
 // invoicTotal: the line amounts (MOA 203) sum to the total of the line
 // items (MOA 79), exactly, when the message states that total.
@@ -216,14 +238,13 @@ func invoicTotal(em *edifact.Message) *ruleError {
 	sum := new(big.Rat)
 	var total *big.Rat
 	lines := 0
-	for i := range em.Segments {
-		s := &em.Segments[i]
+	if e := eachSegment(em, RuleInvoicTotal, func(s *edifact.Segment) *ruleError {
 		if s.Tag != "MOA" {
-			continue
+			return nil
 		}
 		q, v := s.Value(1, 1), s.Value(1, 2)
 		if q != "203" && q != "79" {
-			continue
+			return nil
 		}
 		amt, ok := new(big.Rat).SetString(strings.ReplaceAll(v, string(dec), "."))
 		if !ok {
@@ -235,6 +256,9 @@ func invoicTotal(em *edifact.Message) *ruleError {
 		} else if total == nil {
 			total = amt
 		}
+		return nil
+	}); e != nil {
+		return e
 	}
 	if total == nil || lines == 0 || sum.Cmp(total) == 0 {
 		return nil
@@ -253,16 +277,15 @@ var dateFormats = map[string]string{
 // CCYYMMDD) holds a real date.
 func datesParse(em *edifact.Message) *ruleError {
 	x12 := em.Interchange != nil && em.Interchange.Standard == "X12"
-	for i := range em.Segments {
-		s := &em.Segments[i]
+	return eachSegment(em, RuleDates, func(s *edifact.Segment) *ruleError {
 		if s.Tag != "DTM" {
-			continue
+			return nil
 		}
 		var v, layout, fmtCode string
 		if x12 {
 			v, layout, fmtCode = s.Value(2, 1), "20060102", "CCYYMMDD"
 			if v == "" {
-				continue
+				return nil
 			}
 		} else {
 			v, fmtCode = s.Value(1, 2), s.Value(1, 3)
@@ -277,14 +300,14 @@ func datesParse(em *edifact.Message) *ruleError {
 						return dateErr(em, s, v, fmtCode)
 					}
 				}
-				continue
+				return nil
 			}
 		}
 		if _, err := time.Parse(layout, v); err != nil {
 			return dateErr(em, s, v, fmtCode)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func dateErr(em *edifact.Message, s *edifact.Segment, v, format string) *ruleError {

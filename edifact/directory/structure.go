@@ -20,24 +20,33 @@ type frame struct {
 // innermost open level first, then at the enclosing ones (which closes the
 // inner groups); a segment that matches nowhere is reported and skipped, so
 // that one stray segment yields one finding, not a cascade.
-func (c *check) structure(def *MessageDef, segs []edifact.Segment) {
+func (c *check) structure(def *MessageDef, m *edifact.Message) {
 	stack := []frame{{nodes: def.Body, pos: -1}}
-	for i := range segs {
-		s := &segs[i]
-		pos := i + 1
+	pos := 0
+	var last edifact.Segment // its tag and position (missing): a copy, the segment may be reused
+	err := m.EachSegment(func(s *edifact.Segment) error {
 		if c.r.Truncated {
-			return
+			return errStop
 		}
+		pos++
 		stack = c.match(stack, s, pos)
 		c.elements(s, pos)
+		last = *s
+		return nil
+	})
+	if err != nil {
+		if err != errStop { // the walk read the same bytes: cannot happen
+			c.add(SeverityError, CodeUnspecified, pos+1, nil, 0, 0, err.Error())
+		}
+		return
 	}
 	// The trailer closes everything: what is still open must be complete.
-	var last *edifact.Segment
-	if len(segs) > 0 {
-		last = &segs[len(segs)-1]
+	var lastp *edifact.Segment
+	if pos > 0 {
+		lastp = &last
 	}
 	for k := len(stack) - 1; k >= 0; k-- {
-		c.missing(&stack[k], len(stack[k].nodes), last, len(segs))
+		c.missing(&stack[k], len(stack[k].nodes), lastp, pos)
 	}
 }
 

@@ -1,6 +1,7 @@
 package directory
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/edihub/edihub/edifact"
@@ -149,7 +150,8 @@ func (r *Result) Err() error {
 // strictness off, every message come back with Validated false.
 func (v *Validator) Validate(m *edifact.Message) *Result {
 	r := &Result{Ref: m.Ref, Type: m.Type, Version: m.Version, Release: m.Release, Offset: m.Offset, Findings: []Finding{}}
-	if v.opts.Strictness == Off || len(m.Segments) == 0 || m.Segments[0].Tag != "UNH" {
+	unh, ok := firstSegment(m)
+	if v.opts.Strictness == Off || !ok || unh.Tag != "UNH" {
 		return r
 	}
 	syntax := ""
@@ -163,14 +165,29 @@ func (v *Validator) Validate(m *edifact.Message) *Result {
 		if v.opts.Strictness == Strict || v.opts.RejectUnknown {
 			sev = SeverityError
 		}
-		c.add(sev, CodeValueNotSupported, 1, &m.Segments[0], 2, 0,
+		c.add(sev, CodeValueNotSupported, 1, &unh, 2, 0,
 			fmt.Sprintf("no directory for message %s %s %s: not validated", quote(m.Type), quote(m.Version), quote(m.Release)))
 		return r
 	}
 	r.Directory, r.Validated = dir.Name, true
 	c.dir = dir
-	c.structure(def, m.Segments)
+	c.structure(def, m)
 	return r
+}
+
+// errStop ends an EachSegment early.
+var errStop = errors.New("stop")
+
+// firstSegment is m's first segment, m's segments kept or not
+// (edifact.Message.EachSegment); only its tag and position are read.
+func firstSegment(m *edifact.Message) (edifact.Segment, bool) {
+	if len(m.Segments) > 0 {
+		return m.Segments[0], true
+	}
+	var first edifact.Segment
+	found := false
+	_ = m.EachSegment(func(s *edifact.Segment) error { first, found = *s, true; return errStop })
+	return first, found
 }
 
 // check is the state of one Validate call.
