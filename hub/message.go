@@ -27,7 +27,7 @@ type Message struct {
 	commits  []func() func(context.Context) error
 	rechecks []recheck
 	recheck1 [1]recheck // rechecks' first: no allocation for the parse stage's one
-	stage    string // the running stage's name
+	stage    string     // the running stage's name
 }
 
 // recheck is a stage's decision that depends on the messages of the
