@@ -37,6 +37,8 @@ import (
 //	          and partition_concurrency 1), partners behind each other
 //	nopipe    (with --sides) the ledger side with one message of a partner
 //	          at a time (hub.partner_pipeline 1): lanes without pipelining
+//	pipe      (with --sides) the ledger side pipelined four deep within a
+//	          partner (hub.partner_pipeline 4)
 //
 // The interchanges go to --partners partners (default benchPartners); with
 // --partners 1 every side drains one partner's backlog.
@@ -127,6 +129,7 @@ type parseClassReport struct {
 	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
 	Serial        *parseRatio                 `json:"ledger_vs_serial,omitempty"`
 	NoPipe        *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
+	Pipe          *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
 	TargetMet     bool                        `json:"target_met"`
 	CounterWrites float64                     `json:"edihub_counter_writes_total"`
 }
@@ -147,7 +150,7 @@ type ParseBenchReport struct {
 // with a stage that emits the plain side's outputs without parsing: the
 // hub's own cost around a stage that publishes; "serial" the ledger side
 // with one message out per partition; "nopipe" the ledger side without
-// pipelining within a partner.
+// pipelining within a partner, "pipe" with it four deep.
 var parseSides = []string{"plain", "ledger", "noledger"}
 
 func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, error) {
@@ -155,8 +158,8 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 	if sides != "" {
 		parseSides = strings.Split(sides, ",")
 		for _, s := range parseSides {
-			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit", "serial", "nopipe"}, s) {
-				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit, serial, nopipe", s))
+			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit", "serial", "nopipe", "pipe"}, s) {
+				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit, serial, nopipe, pipe", s))
 			}
 		}
 		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") {
@@ -253,7 +256,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	for _, s := range parseSides {
 		cr.Sides[s] = &parseSideReport{}
 	}
-	for _, s := range []string{"emit", "serial", "nopipe", "noledger"} {
+	for _, s := range []string{"emit", "serial", "nopipe", "pipe", "noledger"} {
 		if cr.Sides[s] == nil {
 			delete(cr.Sides, s)
 		}
@@ -276,7 +279,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				run, err = b.runPlainParse(ctx, fill, c.Messages, outputs)
 			case "emit":
 				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs, "")
-			case "serial", "nopipe":
+			case "serial", "nopipe", "pipe":
 				run, err = b.runHubParse(ctx, c.Messages, led, nil, nil, side)
 			case "ledger", "noledger":
 				var l parse.Ledger
@@ -341,6 +344,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		r := ratios(cr.Sides["ledger"], np)
 		cr.NoPipe = &r
 		say("  %s: ledger on / the same with one message of a partner at a time (nopipe): median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+		if pp, ok := cr.Sides["pipe"]; ok && len(pp.MsgsPerSec) > 0 {
+			r := ratios(pp, np)
+			cr.Pipe = &r
+			say("  %s: pipelined four deep within a partner (pipe) / nopipe: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+		}
 	}
 	counted := 1 // sides whose counter writes are summed: ledger, and noledger when run
 	cr.CounterWrites = cr.Sides["ledger"].CounterWrites
@@ -360,8 +368,8 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		}
 		return 0
 	}
-	say("  %s: CPU per message (process, server included), medians: plain %.0f µs, ledger on %.0f µs (plain/ledger %.3f), ledger off %.0f µs, serial %.0f µs, nopipe %.0f µs (0: side not run)",
-		c.Name, cpuOf("plain"), cpuOf("ledger"), cpuOf("plain")/cpuOf("ledger"), cpuOf("noledger"), cpuOf("serial"), cpuOf("nopipe"))
+	say("  %s: CPU per message (process, server included), medians: plain %.0f µs, ledger on %.0f µs (plain/ledger %.3f), ledger off %.0f µs, serial %.0f µs, nopipe %.0f µs, pipe %.0f µs (0: side not run)",
+		c.Name, cpuOf("plain"), cpuOf("ledger"), cpuOf("plain")/cpuOf("ledger"), cpuOf("noledger"), cpuOf("serial"), cpuOf("nopipe"), cpuOf("pipe"))
 	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
 		c.Name, cr.CounterWrites, counted*rounds*c.Messages, mark(cr.CounterWrites == 0))
 	return cr, nil

@@ -176,7 +176,8 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // the fill until n interchanges were acked, timed from the first message
 // the stage sees to the n-th ok in the hub's own counter; shape "serial"
 // runs it with one message out per partition and one worker, "nopipe" with
-// one message of a partner at a time (hub.partner_pipeline 1).
+// one message of a partner at a time (hub.partner_pipeline 1), "pipe" four
+// of a partner's at once (hub.partner_pipeline 4).
 func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
@@ -187,6 +188,8 @@ func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profil
 		cfg.PartitionConcurrency, cfg.PartitionMaxInFlight, cfg.PartnerPipeline = 1, 1, 1
 	case "nopipe":
 		cfg.PartnerPipeline = 1
+	case "pipe":
+		cfg.PartnerPipeline = 4
 	}
 	cfg.SetDefaults()
 	var pc parse.Config

@@ -15,7 +15,7 @@ func TestParseBenchSidesAreChecked(t *testing.T) {
 		sides, want string
 	}{
 		{"plain,ledger,bogus", `"bogus" is not one of`},
-		{"plain,nopipe,serial", "must hold plain and ledger"},
+		{"plain,nopipe,pipe,serial", "must hold plain and ledger"},
 		{"ledger,noledger", "must hold plain and ledger"},
 	} {
 		_, err := runParseBench(context.Background(), &BenchOptions{Sides: c.sides, Classes: "1k", Messages: 10, Rounds: 1})
