@@ -164,3 +164,17 @@ func TestPipelineWaitTurnBeatsAndReportsDiscard(t *testing.T) {
 		t.Fatal("turn reported after the one before stayed")
 	}
 }
+
+func TestPartnerPipelineSetting(t *testing.T) {
+	for _, c := range []struct {
+		set, want int
+		ok        bool
+	}{{0, 1, true}, {1, 1, true}, {4, 4, true}, {64, 64, true}, {65, 65, false}, {-1, -1, false}} {
+		cfg := Config{PartnerPipeline: c.set}
+		cfg.SetDefaults()
+		err := cfg.Validate()
+		if cfg.PartnerPipeline != c.want || (err == nil) != c.ok {
+			t.Errorf("partner_pipeline %d: %d, %v; want %d, ok %v", c.set, cfg.PartnerPipeline, err, c.want, c.ok)
+		}
+	}
+}
