@@ -28,6 +28,7 @@ type Message struct {
 	rechecks []recheck
 	recheck1 [1]recheck // rechecks' first: no allocation for the parse stage's one
 	stage    string     // the running stage's name
+	ahead    bool       // runs ahead of an earlier message of its partner (RunsAhead)
 }
 
 // recheck is a stage's decision that depends on the messages of the
@@ -66,6 +67,13 @@ func (m *Message) EmitAll(msgs []*nats.Msg) {
 func (m *Message) CommitOnSuccess(start func() (wait func(context.Context) error)) {
 	m.commits = append(m.commits, start)
 }
+
+// RunsAhead says the attempt runs while an earlier message of its partner
+// is not settled yet (hub.partner_pipeline): what the stage decided on
+// what that one stores (the ledger) is to be asked again at its turn
+// (RecheckAtSettle). False for a partner's first message in hand and
+// without a pipeline.
+func (m *Message) RunsAhead() bool { return m.ahead }
 
 // RecheckAtSettle has the worker call check again before the outputs are
 // stored, when the attempt ran while an earlier message of its partner was

@@ -224,7 +224,10 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 			})
 		}
 		s.gauge(ln)
-		turn := &pipeTurn{l: ln, m: m, every: s.h.exec.heartbeat}
+		var turn *pipeTurn // nil without a pipeline: nothing runs ahead
+		if ln.depth > 1 {
+			turn = &pipeTurn{l: ln, m: m, every: s.h.exec.heartbeat}
+		}
 		d, ok := s.h.process(s, slot, w, m.msg, turn, func(d *delivery) {
 			finish(d)
 			go s.work(ln, slot, wg)

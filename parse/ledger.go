@@ -103,7 +103,9 @@ func commitOnSuccess(led Ledger, m *hub.Message, in *Input, keys []LedgerKey) {
 	}
 	origin := in.origin()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
-	m.RecheckAtSettle(func() error { return checkLedger(led, in, keys) })
+	if m.RunsAhead() {
+		m.RecheckAtSettle(func() error { return checkLedger(led, in, keys) })
+	}
 }
 
 // LedgerKeys are the ledger keys of an interchange document sent by partner.
