@@ -35,6 +35,10 @@ import (
 //	serial    (with --sides) the ledger side at the old shape: one message
 //	          out per partition and one worker (hub.partition_max_in_flight
 //	          and partition_concurrency 1), partners behind each other
+//	nopipe    (with --sides) the ledger side with one message of a partner
+//	          at a time (hub.partner_pipeline 1): lanes without pipelining
+//	pipe      (with --sides) the ledger side pipelined four deep within a
+//	          partner (hub.partner_pipeline 4)
 //
 // The interchanges go to --partners partners (default benchPartners); with
 // --partners 1 every side drains one partner's backlog.
@@ -121,9 +125,11 @@ type parseClassReport struct {
 	Class         parseClass                  `json:"class"`
 	Sides         map[string]*parseSideReport `json:"sides"`
 	Ledger        parseRatio                  `json:"ledger_vs_plain"`
-	NoLedger      parseRatio                  `json:"noledger_vs_plain"`
+	NoLedger      *parseRatio                 `json:"noledger_vs_plain,omitempty"`
 	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
 	Serial        *parseRatio                 `json:"ledger_vs_serial,omitempty"`
+	NoPipe        *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
+	Pipe          *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
 	TargetMet     bool                        `json:"target_met"`
 	CounterWrites float64                     `json:"edihub_counter_writes_total"`
 }
@@ -143,7 +149,8 @@ type ParseBenchReport struct {
 // parseSides are the drains of a round; "emit" (with --sides) is the hub
 // with a stage that emits the plain side's outputs without parsing: the
 // hub's own cost around a stage that publishes; "serial" the ledger side
-// with one message out per partition.
+// with one message out per partition; "nopipe" the ledger side without
+// pipelining within a partner, "pipe" with it four deep.
 var parseSides = []string{"plain", "ledger", "noledger"}
 
 func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, error) {
@@ -151,12 +158,12 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 	if sides != "" {
 		parseSides = strings.Split(sides, ",")
 		for _, s := range parseSides {
-			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit", "serial"}, s) {
-				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit, serial", s))
+			if !slices.Contains([]string{"plain", "ledger", "noledger", "emit", "serial", "nopipe", "pipe"}, s) {
+				return nil, configErr(fmt.Errorf("--sides: %q is not one of plain, ledger, noledger, emit, serial, nopipe, pipe", s))
 			}
 		}
-		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") || !slices.Contains(parseSides, "noledger") {
-			return nil, configErr(errors.New("--sides must hold plain, ledger and noledger"))
+		if !slices.Contains(parseSides, "plain") || !slices.Contains(parseSides, "ledger") {
+			return nil, configErr(errors.New("--sides must hold plain and ledger"))
 		}
 	}
 	// Both sides run in this process, under the collector settings serve
@@ -249,7 +256,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	for _, s := range parseSides {
 		cr.Sides[s] = &parseSideReport{}
 	}
-	for _, s := range []string{"emit", "serial"} {
+	for _, s := range []string{"emit", "serial", "nopipe", "pipe", "noledger"} {
 		if cr.Sides[s] == nil {
 			delete(cr.Sides, s)
 		}
@@ -271,9 +278,9 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			case "plain":
 				run, err = b.runPlainParse(ctx, fill, c.Messages, outputs)
 			case "emit":
-				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs, false)
-			case "serial":
-				run, err = b.runHubParse(ctx, c.Messages, led, nil, nil, true)
+				run, err = b.runHubParse(ctx, c.Messages, nil, nil, outputs, "")
+			case "serial", "nopipe", "pipe":
+				run, err = b.runHubParse(ctx, c.Messages, led, nil, nil, side)
 			case "ledger", "noledger":
 				var l parse.Ledger
 				if side == "ledger" {
@@ -283,7 +290,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				if side == "noledger" {
 					prof = nil
 				}
-				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil, false)
+				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil, "")
 				if prof != nil {
 					*profile = nil // one profile per file: the first ledger round
 				}
@@ -318,7 +325,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	}
 	plain := cr.Sides["plain"]
 	cr.Ledger = ratios(cr.Sides["ledger"], plain)
-	cr.NoLedger = ratios(cr.Sides["noledger"], plain)
+	noledger := cr.Sides["noledger"]
+	if noledger != nil {
+		r := ratios(noledger, plain)
+		cr.NoLedger = &r
+	}
 	if e, ok := cr.Sides["emit"]; ok && len(e.MsgsPerSec) > 0 {
 		r := ratios(e, plain)
 		cr.Emit = &r
@@ -329,17 +340,38 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		cr.Serial = &r
 		say("  %s: ledger on / the same at one message out per partition (serial): median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
 	}
-	cr.CounterWrites = cr.Sides["ledger"].CounterWrites + cr.Sides["noledger"].CounterWrites
+	if np, ok := cr.Sides["nopipe"]; ok && len(np.MsgsPerSec) > 0 {
+		r := ratios(cr.Sides["ledger"], np)
+		cr.NoPipe = &r
+		say("  %s: ledger on / the same with one message of a partner at a time (nopipe): median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+		if pp, ok := cr.Sides["pipe"]; ok && len(pp.MsgsPerSec) > 0 {
+			r := ratios(pp, np)
+			cr.Pipe = &r
+			say("  %s: pipelined four deep within a partner (pipe) / nopipe: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+		}
+	}
+	counted := 1 // sides whose counter writes are summed: ledger, and noledger when run
+	cr.CounterWrites = cr.Sides["ledger"].CounterWrites
+	if noledger != nil {
+		cr.CounterWrites, counted = cr.CounterWrites+noledger.CounterWrites, 2
+	}
 	cr.TargetMet = cr.Ledger.Median >= 0.7 && cr.Ledger.PartitionMedian >= 0.7
 	say("  %s: ledger on / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f   target >= 0.7 %s",
 		c.Name, cr.Ledger.Median, fmtList(cr.Ledger.Rounds), cr.Ledger.PartitionMedian, cr.Ledger.PartitionMin, mark(cr.TargetMet))
-	say("  %s: ledger off / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f",
-		c.Name, cr.NoLedger.Median, fmtList(cr.NoLedger.Rounds), cr.NoLedger.PartitionMedian, cr.NoLedger.PartitionMin)
-	say("  %s: CPU per message (process, server included), medians: plain %.0f µs, ledger on %.0f µs (plain/ledger %.3f), ledger off %.0f µs",
-		c.Name, medianOrZero(plain.CPUMicrosPerMsg), medianOrZero(cr.Sides["ledger"].CPUMicrosPerMsg),
-		medianOrZero(plain.CPUMicrosPerMsg)/medianOrZero(cr.Sides["ledger"].CPUMicrosPerMsg), medianOrZero(cr.Sides["noledger"].CPUMicrosPerMsg))
+	if r := cr.NoLedger; r != nil {
+		say("  %s: ledger off / plain: median ratio %.3f (rounds %s), per partition median %.3f min %.3f",
+			c.Name, r.Median, fmtList(r.Rounds), r.PartitionMedian, r.PartitionMin)
+	}
+	cpuOf := func(side string) float64 {
+		if sr := cr.Sides[side]; sr != nil {
+			return medianOrZero(sr.CPUMicrosPerMsg)
+		}
+		return 0
+	}
+	say("  %s: CPU per message (process, server included), medians: plain %.0f µs, ledger on %.0f µs (plain/ledger %.3f), ledger off %.0f µs, serial %.0f µs, nopipe %.0f µs, pipe %.0f µs (0: side not run)",
+		c.Name, cpuOf("plain"), cpuOf("ledger"), cpuOf("plain")/cpuOf("ledger"), cpuOf("noledger"), cpuOf("serial"), cpuOf("nopipe"), cpuOf("pipe"))
 	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
-		c.Name, cr.CounterWrites, 2*rounds*c.Messages, mark(cr.CounterWrites == 0))
+		c.Name, cr.CounterWrites, counted*rounds*c.Messages, mark(cr.CounterWrites == 0))
 	return cr, nil
 }
 

@@ -174,15 +174,22 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 
 // runHubParse runs a fresh hub with the parse stage (and led, if any) over
 // the fill until n interchanges were acked, timed from the first message
-// the stage sees to the n-th ok in the hub's own counter; serial runs it
-// with one message out per partition and one worker.
-func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, serial bool) (parseSideRun, error) {
+// the stage sees to the n-th ok in the hub's own counter; shape "serial"
+// runs it with one message out per partition and one worker, "nopipe" with
+// one message of a partner at a time (hub.partner_pipeline 1), "pipe" four
+// of a partner's at once (hub.partner_pipeline 4).
+func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
 	cfg := b.config()
-	if serial {
-		cfg.PartitionConcurrency, cfg.PartitionMaxInFlight = 1, 1
+	switch shape {
+	case "serial":
+		cfg.PartitionConcurrency, cfg.PartitionMaxInFlight, cfg.PartnerPipeline = 1, 1, 1
+	case "nopipe":
+		cfg.PartnerPipeline = 1
+	case "pipe":
+		cfg.PartnerPipeline = 4
 	}
 	cfg.SetDefaults()
 	var pc parse.Config

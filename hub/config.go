@@ -27,6 +27,12 @@ type Config struct {
 	// this window. Memory in hand is at most this many messages per
 	// partition.
 	PartitionMaxInFlight int `yaml:"partition_max_in_flight"`
+	// PartnerPipeline is how many of one partner's messages a partition
+	// takes at once: the ones behind the first run their stages while the
+	// one before is stored, and settle (outputs, ledger, ack) strictly in
+	// order after it (pipeline.go). 1: one at a time. Each takes a worker:
+	// the depth used is at most partition_concurrency.
+	PartnerPipeline int `yaml:"partner_pipeline"`
 	// Streams names the JetStream streams.
 	Streams wire.StreamNames `yaml:"streams"`
 	// Attempts tunes attempt counting and poison detection.
@@ -88,12 +94,19 @@ type AttemptConfig struct {
 	CounterTTL time.Duration `yaml:"counter_ttl"`
 }
 
+// defaultPartnerPipeline is hub.partner_pipeline's default: one message
+// of a partner at a time. Four deep measured no faster for one partner's
+// backlog (BENCHMARKS.md, issue 28): the settles stay one after another,
+// one round trip each, and the stage it hides is a fifth of the cycle.
+const defaultPartnerPipeline = 1
+
 func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
 	setInt(&c.PartitionConcurrency, 4)
 	setInt(&c.PartitionMaxInFlight, 256)
+	setInt(&c.PartnerPipeline, defaultPartnerPipeline)
 	c.Streams.SetDefaults()
 	a := &c.Attempts
 	setInt(&a.Threshold, 5)
@@ -128,6 +141,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PartitionMaxInFlight < c.PartitionConcurrency || c.PartitionMaxInFlight > 100000 {
 		bad("partition_max_in_flight: %d, want partition_concurrency (%d)..100000", c.PartitionMaxInFlight, c.PartitionConcurrency)
+	}
+	if c.PartnerPipeline < 1 || c.PartnerPipeline > 64 {
+		bad("partner_pipeline: %d, want 1..64", c.PartnerPipeline)
 	}
 	if c.Attempts.Threshold < 1 {
 		bad("attempts.threshold: %d, want >= 1", c.Attempts.Threshold)

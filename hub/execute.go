@@ -129,6 +129,7 @@ func (e *executor) runStages(ctx context.Context, m *Message, w *watchdog) (o ou
 	}()
 	for i, st := range e.stages {
 		w.stage.Store(int32(i))
+		m.stage = st.Name
 		if err := st.Handle(ctx, m); err != nil {
 			return e.errorOutcome(st.Name, err)
 		}

@@ -10,11 +10,15 @@ import (
 // lanes is one partition's messages in hand, in one lane per partner: the
 // partition consumer has up to hub.partition_max_in_flight messages out at
 // once, its workers run the heads of different partners side by side, and
-// each partner's messages run strictly in stream order, one at a time. A
+// each partner's messages settle strictly in stream order. With depth 1 a
 // partner's next message runs only when the one before is settled: acked,
-// or moved to another stream. A head that stays in the consumer (a nak:
-// retried in place, waiting for a service) holds its lane until the server
-// hands it back, and holds nothing else.
+// or moved to another stream. With a deeper pipeline (hub.partner_pipeline)
+// up to depth of a partner's messages are taken at once: the ones behind
+// the first run their stages ahead and wait for their turn (pipeline.go)
+// before they settle, each only after the one before. A head that stays in
+// the consumer (a nak: retried in place, waiting for a service) holds its
+// lane until the server hands it back, and holds nothing else; what ran
+// ahead of it is discarded and put back in its lane.
 //
 // It has no NATS in it beyond the message handles it keeps: the decisions
 // (which head runs next, what is due back) are table-tested.
@@ -38,6 +42,9 @@ type lanes struct {
 	// paused says a partner's lane is not to be taken (the bulkhead): its
 	// messages stay in hand, with progress, until wake. nil: never.
 	paused func(partner string) bool
+	// depth is how many of one partner's messages may be taken at once
+	// (hub.partner_pipeline; 1 or less: one).
+	depth int
 }
 
 // heldMsg is one delivered message that is not settled yet.
@@ -53,13 +60,29 @@ type heldMsg struct {
 	// with a short delay can be answered before the run is done.
 	again    js.Msg
 	hasAgain bool
+	// redelivered says the server had handed it out before: it runs
+	// with nothing of its partner ahead of or behind it.
+	redelivered bool
+	// ahead says it was taken while an earlier message of its partner was
+	// not settled; turn is closed when that one is (or when aborted says
+	// it stayed in the consumer: this one's run is discarded).
+	ahead   bool
+	turn    chan struct{}
+	turned  bool // turn is closed
+	aborted bool
+	alone   bool // a suspect: nothing of its partner is taken behind it
 }
 
 // lane is one partner's messages in hand.
 type lane struct {
 	key   string
 	queue []*heldMsg // sorted by stream sequence
-	busy  bool       // its head is running
+	// taken are its messages that run or wait for their turn, in stream
+	// order: taken[0] settles first. returning counts those discarded
+	// (their first stayed) whose workers have not put them back yet:
+	// nothing is taken until they are.
+	taken     []*heldMsg
+	returning int
 	// waitSeq is a head that stayed in the consumer (nak'd): the lane waits
 	// until the server hands it back, or until waitTill (deleted meanwhile).
 	waitSeq  uint64
@@ -68,7 +91,7 @@ type lane struct {
 }
 
 func newLanes() *lanes {
-	l := &lanes{byKey: map[string]*lane{}, bySeq: map[uint64]*heldMsg{}}
+	l := &lanes{byKey: map[string]*lane{}, bySeq: map[uint64]*heldMsg{}, depth: 1}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
@@ -77,13 +100,19 @@ func newLanes() *lanes {
 // A redelivery of a message already in hand replaces its handle (its ack
 // then answers the latest delivery). It reports whether seq was new here.
 func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.Time) bool {
+	return l.addDelivery(msg, seq, partner, size, false, now)
+}
+
+// addDelivery is add for a message the server may have handed out before
+// (redelivered): such a one is never pipelined.
+func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, redelivered bool, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if m, ok := l.bySeq[seq]; ok {
 		if m.running {
 			m.again, m.hasAgain = msg, true
 		} else {
-			m.msg, m.beat = msg, now
+			m.msg, m.beat, m.redelivered = msg, now, m.redelivered || redelivered
 		}
 		return false
 	}
@@ -98,15 +127,9 @@ func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.T
 		ln = &lane{key: partner}
 		l.byKey[partner] = ln
 	}
-	m := &heldMsg{msg: msg, seq: seq, partner: partner, size: size, beat: now, lane: ln}
+	m := &heldMsg{msg: msg, seq: seq, partner: partner, size: size, beat: now, lane: ln, redelivered: redelivered}
 	l.bySeq[seq] = m
-	i := len(ln.queue)
-	for i > 0 && ln.queue[i-1].seq > seq {
-		i--
-	}
-	ln.queue = append(ln.queue, nil)
-	copy(ln.queue[i+1:], ln.queue[i:])
-	ln.queue[i] = m
+	ln.insert(m)
 	if ln.waitSeq == seq {
 		ln.waitSeq = 0
 	}
@@ -114,9 +137,43 @@ func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.T
 	return true
 }
 
+// insert puts m in the queue, in stream order.
+func (ln *lane) insert(m *heldMsg) {
+	i := len(ln.queue)
+	for i > 0 && ln.queue[i-1].seq > m.seq {
+		i--
+	}
+	ln.queue = append(ln.queue, nil)
+	copy(ln.queue[i+1:], ln.queue[i:])
+	ln.queue[i] = m
+}
+
+// mayTake says whether the lane's first queued message may be taken now,
+// with depth of its partner's messages at once: none is taken while one
+// stays in the consumer or a discarded one is not back; one behind
+// others only when none of them runs alone and it was never handed out
+// before.
+func (ln *lane) mayTake(depth int) bool {
+	if ln.waitSeq != 0 || ln.returning > 0 || len(ln.queue) == 0 {
+		return false
+	}
+	if len(ln.taken) == 0 {
+		return true
+	}
+	if len(ln.taken) >= depth || ln.queue[0].redelivered {
+		return false
+	}
+	for _, t := range ln.taken {
+		if t.redelivered || t.alone {
+			return false
+		}
+	}
+	return true
+}
+
 // offer puts a lane whose head may run on the ready list.
 func (l *lanes) offer(ln *lane) {
-	if ln.busy || ln.waitSeq != 0 || len(ln.queue) == 0 || ln.inReady || l.isPaused(ln.key) {
+	if ln.inReady || !ln.mayTake(l.depth) || l.isPaused(ln.key) {
 		return
 	}
 	ln.inReady = true
@@ -147,13 +204,18 @@ func (l *lanes) next() *heldMsg {
 			l.ready[0] = nil
 			l.ready = l.ready[1:]
 			ln.inReady = false
-			if l.isPaused(ln.key) {
-				continue // paused since it was offered: wake offers it again
+			if l.isPaused(ln.key) || !ln.mayTake(l.depth) {
+				continue // paused since it was offered (wake offers it again), or no longer takeable
 			}
 			m := ln.queue[0]
 			ln.queue = ln.queue[1:]
-			ln.busy, m.running = true, true
+			m.running, m.ahead, m.aborted, m.alone = true, len(ln.taken) > 0, false, false
+			if m.ahead {
+				m.turn = make(chan struct{})
+			}
+			ln.taken = append(ln.taken, m)
 			l.running++
+			l.offer(ln) // the next one may run ahead
 			return m
 		}
 		if l.closed && l.running == 0 && (l.barrier || len(l.ready) == 0) {
@@ -173,10 +235,22 @@ func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := m.lane
-	ln.busy, m.running = false, false
+	m.running = false
 	l.running--
+	ln.untake(m)
 	again, hasAgain := m.again, m.hasAgain
 	m.again, m.hasAgain = nil, false
+	if stays {
+		// what ran ahead is discarded: it is run again after m
+		for _, t := range ln.taken {
+			t.aborted = true
+			t.giveTurn()
+			ln.returning++
+		}
+		ln.taken = nil
+	} else if len(ln.taken) > 0 {
+		ln.taken[0].giveTurn() // the next one may settle
+	}
 	switch {
 	case stays && hasAgain:
 		m.msg, m.beat = again, now
@@ -195,7 +269,7 @@ func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time)
 
 // settleLane offers the lane again, or forgets it when it holds nothing.
 func (l *lanes) settleLane(ln *lane) {
-	if len(ln.queue) == 0 && ln.waitSeq == 0 && !ln.busy {
+	if len(ln.queue) == 0 && ln.waitSeq == 0 && len(ln.taken) == 0 && ln.returning == 0 {
 		if l.byKey[ln.key] == ln {
 			delete(l.byKey, ln.key)
 		}

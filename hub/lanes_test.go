@@ -8,6 +8,11 @@ import (
 // take is next without blocking: the head that would run now, or nil.
 func (l *lanes) take() *heldMsg {
 	l.mu.Lock()
+	// next passes over what is no longer takeable; here without waiting
+	for !l.barrier && len(l.ready) > 0 && (l.isPaused(l.ready[0].key) || !l.ready[0].mayTake(l.depth)) {
+		l.ready[0].inReady = false
+		l.ready = l.ready[1:]
+	}
 	ok := !l.barrier && len(l.ready) > 0
 	l.mu.Unlock()
 	if !ok {

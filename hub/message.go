@@ -23,8 +23,19 @@ type Message struct {
 	// it; dead-letter copies carry it as x-message-id.
 	MessageID string
 
-	outputs []*nats.Msg
-	commits []func() func(context.Context) error
+	outputs  []*nats.Msg
+	commits  []func() func(context.Context) error
+	rechecks []recheck
+	recheck1 [1]recheck // rechecks' first: no allocation for the parse stage's one
+	stage    string     // the running stage's name
+	ahead    bool       // runs ahead of an earlier message of its partner (RunsAhead)
+}
+
+// recheck is a stage's decision that depends on the messages of the
+// partner before this one (RecheckAtSettle).
+type recheck struct {
+	stage string
+	check func() error
 }
 
 // Outputs are the outputs queued so far: messages a stage hands
@@ -55,6 +66,26 @@ func (m *Message) EmitAll(msgs []*nats.Msg) {
 // publish: the input is delivered again. A failed attempt starts none.
 func (m *Message) CommitOnSuccess(start func() (wait func(context.Context) error)) {
 	m.commits = append(m.commits, start)
+}
+
+// RunsAhead says the attempt runs while an earlier message of its partner
+// is not settled yet (hub.partner_pipeline): what the stage decided on
+// what that one stores (the ledger) is to be asked again at its turn
+// (RecheckAtSettle). False for a partner's first message in hand and
+// without a pipeline.
+func (m *Message) RunsAhead() bool { return m.ahead }
+
+// RecheckAtSettle has the worker call check again before the outputs are
+// stored, when the attempt ran while an earlier message of its partner was
+// not settled yet (hub.partner_pipeline): the ledger's lookup, which could
+// not see that message's records. An error fails the attempt as the stage's
+// own would (a *DuplicateError: acked without outputs). Not called for an
+// attempt that ran with nothing of its partner ahead.
+func (m *Message) RecheckAtSettle(check func() error) {
+	if m.rechecks == nil {
+		m.rechecks = m.recheck1[:0]
+	}
+	m.rechecks = append(m.rechecks, recheck{stage: m.stage, check: check})
 }
 
 // DropOutputs discards the outputs queued so far: a stage that queues

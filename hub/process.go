@@ -38,6 +38,10 @@ type delivery struct {
 	// about stayDelay).
 	stays     atomic.Bool
 	stayDelay atomic.Int64
+	// discarded says its run was thrown away before it settled (an earlier
+	// message of its partner stayed in the consumer): it goes back to its
+	// lane, nothing of it stored (pipeline.go).
+	discarded bool
 }
 
 // nak hands the message back to its consumer for a redelivery after delay.
@@ -112,8 +116,9 @@ func (h *Hub) bindRetry(d *delivery) error {
 // a message without metadata) and false when its handler overran the
 // deadline: the timeout path then handled the message and called replace,
 // which starts a replacement worker, and the calling worker, which the
-// handler held up, must end.
-func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func(*delivery)) (*delivery, bool) {
+// handler held up, must end. turn is the message's place in its partner's
+// pipeline (nil: none, it settles when it is done).
+func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTurn, replace func(*delivery)) (*delivery, bool) {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
@@ -144,6 +149,21 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func
 		f.rec, f.listed = h.withUnstored(slot, d.key, rec), h.wasRunning(s, md.Sequence.Stream)
 		f.tableKnows = h.tableKnows
 	}
+	ahead := turn.ahead()
+	if ahead {
+		// run ahead only as an ordinary healthy run; anything else (a
+		// suspect, a quarantine, a dead letter) waits for its turn first
+		if pre := decide(f, h.policy()); pre.do != actRun || pre.v.solo {
+			if pre.v.solo {
+				turn.alone() // nothing more of its partner is taken behind it
+			}
+			if !turn.wait(msg) {
+				d.discarded = true
+				return d, true
+			}
+			ahead = false
+		}
+	}
 	dec := h.settle(d, f, nil)
 	if f.stray {
 		h.dropLiteral(s, msg, md)
@@ -157,6 +177,9 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func
 	v := dec.v
 	solo := v.solo
 	d.solo = solo
+	if solo {
+		turn.alone()
+	}
 	inProgress := func() { _ = msg.InProgress() }
 	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
 	// Leave only when the outcome is recorded: a neighbour that kills the
@@ -184,13 +207,18 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func
 	m := &Message{
 		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
 		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
-		Header: msg.Headers(), Data: msg.Data(),
+		Header: msg.Headers(), Data: msg.Data(), ahead: ahead,
 	}
 	f.ran, f.before = true, v
 	start := time.Now()
 	o, abandoned := h.exec.run(w, m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
 		h.met.Abandoned.Set(float64(h.abandoned.Load()))
+		if ahead && !turn.wait(msg) {
+			d.discarded = true
+			replace(d)
+			return
+		}
 		g := f
 		g.o = to
 		h.settle(d, g, nil)
@@ -217,6 +245,15 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, replace func
 		// the whole publish timeout. A suspect keeps the gate until its
 		// outcome is recorded (see the deferred leave).
 		leave()
+	}
+	if ahead {
+		// its turn: every earlier message of its partner settled
+		leave() // a healthy run (never solo ahead): a suspect must not wait for this one's turn
+		if !turn.wait(msg) {
+			d.discarded = true
+			return d, true
+		}
+		o = h.recheck(m, o)
 	}
 	f.o = o
 	h.settle(d, f, m)

@@ -114,6 +114,9 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(batch), js.PullExpiry(pullExpiry))
 	}
 	ln := newLanes()
+	if s.partition >= 0 {
+		ln.depth = min(s.h.cfg.PartnerPipeline, s.workers)
+	}
 	if b := s.h.bulk; b != nil && s.partition >= 0 {
 		ln.paused = b.isPaused
 		b.attach(ln)
@@ -188,7 +191,7 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 			s.armBarrier(ctx)
 		}
 	}
-	ln.add(msg, md.Sequence.Stream, partner, len(msg.Data()), time.Now())
+	ln.addDelivery(msg, md.Sequence.Stream, partner, len(msg.Data()), md.NumDelivered > 1, time.Now())
 }
 
 // work runs the heads of the lanes, one at a time, in one slot of the
@@ -207,6 +210,12 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 		var once sync.Once
 		finish := func(d *delivery) {
 			once.Do(func() {
+				if d != nil && d.discarded {
+					s.h.met.PipelineDiscarded.Inc()
+					ln.putBack(m, time.Now())
+					s.gauge(ln)
+					return
+				}
 				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
 				if again := ln.done(m, stays, dueIn, time.Now()); again != nil {
 					_ = again.Ack() // redelivered while it ran, and settled by the run
@@ -215,7 +224,11 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 			})
 		}
 		s.gauge(ln)
-		d, ok := s.h.process(s, slot, w, m.msg, func(d *delivery) {
+		var turn *pipeTurn // nil without a pipeline: nothing runs ahead
+		if ln.depth > 1 {
+			turn = &pipeTurn{l: ln, m: m, every: s.h.exec.heartbeat}
+		}
+		d, ok := s.h.process(s, slot, w, m.msg, turn, func(d *delivery) {
 			finish(d)
 			go s.work(ln, slot, wg)
 		})
@@ -366,7 +379,7 @@ func (h *Hub) sweepOne(ctx context.Context, st js.Stream, seq uint64, w *watchdo
 		return nil // deleted meanwhile (dead-lettered by the stray source)
 	}
 	s := &source{h: h, name: "ingest-sweep", cons: c, partition: -1, stage: h.stages[0].Name, stray: true, workers: 1, window: 1}
-	h.process(s, 0, w, m, func(*delivery) {})
+	h.process(s, 0, w, m, nil, func(*delivery) {})
 	return nil
 }
 

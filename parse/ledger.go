@@ -93,12 +93,19 @@ type processedBy interface {
 
 // commitOnSuccess has the worker record keys when it publishes the
 // outputs (after every stage succeeded), awaited with them before the
-// interchange is acked. origin is the message's stream id (Input.origin).
-func commitOnSuccess(led Ledger, m *hub.Message, keys []LedgerKey, origin string) {
+// interchange is acked, and ask the ledger again at the message's turn
+// when it ran while an earlier message of its partner was not settled
+// (hub.partner_pipeline): that one's records were not in the ledger yet,
+// and it may have been the same interchange.
+func commitOnSuccess(led Ledger, m *hub.Message, in *Input, keys []LedgerKey) {
 	if led == nil || len(keys) == 0 {
 		return
 	}
+	origin := in.origin()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
+	if m.RunsAhead() {
+		m.RecheckAtSettle(func() error { return checkLedger(led, in, keys) })
+	}
 }
 
 // LedgerKeys are the ledger keys of an interchange document sent by partner.

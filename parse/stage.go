@@ -127,7 +127,7 @@ func New(cfg Config, o *Options) hub.Stage {
 			log.Info().Str("partner", m.Partner).Uint64("seq", m.Seq).Int("refused", len(d.Refused)).Int("messages", d.Messages).
 				Str("subject", dl.Subject).Msg("interchange partially accepted: refused messages dead-lettered")
 		}
-		commitOnSuccess(w.Ledger, m, d.Keys, in.origin())
+		commitOnSuccess(w.Ledger, m, in, d.Keys)
 		return nil
 	}}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/edifact/edifacttest"
@@ -24,7 +25,6 @@ import (
 // partner's outputs are in the order it sent them.
 func TestKillerAmongConcurrentPartnersInOnePartition(t *testing.T) {
 	h := startHubConfig(t, "", "--drill")
-	_, j := jetstreamtest.Connect(t, h.url)
 	const partitions = 4 // fastConfig
 	partners := []string{"KILLER"}
 	for i := 0; len(partners) < 4; i++ {
@@ -32,32 +32,95 @@ func TestKillerAmongConcurrentPartnersInOnePartition(t *testing.T) {
 			partners = append(partners, p)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	sent := map[string][]uint64{} // partner → INGEST sequences in sending order
-	var drillSeq uint64
-	publish := func(partner, ref string, hdr nats.Header) uint64 {
-		// the killer may take the server (embedded in the hub) down
-		// meanwhile: published again until stored, once (dedupe id)
-		seq, err := client.PublishUntilAcked(ctx, j, partner, "kill-test:"+ref,
-			[]byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)), hdr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sent[partner] = append(sent[partner], seq)
-		return seq
-	}
+	k := newKillRun(t, h)
 	for round := 0; round < 6; round++ {
 		for _, p := range partners {
 			if p == "KILLER" && round == 2 {
-				drillSeq = publish(p, "KILL1", nats.Header{wire.HdrDrill: {"exit"}})
+				k.drill(p, "KILL1")
 				continue
 			}
-			publish(p, fmt.Sprintf("R%s%d", p[:4]+p[len(p)-1:], round), nil)
+			k.publish(p, fmt.Sprintf("R%s%d", p[:4]+p[len(p)-1:], round))
 		}
 	}
-	published := len(partners) * 6
+	k.check(partners)
+}
 
+// One partner's backlog pipelined (hub.partner_pipeline 4) with a drill
+// message in its middle that kills the process each time it runs, and a
+// neighbour in the same partition: the messages taken ahead of and behind
+// the killer are in the in-flight table when it dies, run alone once after
+// the restart (uncharged), the killer alone until quarantined; nothing
+// lost, duplicated or reordered for either partner.
+func TestKillerInsideOnePartnersPipeline(t *testing.T) {
+	h := startHubConfig(t, "  partition_concurrency: 4\n  partner_pipeline: 4\n", "--drill")
+	const partitions = 4 // fastConfig
+	partners := []string{"PIPE"}
+	for i := 0; len(partners) < 2; i++ {
+		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PIPE", partitions) {
+			partners = append(partners, p)
+		}
+	}
+	k := newKillRun(t, h)
+	for i := 0; i < 24; i++ {
+		if i == 8 {
+			k.drill("PIPE", "KILL1")
+			continue
+		}
+		k.publish("PIPE", fmt.Sprintf("RPIPE%02d", i))
+		if i%4 == 0 {
+			k.publish(partners[1], fmt.Sprintf("RNEIGH%02d", i))
+		}
+	}
+	k.check(partners)
+}
+
+// killRun is what a kill test sent: each partner's INGEST sequences in
+// sending order, and the drill message's.
+type killRun struct {
+	t        *testing.T
+	h        *hubProc
+	j        js.JetStream
+	ctx      context.Context
+	sent     map[string][]uint64
+	drillSeq uint64
+	n        int
+}
+
+func newKillRun(t *testing.T, h *hubProc) *killRun {
+	_, j := jetstreamtest.Connect(t, h.url)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return &killRun{t: t, h: h, j: j, ctx: ctx, sent: map[string][]uint64{}}
+}
+
+// publish sends one interchange of partner. The killer may take the
+// server (embedded in the hub) down meanwhile: published again until
+// stored, once (dedupe id).
+func (k *killRun) publish(partner, ref string) uint64 { return k.send(partner, ref, nil) }
+
+// drill sends partner's message that kills the process when it runs.
+func (k *killRun) drill(partner, ref string) {
+	k.drillSeq = k.send(partner, ref, nats.Header{wire.HdrDrill: {"exit"}})
+}
+
+func (k *killRun) send(partner, ref string, hdr nats.Header) uint64 {
+	seq, err := client.PublishUntilAcked(k.ctx, k.j, partner, "kill-test:"+ref,
+		[]byte(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", ref)), hdr)
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	k.sent[partner] = append(k.sent[partner], seq)
+	k.n++
+	return seq
+}
+
+// check waits until every interchange sent is in PARSED or POISON, then
+// fails unless each is there exactly once, POISON holds the killer only
+// (process-died) after it killed the hub at least threshold times, and
+// each partner's outputs are in its sending order.
+func (k *killRun) check(partners []string) {
+	t, j, sent, drillSeq, published := k.t, k.j, k.sent, k.drillSeq, k.n
+	h := k.h
 	var parsed, poison map[uint64]int
 	jetstreamtest.Eventually(t, 90*time.Second, func() bool {
 		parsed, poison = originSeqs(t, j, "PARSED"), originSeqs(t, j, "POISON")

@@ -24,6 +24,8 @@ type Pipeline struct {
 	Lag               *prometheus.GaugeVec   // partition
 	Redeliveries      *prometheus.CounterVec // partition
 	InFlight          *prometheus.GaugeVec   // partition, state: see InFlightOf
+	PipelineDiscarded prometheus.Counter     // runs ahead thrown away (hub.partner_pipeline)
+	PipelineRechecked prometheus.Counter     // runs ahead whose stage's decision changed at their turn
 	Alerts            *prometheus.CounterVec // alert, sink, result
 	Abandoned         prometheus.Gauge
 	Duplicates        prometheus.Counter
@@ -84,8 +86,16 @@ func New(reg prometheus.Registerer) *Pipeline {
 		}, []string{"partition"}),
 		InFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "edihub_partition_in_flight_messages",
-			Help: "Messages a partition has in hand (delivered, not settled): state held counts all of them, running those whose stages run now (one per partner at most).",
+			Help: "Messages a partition has in hand (delivered, not settled): state held counts all of them, running those taken to run (their stages, their settle, or waiting for their turn: up to hub.partner_pipeline per partner).",
 		}, []string{"partition", "state"}),
+		PipelineDiscarded: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_partner_pipeline_discarded_total",
+			Help: "Messages that ran ahead of an earlier one of their partner and were thrown away because that one stayed in the consumer (a nak); each runs again after it.",
+		}),
+		PipelineRechecked: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_partner_pipeline_rechecked_total",
+			Help: "Messages that ran ahead of an earlier one of their partner and were found, at their turn, to be duplicates of what settled before them.",
+		}),
 		Alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alerts_sent_total", Help: "Alerts handed to a sink, by result.",
 		}, []string{"alert", "sink", "result"}),
@@ -112,7 +122,7 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
-		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.Alerts, m.Abandoned,
+		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
 		m.Duplicates, m.MaxDeliveries, m.PinChanges)
 	return m
 }
