@@ -184,7 +184,14 @@ func BenchmarkRestartRead(b *testing.B) {
 		if _, err := w.Seen(ckKey(0)); err != nil {
 			b.Fatal(err)
 		}
-		commitKeys(b, w, 0, n-100)
+		// checkpoints as serve's every minute would make them at ~800
+		// interchanges a second
+		for i := 0; i < n-100; i += 50_000 {
+			commitKeys(b, w, i, min(i+50_000, n-100))
+			if err := w.Checkpoint(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
 		start := time.Now()
 		if err := w.Checkpoint(ctx); err != nil {
 			b.Fatal(err)
@@ -225,5 +232,118 @@ func BenchmarkRestartRead(b *testing.B) {
 			})
 		}
 		srv.Stop()
+	}
+}
+
+// BenchmarkLookup is the hot path's question, Duplicate, for an
+// interchange not seen before (what almost every lookup is) and for one
+// recorded long ago, against a million interchanges: held in memory (the
+// index without a file) and in the index file (only what memory does not
+// answer goes to it). No server: the index alone.
+//
+//	go test -run '^$' -bench Lookup -benchmem ./ledger/
+func BenchmarkLookup(b *testing.B) {
+	const n = 1_000_000
+	at := time.Now().UnixNano()
+	digestOf := func(i int) digest {
+		var d digest
+		binary.BigEndian.PutUint64(d[:], uint64(i)*0x9e3779b97f4a7c15)
+		return d
+	}
+	mem := newIndex(30*24*time.Hour, time.Now)
+	file := newIndex(30*24*time.Hour, time.Now)
+	di, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer di.close()
+	file.disk = di
+	batch := map[digest]mark{}
+	for i := range n {
+		m := mark{at: at, origin: "INGEST:" + strconv.Itoa(1_000_000+i)}
+		mem.put(digestOf(i), m)
+		batch[digestOf(i)] = m
+		if len(batch) == flushAfter || i == n-1 {
+			if err := di.write(batch, 0, time.Time{}, 0); err != nil {
+				b.Fatal(err)
+			}
+			batch = map[digest]mark{}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		ix   *index
+	}{{"memory", mem}, {"file", file}} {
+		for _, kind := range []string{"new", "recorded"} {
+			b.Run(c.name+"/"+kind, func(b *testing.B) {
+				var next atomic.Int64
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := int(next.Add(1)) % n
+						want := kind == "recorded"
+						if !want {
+							i += n
+						}
+						_, ok, err := c.ix.get(digestOf(i))
+						if err != nil || ok != want {
+							b.Errorf("lookup %d: %v %v", i, ok, err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkIndexFileWrite is one write of the index file (a batch of new
+// marks into a file that already holds a million): bbolt copies every page
+// a batch changes, and digests spread over all of them, so a write costs
+// about the file's size until batches are larger than its pages; the
+// per-interchange figure is what a batch size costs the machine.
+//
+//	go test -run '^$' -bench IndexFileWrite -benchtime 3x ./ledger/
+func BenchmarkIndexFileWrite(b *testing.B) {
+	const n = 1_000_000
+	at := time.Now().UnixNano()
+	digestOf := func(i int) digest {
+		var d digest
+		binary.BigEndian.PutUint64(d[:], uint64(i)*0x9e3779b97f4a7c15)
+		return d
+	}
+	di, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer di.close()
+	next := 0
+	fill := func(size int) map[digest]mark {
+		batch := make(map[digest]mark, size)
+		for range size {
+			batch[digestOf(next)] = mark{at: at, origin: "INGEST:" + strconv.Itoa(1_000_000+next)}
+			next++
+		}
+		return batch
+	}
+	for next < n {
+		if err := di.write(fill(200_000), 0, time.Time{}, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, size := range []int{1000, 16384, 65536, 262144} {
+		b.Run(fmt.Sprint("batch=", size), func(b *testing.B) {
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				batch := fill(size)
+				b.StartTimer()
+				c0 := processCPU()
+				if err := di.write(batch, 0, time.Time{}, 0); err != nil {
+					b.Fatal(err)
+				}
+				cpu += processCPU() - c0
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*size), "cpu-µs/interchange")
+		})
 	}
 }
