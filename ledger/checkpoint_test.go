@@ -102,7 +102,28 @@ func TestIndexFileWritesInBatchesAndAnswersFromIt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger-index.db")
 	a := openKV(t, js, &KVOptions{IndexFile: path})
 	mustSeen(t, a, ckKey(9999), false)
-	commitKeys(t, a, 0, 200)
+	commitKeys(t, a, 0, 50)
+	// lookups go on while writes replace the file's shared read transaction
+	done, failed := make(chan struct{}), make(chan error, 1)
+	go func() {
+		defer close(failed)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if seen, err := a.Seen(ckKey(i % 50)); err != nil || !seen {
+				failed <- fmt.Errorf("interchange %d during writes: seen %v, %v", i%50, seen, err)
+				return
+			}
+		}
+	}()
+	commitKeys(t, a, 50, 200)
+	close(done)
+	if err := <-failed; err != nil {
+		t.Fatal(err)
+	}
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return a.ix.inMemory() < flushAfter }, "marks written out")
 	for i := range 200 {
 		mustSeen(t, a, ckKey(i), true)
