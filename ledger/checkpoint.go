@@ -119,10 +119,15 @@ func (ix *index) flush() error {
 		return nil
 	}
 	pending := ix.marks
-	ix.marks, ix.recent = make(map[digest]mark), pending
+	ix.marks, ix.recent, ix.recentOnDisk = make(map[digest]mark), pending, false
 	applied, legacy := ix.applied, ix.legacy
 	ix.mu.Unlock()
 	err := disk.write(pending, applied, legacy, ix.now().Add(-ix.ttl).UnixNano())
+	if err == nil {
+		ix.mu.Lock()
+		ix.recentOnDisk = true
+		ix.mu.Unlock()
+	}
 	if err != nil {
 		ix.mu.Lock()
 		for d, m := range pending {
@@ -138,29 +143,21 @@ func (ix *index) flush() error {
 }
 
 // size is how many interchanges the index holds: on disk (expired ones
-// until a write removes them) and in memory but not yet on disk.
+// until a write removes them) and in memory but not yet on disk. It does
+// not look the marks in memory up in the file (the gauge is read often):
+// an interchange recorded again after it was written, or read again from
+// the bucket after a restart, counts twice until the next write.
 func (ix *index) size() int {
 	ix.mu.RLock()
+	defer ix.mu.RUnlock()
 	if ix.disk == nil {
-		defer ix.mu.RUnlock()
 		return len(ix.marks)
 	}
-	ds := make([]digest, 0, len(ix.marks)+len(ix.recent))
-	for d := range ix.marks {
-		ds = append(ds, d)
+	n := int(ix.disk.count.Load()) + len(ix.marks)
+	if !ix.recentOnDisk {
+		n += len(ix.recent)
 	}
-	for d := range ix.recent {
-		if _, ok := ix.marks[d]; !ok {
-			ds = append(ds, d)
-		}
-	}
-	disk := ix.disk
-	ix.mu.RUnlock()
-	n, err := disk.missing(ds)
-	if err != nil {
-		n = len(ds)
-	}
-	return int(disk.count.Load()) + n
+	return n
 }
 
 // errClosed: lookups after Close would miss what is only in the file.

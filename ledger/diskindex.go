@@ -220,21 +220,6 @@ func (di *diskIndex) get(d digest) (m mark, ok bool, err error) {
 	return m, ok, nil
 }
 
-// missing counts the digests of ds the file does not hold.
-func (di *diskIndex) missing(ds []digest) (int, error) {
-	n := 0
-	err := di.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(diskMarks)
-		for _, d := range ds {
-			if b.Get(d[:]) == nil {
-				n++
-			}
-		}
-		return nil
-	})
-	return n, err
-}
-
 // write stores marks (keeping the later of two marks of one interchange),
 // removes marks recorded at or before cut, and records applied and legacy,
 // in one transaction.

@@ -44,14 +44,16 @@ type index struct {
 	// marks holds every interchange, or with a file (disk) those not
 	// written to it yet; recent those of the write under way or the last
 	// one (a cache of what is on disk).
-	marks   map[digest]mark
-	recent  map[digest]mark
-	disk    *diskIndex  // nil: the index is in memory only (diskindex.go)
-	closed  bool        // the file was closed: lookups fail
-	applied uint64      // stream sequence of the last message read
-	loaded  atomic.Bool // the bucket was read to its end once
-	legacy  time.Time   // meta.legacy-until, as last read
-	swept   time.Time
+	marks  map[digest]mark
+	recent map[digest]mark
+	// recentOnDisk: the write of recent is done
+	recentOnDisk bool
+	disk         *diskIndex  // nil: the index is in memory only (diskindex.go)
+	closed       bool        // the file was closed: lookups fail
+	applied      uint64      // stream sequence of the last message read
+	loaded       atomic.Bool // the bucket was read to its end once
+	legacy       time.Time   // meta.legacy-until, as last read
+	swept        time.Time
 
 	flushMu    sync.Mutex  // one write to the file at a time
 	flushing   atomic.Bool // a write started by put is under way
