@@ -309,6 +309,9 @@ func (a *App) assemble(ctx context.Context, keys *audit.Keyring, inflight *count
 	if err != nil {
 		return err
 	}
+	if a.ledger != nil {
+		a.onClose(func() { _ = a.ledger.Close() }) // its index file
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ags, err := startPartners(a.ctx, cfg, a.js, log, reg)

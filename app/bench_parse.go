@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,10 +232,18 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		defer nc.Close()
 		lj = j
 	}
-	led, err := ledger.OpenKV(ctx, lj, nil)
+	// the ledger as serve opens it: its index in a file (a fresh one:
+	// lookups of new interchanges go to it)
+	dir, err := os.MkdirTemp("", "edihub-bench-ledger")
 	if err != nil {
 		return nil, err
 	}
+	defer os.RemoveAll(dir)
+	led, err := ledger.OpenKV(ctx, lj, &ledger.KVOptions{IndexFile: filepath.Join(dir, "ledger-index.db")})
+	if err != nil {
+		return nil, err
+	}
+	defer led.Close()
 	if err := b.provision(ctx, b.config()); err != nil {
 		return nil, err
 	}

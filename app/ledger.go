@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -25,7 +26,7 @@ func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
 			Help: "Batch entries the ledger wrote (one per group of interchanges committed together)."},
 			func() float64 { _, g := ls.CommitStats(); return float64(g) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "edihub_ledger_index_interchanges",
-			Help: "Interchanges the ledger's index holds in memory (~150 bytes each; expired ones until its next sweep)."},
+			Help: "Interchanges the ledger's index holds, in its file in the data folder and in memory (expired ones until its next write)."},
 			func() float64 { return float64(ls.Indexed()) }),
 	)
 }
@@ -39,10 +40,13 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 	}
 	log = log.With().Str("component", "ledger").Logger()
 	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas,
-		Checkpoint: filepath.Join(cfg.DataDir, ledgerCheckpointFile)})
+		IndexFile: filepath.Join(cfg.DataDir, ledgerIndexFile)})
 	if err != nil {
 		return nil, err
 	}
+	// the whole-index checkpoint of the version before; the index file
+	// replaces it (a missing one is fine)
+	_ = os.Remove(filepath.Join(cfg.DataDir, "ledger.index"))
 	old := filepath.Join(cfg.DataDir, "ledger.db")
 	n, err := ledger.MigrateBolt(old, ls)
 	if err != nil {
@@ -54,27 +58,29 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 	return ls, nil
 }
 
-// ledgerCheckpointFile, in the data folder, is the ledger's index as last
-// saved: a restart reads only what the bucket stored after it.
-const ledgerCheckpointFile = "ledger.index"
+// ledgerIndexFile, in the data folder, is the ledger's index on disk (a
+// bbolt file): a restart opens it and reads only what the bucket stored
+// after its last checkpoint.
+const ledgerIndexFile = "ledger-index.db"
 
 // ledgerCheckpointEvery bounds what a restart after kill -9 reads of the
-// bucket: the interchanges of the last few minutes, not the ledger's
-// history.
-const ledgerCheckpointEvery = 5 * time.Minute
+// bucket: the interchanges of the last minute, not the ledger's history.
+// A checkpoint reads back the bucket since the last one and writes what
+// the index holds in memory (one bbolt transaction).
+const ledgerCheckpointEvery = time.Minute
 
-// checkpointLedger saves the ledger's index every ledgerCheckpointEvery
-// and once more when ctx ends (a clean stop: the next start reads nothing
-// of the bucket it knew).
+// checkpointLedger checkpoints the ledger's index file every
+// ledgerCheckpointEvery and once more when ctx ends (a clean stop: the
+// next start reads nothing of the bucket it knew).
 func checkpointLedger(ctx context.Context, ls *ledger.KVStore, log zerolog.Logger) {
 	log = log.With().Str("component", "ledger").Logger()
 	save := func(ctx context.Context) {
 		start := time.Now()
 		if err := ls.Checkpoint(ctx); err != nil {
-			log.Warn().Err(err).Msg("ledger checkpoint not saved; a restart reads more of the bucket")
+			log.Warn().Err(err).Msg("ledger checkpoint not written; the index keeps it in memory and a restart reads more of the bucket")
 			return
 		}
-		log.Debug().Int("interchanges", ls.Indexed()).Dur("took", time.Since(start)).Msg("ledger checkpoint saved")
+		log.Debug().Dur("took", time.Since(start)).Msg("ledger checkpoint written")
 	}
 	t := time.NewTicker(ledgerCheckpointEvery)
 	defer t.Stop()

@@ -2,18 +2,19 @@ package app
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
-// A clean stop saves the ledger's index to the data folder (the next start
-// reads only what the bucket stored after it).
-func TestCleanStopSavesTheLedgerCheckpoint(t *testing.T) {
+// A clean stop writes the ledger's index to its file in the data folder
+// (the next start reads only what the bucket stored after it).
+func TestCleanStopWritesTheLedgerIndexFile(t *testing.T) {
 	c := testConfig(t)
 	a, err := New(context.Background(), c, testEnv(t))
 	if err != nil {
@@ -25,8 +26,15 @@ func TestCleanStopSavesTheLedgerCheckpoint(t *testing.T) {
 	jetstreamtest.PublishIngest(t, j, "ACME", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "CKP1"), nil)
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool { return a.Ledger().Indexed() == 1 }, "the interchange is in the ledger")
 	stop()
-	st, err := os.Stat(filepath.Join(c.DataDir, ledgerCheckpointFile))
-	if err != nil || st.Size() == 0 {
-		t.Fatalf("no ledger checkpoint after a clean stop: %v", err)
+	db, err := bolt.Open(filepath.Join(c.DataDir, ledgerIndexFile), 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("no ledger index file after a clean stop: %v", err)
 	}
+	defer db.Close()
+	_ = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte("marks")); b == nil || b.Stats().KeyN != 1 {
+			t.Errorf("the index file does not hold the one interchange (marks bucket %v)", b)
+		}
+		return nil
+	})
 }

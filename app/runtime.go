@@ -11,7 +11,7 @@ import (
 
 // RuntimeConfig tunes the Go runtime of serve, and of bench, which
 // measures serve's pipeline. The hub's live heap is small (tens of MB, plus
-// ~150 bytes per interchange the ledger remembers) and every message
+// the ledger index's latest records) and every message
 // allocates its outputs, so with Go's default target the collector runs
 // very often; a higher target trades memory for CPU.
 type RuntimeConfig struct {

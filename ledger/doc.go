@@ -24,7 +24,7 @@
 //     of its own per interchange. Batch entries expire by the bucket's
 //     MaxAge (the TTL).
 //
-//     Lookups are answered from an index in memory: a store that is asked
+//     Lookups are answered from an index: a store that is asked
 //     reads the whole bucket once, then adds what it commits itself (it
 //     does not follow the bucket, which would send each of its batches
 //     back to it). That holds while one process writes a partition's
@@ -32,10 +32,11 @@
 //     hub calls Forget each time the server pins a partition to it, and
 //     its next lookup first reads what was stored since it last read
 //     the bucket. Hubs on one cluster that name the same bucket share the
-//     ledger. The subject carries no JetStream domain prefix. With
-//     KVOptions.Checkpoint the index is saved to a local file
-//     (KVStore.Checkpoint) and a restarted store loads it and reads only
-//     the bucket's messages after it (checkpoint.go).
+//     ledger. The subject carries no JetStream domain prefix. The index
+//     is in memory, or with KVOptions.IndexFile in a local bbolt file
+//     (diskindex.go) with in memory only what is not written yet: a
+//     restarted store opens the file and reads only the bucket's messages
+//     after the sequence it records (checkpoint.go).
 //
 //     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a
@@ -64,7 +65,8 @@
 // the same message delivered again after a partial failure is not its own
 // duplicate, so outputs that were not all stored are published again.
 //
-// The package imports nothing of this module (nats.go's jetstream only; its
-// tests use jetstream/jetstreamtest). hub.LedgerKey is ledger.Key, and
+// The package imports nothing of this module (nats.go's jetstream, and
+// bbolt for the index file and the migration; its tests use
+// jetstream/jetstreamtest). hub.LedgerKey is ledger.Key, and
 // *KVStore is the hub's Ledger; app.New runs MigrateBolt once at start.
 package ledger

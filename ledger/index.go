@@ -40,16 +40,30 @@ type index struct {
 	ttl time.Duration
 	now func() time.Time
 
-	mu      sync.RWMutex // lookups read while commits add
-	marks   map[digest]mark
-	applied uint64      // stream sequence of the last message read
-	loaded  atomic.Bool // the bucket was read to its end once
-	legacy  time.Time   // meta.legacy-until, as last read
-	swept   time.Time
+	mu sync.RWMutex // lookups read while commits add
+	// marks holds every interchange, or with a file (disk) those not
+	// written to it yet; recent those of the write under way or the last
+	// one (a cache of what is on disk).
+	marks  map[digest]mark
+	recent map[digest]mark
+	// recentOnDisk: the write of recent is done
+	recentOnDisk bool
+	disk         *diskIndex  // nil: the index is in memory only (diskindex.go)
+	closed       bool        // the file was closed: lookups fail
+	applied      uint64      // stream sequence of the last message read
+	loaded       atomic.Bool // the bucket was read to its end once
+	legacy       time.Time   // meta.legacy-until, as last read
+	swept        time.Time
+
+	flushMu    sync.Mutex  // one write to the file at a time
+	flushing   atomic.Bool // a write started by put is under way
+	flushFail  atomic.Int64
+	tailRead   atomic.Int64 // messages read from the bucket (tests)
+	flushAfter int          // marks in memory that start a write (flushAfter)
 }
 
 func newIndex(ttl time.Duration, now func() time.Time) *index {
-	return &index{ttl: ttl, now: now, marks: map[digest]mark{}, swept: now()}
+	return &index{ttl: ttl, now: now, marks: map[digest]mark{}, swept: now(), flushAfter: flushAfter}
 }
 
 // sweepEvery is how often expired marks are dropped (on the next write).
@@ -61,6 +75,9 @@ func (ix *index) put(d digest, m mark) {
 		return
 	}
 	ix.marks[d] = m
+	if ix.disk != nil && len(ix.marks) >= ix.flushAfter {
+		ix.flushSoon()
+	}
 	if now := ix.now(); now.Sub(ix.swept) >= sweepEvery {
 		ix.swept = now
 		cut := now.Add(-ix.ttl).UnixNano()
@@ -72,15 +89,28 @@ func (ix *index) put(d digest, m mark) {
 	}
 }
 
-// get returns the live mark of d.
-func (ix *index) get(d digest) (mark, bool) {
+// get returns the live mark of d: from memory, else from the file.
+func (ix *index) get(d digest) (mark, bool, error) {
 	ix.mu.RLock()
 	m, ok := ix.marks[d]
-	ix.mu.RUnlock()
-	if ok && ix.now().UnixNano()-m.at >= int64(ix.ttl) {
-		return mark{}, false
+	if !ok {
+		m, ok = ix.recent[d]
 	}
-	return m, ok
+	disk, closed := ix.disk, ix.closed
+	ix.mu.RUnlock()
+	if !ok && closed {
+		return mark{}, false, errClosed
+	}
+	if !ok && disk != nil {
+		var err error
+		if m, ok, err = disk.get(d); err != nil {
+			return mark{}, false, err
+		}
+	}
+	if ok && ix.now().UnixNano()-m.at >= int64(ix.ttl) {
+		return mark{}, false, nil
+	}
+	return m, ok, nil
 }
 
 func (ix *index) legacyUntil() time.Time {
@@ -94,6 +124,7 @@ func (ix *index) apply(key string, h nats.Header, value []byte, seq uint64) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.applied = max(ix.applied, seq)
+	ix.tailRead.Add(1)
 	// deletes, purges and the server's expiry markers hold no record
 	if h.Get(kvOperationHeader) != "" || h.Get(jetstream.MarkerReasonHeader) != "" {
 		return

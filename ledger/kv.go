@@ -30,11 +30,11 @@ type KVOptions struct {
 	Storage jetstream.StorageType
 	// Timeout bounds one call to the server (5 s).
 	Timeout time.Duration
-	// Checkpoint is a local file the index is saved to (KVStore.Checkpoint)
-	// and read from at the first lookup, which then reads only what the
-	// bucket stored since (checkpoint.go). Empty: the first lookup reads
-	// the whole bucket.
-	Checkpoint string
+	// IndexFile is a local bbolt file the index is kept in (checkpoint.go,
+	// diskindex.go): the first lookup opens it and reads only what the
+	// bucket stored after it. Empty: the index is in memory only and the
+	// first lookup reads the whole bucket.
+	IndexFile string
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -151,8 +151,10 @@ func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }
 
-// Close does nothing: the connection is the caller's.
-func (s *KVStore) Close() error { return nil }
+// Close closes the index file, if any, without writing what is in memory
+// (Checkpoint does); the connection is the caller's. Lookups that need the
+// file fail after it.
+func (s *KVStore) Close() error { return s.ix.close() }
 
 // TTL returns how long entries are kept.
 func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
@@ -231,13 +233,11 @@ func (s *KVStore) lookup(k Key) (mark, bool, error) {
 	if err := s.read(); err != nil {
 		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
-	if m, ok := s.ix.get(sha256.Sum256(k.bytes())); ok {
-		return m, true, nil
+	if m, ok, err := s.ix.get(sha256.Sum256(k.bytes())); ok || err != nil {
+		return m, ok, err
 	}
 	if s.opts.Now().Before(s.ix.legacyUntil()) {
-		if m, ok := s.ix.get(sha256.Sum256(k.legacyBytes())); ok {
-			return m, true, nil
-		}
+		return s.ix.get(sha256.Sum256(k.legacyBytes()))
 	}
 	return mark{}, false, nil
 }
@@ -266,11 +266,12 @@ func (s *KVStore) read() error {
 	again := s.reread.Swap(false)
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
 	defer cancel()
-	if !s.ix.loaded.Load() && s.opts.Checkpoint != "" && !s.checkpointTried {
+	if !s.ix.loaded.Load() && s.opts.IndexFile != "" && !s.checkpointTried {
 		if st, err := s.js.Stream(ctx, s.stream); err == nil {
-			s.checkpointTried = true // once: a failed read below goes on from what it loaded
+			s.checkpointTried = true // once: a failed read below goes on from what it opened
 			info := st.CachedInfo()
-			_ = s.ix.load(s.opts.Checkpoint, info.Created, info.State.LastSeq) // none usable: read it all
+			// none usable (in use by another process): in memory, read it all
+			_ = s.ix.open(s.opts.IndexFile, s.opts.Bucket, info.Created, info.State.LastSeq)
 		}
 	}
 	if err := s.ix.catchUp(ctx, s.js, s.stream, s.pre); err != nil {
@@ -323,13 +324,9 @@ func (s *KVStore) legacyFlag(ctx context.Context) (time.Time, uint64, error) {
 // Seen ignores an entry past its time before the server drops it).
 func (s *KVStore) Purge() (int, error) { return 0, nil }
 
-// Indexed returns how many interchanges the index holds in memory (0
-// before the bucket was read), without asking the server.
-func (s *KVStore) Indexed() int {
-	s.ix.mu.RLock()
-	defer s.ix.mu.RUnlock()
-	return len(s.ix.marks)
-}
+// Indexed returns how many interchanges the index holds, in memory and in
+// its file (0 before the bucket was read), without asking the server.
+func (s *KVStore) Indexed() int { return s.ix.size() }
 
 // Len returns how many interchanges the index holds (expired ones until
 // its next sweep), once it was read; before, the messages in the bucket.
