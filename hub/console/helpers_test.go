@@ -128,7 +128,7 @@ func newEnv(t *testing.T) *env {
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.NewWithOptions(api.Options{Ops: o, Logger: log, Auditor: auditor, JS: h.JS, Status: h.Hub.Status,
 		Forensics: &forensics.Config{}, PauseBucket: hub.DefaultPauseBucket,
-		Tokens:    []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
+		Tokens: []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
 	mux.Handle(console.Prefix, console.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
