@@ -99,6 +99,9 @@ func (b *bulkhead) open(ctx context.Context) (follow func(context.Context) error
 			case <-ctx.Done():
 				return nil
 			case err := <-loaded:
+				if b.h.nc.IsClosed() {
+					return nil // the connection was closed: Run ends, as the partitions' pulls do
+				}
 				return err // the watch ended: Run stops, the supervisor restarts
 			case now := <-t.C:
 				b.t.prune(now)
