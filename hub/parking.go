@@ -289,12 +289,19 @@ func (pk *parks) drain(p *park) {
 // consumer between the answer and the end of the park: a skipped message
 // is in the stream, so the park consumer still counts it.
 func (pk *parks) handover(p *park) bool {
-	pk.mu.Lock()
-	defer pk.mu.Unlock()
 	ctx, cancel := context.WithTimeout(pk.ctx, 10*time.Second)
 	defer cancel()
-	info, err := p.cons.Info(ctx)
-	if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
+	empty := func() (*js.ConsumerInfo, bool) {
+		info, err := p.cons.Info(ctx)
+		return info, err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	}
+	if _, ok := empty(); !ok { // asked first without the lock: the pull goes on meanwhile
+		return false
+	}
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	info, ok := empty()
+	if !ok {
 		return false
 	}
 	pk.done[p.partner] = [2]uint64{p.from, info.Delivered.Stream}
