@@ -25,8 +25,8 @@ func parsedOf(t *testing.T, env *testEnv, partner string) []string {
 }
 
 // Partner A's failures pause it; partner B, in the same partition, keeps
-// flowing while A's messages wait; the pause is in the bucket every
-// instance reads; resume runs A's waiting messages in order, none lost,
+// flowing while A's messages wait, parked in INGEST; the pause is in the
+// bucket every instance reads; resume runs A's waiting messages in order, none lost,
 // none duplicated, none charged (no attempt, no dead letter).
 func TestBulkheadPausesAFailingPartnerNotItsNeighbour(t *testing.T) {
 	stage := echoStage("parse", func(m *Message) error {
@@ -80,19 +80,19 @@ func TestBulkheadPausesAFailingPartnerNotItsNeighbour(t *testing.T) {
 		}
 		return nil
 	})
-	// every message of A is in hand, waiting: none ran
+	// A is parked: none of its messages is in hand, none ran
 	jetstreamtest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
 		held, running, _ := env.hub.bulk.lanesHeld()
-		if held != n || running != 0 {
-			return fmt.Errorf("held %d running %d, want %d waiting", held, running, n)
+		if held != 0 || running != 0 || env.hub.bulk.parkedPartners() != 1 {
+			return fmt.Errorf("held %d running %d parked %d, want A parked, nothing in hand", held, running, env.hub.bulk.parkedPartners())
 		}
 		return nil
 	})
 	if got := parsedOf(t, env, "A"); len(got) != 0 {
 		t.Fatalf("paused A parsed %v", got)
 	}
-	// Waiting longer than the ack wait does not redeliver them: progress
-	// keeps them (an absence, so a wait: two ack waits).
+	// Waiting longer than the ack wait redelivers none of them (an
+	// absence, so a wait: two ack waits).
 	time.Sleep(2 * cfg.Attempts.AckWait)
 	if r := testCounter(t, env, "edihub_partition_redeliveries_total"); r != 0 {
 		t.Fatalf("%v redeliveries while A waited", r)
@@ -134,7 +134,8 @@ func TestBulkheadPausesAFailingPartnerNotItsNeighbour(t *testing.T) {
 
 // A pause already in the bucket (taken by another instance, or before a
 // restart) holds the partner from the first pull: the pauses are loaded
-// before any partition pulls.
+// before any partition pulls, and the partner is parked at its first
+// message.
 func TestBulkheadPauseInTheBucketHoldsFromTheStart(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
@@ -158,8 +159,8 @@ func TestBulkheadPauseInTheBucketHoldsFromTheStart(t *testing.T) {
 		if got := len(parsedOf(t, env, "B")); got != 5 {
 			return fmt.Errorf("B: %d of 5 parsed", got)
 		}
-		if held, _, _ := env.hub.bulk.lanesHeld(); held != 5 {
-			return fmt.Errorf("%d in hand, want A's 5", held)
+		if held, _, _ := env.hub.bulk.lanesHeld(); held != 0 || env.hub.bulk.parkedPartners() != 1 {
+			return fmt.Errorf("%d in hand, %d parked; want A parked", held, env.hub.bulk.parkedPartners())
 		}
 		return nil
 	})

@@ -16,9 +16,10 @@ import (
 // bulkhead is the hub's side of the pauses: it counts each partner's
 // outcomes (tracker), pauses a partner over the limit (in memory at once,
 // then in the pause bucket, which every instance watches), and tells the
-// partitions' lanes when a pause is lifted. A paused partner's lane is
-// not taken: its messages wait in hand (with progress, so they are not
-// redelivered) and in INGEST; nothing of it is acked, nak'd or counted.
+// partitions' lanes and parks when a pause is lifted. A paused partner's
+// lane is not taken, and the partner is parked out of its partition's
+// window (parking.go): its messages wait in INGEST; nothing of it runs or
+// is counted.
 type bulkhead struct {
 	h     *Hub
 	cfg   BulkheadConfig
@@ -29,10 +30,11 @@ type bulkhead struct {
 	mu     sync.RWMutex
 	paused map[string]Pause
 	lanes  map[*lanes]struct{}
+	parks  map[*parks]struct{}
 }
 
 func newBulkhead(h *Hub, cfg BulkheadConfig, met *metrics.Bulkhead) *bulkhead {
-	return &bulkhead{h: h, cfg: cfg, t: newTracker(cfg), met: met, paused: map[string]Pause{}, lanes: map[*lanes]struct{}{}}
+	return &bulkhead{h: h, cfg: cfg, t: newTracker(cfg), met: met, paused: map[string]Pause{}, lanes: map[*lanes]struct{}{}, parks: map[*parks]struct{}{}}
 }
 
 // isPaused is the lanes' question: may partner's head run?
@@ -53,6 +55,20 @@ func (b *bulkhead) attach(l *lanes) {
 func (b *bulkhead) detach(l *lanes) {
 	b.mu.Lock()
 	delete(b.lanes, l)
+	b.mu.Unlock()
+}
+
+// attachParks and detachParks register a partition's parked partners for
+// resume.
+func (b *bulkhead) attachParks(p *parks) {
+	b.mu.Lock()
+	b.parks[p] = struct{}{}
+	b.mu.Unlock()
+}
+
+func (b *bulkhead) detachParks(p *parks) {
+	b.mu.Lock()
+	delete(b.parks, p)
 	b.mu.Unlock()
 }
 
@@ -83,6 +99,9 @@ func (b *bulkhead) open(ctx context.Context) (follow func(context.Context) error
 			case <-ctx.Done():
 				return nil
 			case err := <-loaded:
+				if b.h.nc.IsClosed() {
+					return nil // the connection was closed: Run ends, as the partitions' pulls do
+				}
 				return err // the watch ended: Run stops, the supervisor restarts
 			case now := <-t.C:
 				b.t.prune(now)
@@ -117,10 +136,17 @@ func (b *bulkhead) unset(partner string) bool {
 	for l := range b.lanes {
 		ls = append(ls, l)
 	}
+	pks := make([]*parks, 0, len(b.parks))
+	for p := range b.parks {
+		pks = append(pks, p)
+	}
 	b.mu.Unlock()
 	b.met.Resumed(partner)
 	for _, l := range ls {
 		l.wake(partner)
+	}
+	for _, p := range pks {
+		p.wake(partner)
 	}
 	return was
 }
@@ -179,4 +205,15 @@ func (b *bulkhead) lanesHeld() (held, running int, barrier bool) {
 		held, running, barrier = held+h, running+r, barrier || br
 	}
 	return held, running, barrier
+}
+
+// parkedPartners counts the parked partners over the partitions.
+func (b *bulkhead) parkedPartners() int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	n := 0
+	for p := range b.parks {
+		n += p.parked()
+	}
+	return n
 }

@@ -192,6 +192,74 @@ func (l *lanes) wake(partner string) {
 	}
 }
 
+// lowest is the earliest stream sequence of partner's lane that is not
+// settled and not running: its first queued message, or the nak'd head it
+// waits for.
+func (l *lanes) lowest(partner string) (seq uint64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.byKey[partner]
+	if ln == nil {
+		return 0, false
+	}
+	if len(ln.queue) > 0 {
+		seq, ok = ln.queue[0].seq, true
+	}
+	if ln.waitSeq != 0 && (!ok || ln.waitSeq < seq) {
+		seq, ok = ln.waitSeq, true
+	}
+	return seq, ok
+}
+
+// drop takes partner's queued messages from stream sequence from on out
+// of its lane, and forgets a nak'd head there it waits for: the partner
+// was parked (parking.go), another consumer hands them over again. A
+// message that runs stays.
+func (l *lanes) drop(partner string, from uint64) []*heldMsg {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.byKey[partner]
+	if ln == nil {
+		return nil
+	}
+	i := 0
+	for i < len(ln.queue) && ln.queue[i].seq < from {
+		i++
+	}
+	out := ln.queue[i:]
+	ln.queue = ln.queue[:i:i]
+	if ln.waitSeq >= from {
+		ln.waitSeq = 0
+	}
+	for _, m := range out {
+		delete(l.bySeq, m.seq)
+	}
+	if ln.inReady {
+		for i, r := range l.ready {
+			if r == ln {
+				l.ready = append(l.ready[:i], l.ready[i+1:]...)
+				break
+			}
+		}
+		ln.inReady = false
+	}
+	l.settleLane(ln)
+	return out
+}
+
+// queuedPartners lists the partners with messages waiting in a lane.
+func (l *lanes) queuedPartners() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for k, ln := range l.byKey {
+		if len(ln.queue) > 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // next waits for a head that may run and takes it (its lane is busy until
 // done). It returns nil once the lanes are closed and nothing that runs
 // could make another head runnable.

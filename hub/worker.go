@@ -30,6 +30,7 @@ type source struct {
 	// are what is in hand (see pull).
 	workers, window int
 	lanes           *lanes
+	parked          *parks           // a partition's paused partners out of its window (parking.go); nil: no bulkhead
 	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
 	// pinID is the server's pin of this instance on the partition, and
 	// partners those seen since (see notePin).
@@ -117,13 +118,21 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	if s.partition >= 0 {
 		ln.depth = min(s.h.cfg.PartnerPipeline, s.workers)
 	}
+	s.lanes, s.parked = ln, nil
 	if b := s.h.bulk; b != nil && s.partition >= 0 {
 		ln.paused = b.isPaused
 		b.attach(ln)
 		defer b.detach(ln)
 	}
-	s.lanes = ln
 	s.armBarrier(ctx)
+	if s.partition >= 0 && (s.h.bulk != nil || s.h.parksLeft[s.partition]) {
+		pk, err := s.openParks(ctx, ln, s.h.bulk)
+		if err != nil {
+			return err
+		}
+		s.parked = pk
+		defer pk.stop()
+	}
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
@@ -151,7 +160,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 			}
 		}()
 	}
-	go s.keepHeld(ln, finished)
+	go s.keepHeld(ln, s.parked, finished)
 	var workers sync.WaitGroup
 	for i := 0; i < s.workers; i++ {
 		workers.Add(1)
@@ -169,6 +178,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		}
 		s.take(ctx, ln, msg)
 	}
+	s.parked.stop()
 	ln.close()
 	workers.Wait()
 	s.gauge(ln)
@@ -191,7 +201,11 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 			s.armBarrier(ctx)
 		}
 	}
+	if s.parked.skip(partner, md.Sequence.Stream, msg) {
+		return // its park consumer has it
+	}
 	ln.addDelivery(msg, md.Sequence.Stream, partner, len(msg.Data()), md.NumDelivered > 1, time.Now())
+	s.parked.added(partner)
 }
 
 // work runs the heads of the lanes, one at a time, in one slot of the
@@ -251,9 +265,9 @@ func (s *source) gauge(ln *lanes) {
 
 // keepHeld sends progress for the messages waiting in the lanes (a
 // running one's comes from its watchdog), releases lanes whose nak'd head
-// did not come back, and lifts the barrier once what the consumer had out
-// is back in hand.
-func (s *source) keepHeld(ln *lanes, finished <-chan struct{}) {
+// did not come back, lifts the barrier once what the consumer had out
+// is back in hand, and parks the paused partners still in hand.
+func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 	every := s.h.exec.heartbeat / 2
 	t := time.NewTicker(min(every, barrierPoll))
 	defer t.Stop()
@@ -277,6 +291,7 @@ func (s *source) keepHeld(ln *lanes, finished <-chan struct{}) {
 			if _, _, barrier := ln.held(); barrier {
 				s.liftIfAllInHand(ln)
 			}
+			pk.parkHeld()
 		}
 	}
 }

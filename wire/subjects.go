@@ -43,6 +43,12 @@ func IngestTransform(partitions int) string {
 	return fmt.Sprintf("edi.ingest.{{partition(%d,1)}}.{{wildcard(1)}}", partitions)
 }
 
+// IngestStoredSubject is the subject INGEST stores partner's messages
+// under in partition p (what a consumer of that partner alone filters on).
+func IngestStoredSubject(p int, partner string) string {
+	return ingestPrefix + strconv.Itoa(p) + "." + partner
+}
+
 // IngestPartitionFilter selects one partition of INGEST.
 func IngestPartitionFilter(p int) string { return ingestPrefix + strconv.Itoa(p) + ".*" }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/edihub/edihub/audit"
+	"github.com/edihub/edihub/hub"
 	"github.com/edihub/edihub/hub/api"
 	"github.com/edihub/edihub/hub/console"
 	"github.com/edihub/edihub/hub/forensics"
@@ -126,8 +127,8 @@ func newEnv(t *testing.T) *env {
 	}
 	mux := http.NewServeMux()
 	mux.Handle(api.Prefix, api.NewWithOptions(api.Options{Ops: o, Logger: log, Auditor: auditor, JS: h.JS, Status: h.Hub.Status,
-		Forensics: &forensics.Config{},
-		Tokens:    []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
+		Forensics: &forensics.Config{}, PauseBucket: hub.DefaultPauseBucket,
+		Tokens: []api.Token{{Name: "viewer", Token: readTok, Role: api.RoleRead}, {Name: "alice", Token: opTok, Role: api.RoleOperator}}}))
 	mux.Handle(console.Prefix, console.Handler())
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

@@ -7,6 +7,7 @@ import { messages, groups } from "./list.js";
 import { message } from "./message.js";
 import { auditPage } from "./audit.js";
 import { replays, replay } from "./replays.js";
+import { paused } from "./partners.js";
 
 const main = document.getElementById("main");
 
@@ -53,6 +54,7 @@ async function route() {
     else if (path.startsWith("/message/")) await message(view, decodeURIComponent(path.slice(9)));
     else if (path === "/audit") await auditPage(view, params);
     else if (path === "/replays") await replays(view);
+    else if (path === "/partners") await paused(view);
     else if (path.startsWith("/replay/")) await replay(view, decodeURIComponent(path.slice(8)));
     else view.append(h("p", null, "No such page."));
   } catch (e) {
