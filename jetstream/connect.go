@@ -15,6 +15,14 @@ const (
 	MaxPingsOut = 2
 )
 
+// AsyncAckTimeout ends an async publish's wait for its ack (nats.go's
+// default is none): a caller that gave up on a try (Retry) leaves the
+// future behind, and one whose ack died with a stream leader would stay
+// among the client's pending acks for ever, until their limit stalls
+// every publish. It is the longest any caller waits (the single-server
+// output timeout).
+const AsyncAckTimeout = 30 * time.Second
+
 // Connect dials url and returns the connection and its JetStream context.
 // It retries the first connection briefly so that a hub that is still
 // starting is not reported as unreachable. Credentials come in extra (see
@@ -38,7 +46,7 @@ func Connect(url, name string, extra ...nats.Option) (*nats.Conn, js.JetStream, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", RedactURL(url), err)
 	}
-	j, err := js.New(nc)
+	j, err := js.New(nc, js.WithPublishAsyncTimeout(AsyncAckTimeout))
 	if err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream context on %s: %w", RedactURL(url), err)
