@@ -30,6 +30,13 @@ type KVOptions struct {
 	Storage jetstream.StorageType
 	// Timeout bounds one call to the server (5 s).
 	Timeout time.Duration
+	// CommitTimeout bounds the wait for a batch entry's ack (Timeout).
+	// A group unanswered after it fails for everyone waiting on it, who
+	// may commit again: serve sets it to the hub's output try on a
+	// cluster (jetstream.OutputAttempt), so that a group sent during the
+	// bucket's election does not hold the next groups behind it (at most
+	// groupsInFlight are out) for the whole Timeout.
+	CommitTimeout time.Duration
 	// Checkpoint is a local file the index is saved to (KVStore.Checkpoint)
 	// and read from at the first lookup, which then reads only what the
 	// bucket stored since (checkpoint.go). Empty: the first lookup reads
@@ -52,6 +59,9 @@ func (o *KVOptions) setDefaults() {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Second
 	}
+	if o.CommitTimeout == 0 {
+		o.CommitTimeout = o.Timeout
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -68,6 +78,9 @@ func (o *KVOptions) Validate() error {
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("ledger timeout %v: must be positive", o.Timeout)
+	}
+	if o.CommitTimeout <= 0 {
+		return fmt.Errorf("ledger commit timeout %v: must be positive", o.CommitTimeout)
 	}
 	return nil
 }
