@@ -39,7 +39,7 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 	}
 	log = log.With().Str("component", "ledger").Logger()
 	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas,
-		Checkpoint: filepath.Join(cfg.DataDir, ledgerCheckpointFile)})
+		Checkpoint: filepath.Join(cfg.DataDir, ledgerCheckpointFile), CommitTimeout: cfg.Hub.Cluster.OutputAttempt()})
 	if err != nil {
 		return nil, err
 	}
