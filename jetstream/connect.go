@@ -11,7 +11,7 @@ import (
 // PingEvery and MaxPingsOut are the client's liveness check of its server
 // (see Connect).
 const (
-	PingEvery   = 5 * time.Second
+	PingEvery   = 3 * time.Second
 	MaxPingsOut = 2
 )
 
@@ -36,9 +36,12 @@ func Connect(url, name string, extra ...nats.Option) (*nats.Conn, js.JetStream, 
 		// A server behind a cut link (or frozen) keeps the socket open and
 		// answers nothing: only missed pings tell. nats.go's default (every
 		// 2 min, two missed) left the hub on a dead node for minutes; this
-		// notices in PingEvery×(MaxPingsOut+1) and reconnects to another.
-		// 5 s, not 2 s: on a loaded machine (GC, -race) a live server can
-		// miss a 4 s window, and a 2 s ping measured no shorter pause.
+		// notices within PingEvery×(MaxPingsOut+1) and reconnects to
+		// another. Once the hub's own waits were short tries (Retry), the
+		// connection still on the cut node was what held partitions up
+		// (stale at +14 s with a 5 s ping, BENCHMARKS.md); 3 s, not 2 s:
+		// a live server on a loaded machine (GC, -race) must then miss
+		// answering for 6 s, not 4 s, before its clients leave it.
 		nats.PingInterval(PingEvery),
 		nats.MaxPingsOutstanding(MaxPingsOut),
 	}, extra...)
