@@ -50,8 +50,9 @@ func TestShortTriesGetPastAFrozenLeader(t *testing.T) {
 	}
 
 	t.Run("outputs", func(t *testing.T) {
-		j := clientBeside(t, nodes, streamLeader(t, all, "FROZEN"))
-		frozen := freezeLeader(t, nodes, all, "FROZEN")
+		leader := settledLeader(t, all, "FROZEN")
+		j := clientBeside(t, nodes, leader)
+		frozen := freeze(t, nodes, leader)
 		defer signal(t, frozen, syscall.SIGCONT)
 		msgs := []*nats.Msg{{Subject: "frozen.a", Data: []byte("1")}, {Subject: "frozen.b", Data: []byte("2")}}
 		if _, err := ejs.PublishAllRetried(ctx, j, msgs, func(i int) string { return fmt.Sprint("out-", i) }, try); err != nil {
@@ -60,13 +61,14 @@ func TestShortTriesGetPastAFrozenLeader(t *testing.T) {
 		expectMsgs(t, j, "FROZEN", 2)
 	})
 	t.Run("ledger commit", func(t *testing.T) {
-		j := clientBeside(t, nodes, streamLeader(t, all, "KV_frozen-ledger"))
+		leader := settledLeader(t, all, "KV_frozen-ledger")
+		j := clientBeside(t, nodes, leader)
 		jled, err := ledger.BindKV(ctx, j, &ledger.KVOptions{Bucket: "frozen-ledger", CommitTimeout: try})
 		if err != nil {
 			t.Fatal(err)
 		}
 		key := ledger.Key{Partner: "P", Sender: "S", Recipient: "R", ControlRef: "1"}
-		frozen := freezeLeader(t, nodes, all, "KV_frozen-ledger")
+		frozen := freeze(t, nodes, leader)
 		defer signal(t, frozen, syscall.SIGCONT)
 		tries := 0
 		err = ejs.Retry(ctx, try, func(actx context.Context) error { // as the hub's awaitCommit
@@ -89,12 +91,13 @@ func TestShortTriesGetPastAFrozenLeader(t *testing.T) {
 		})
 	})
 	t.Run("attempt store", func(t *testing.T) {
-		j := clientBeside(t, nodes, streamLeader(t, all, "KV_frozen-attempts"))
+		leader := settledLeader(t, all, "KV_frozen-attempts")
+		j := clientBeside(t, nodes, leader)
 		jstore, err := counter.OpenKV(ctx, j, &counter.KVOptions{Bucket: "frozen-attempts", Replicas: 3, Timeout: time.Minute, Attempt: try})
 		if err != nil {
 			t.Fatal(err)
 		}
-		frozen := freezeLeader(t, nodes, all, "KV_frozen-attempts")
+		frozen := freeze(t, nodes, leader)
 		defer signal(t, frozen, syscall.SIGCONT)
 		r, err := jstore.RecordFailure(k, counter.Failure{Kind: counter.KindError, Fingerprint: "f", Delivery: 2})
 		if err != nil {
@@ -127,10 +130,48 @@ func clientBeside(t *testing.T, nodes []*natsNode, leader string) js.JetStream {
 	return j
 }
 
-// freezeLeader stops (SIGSTOP) the node that leads stream and returns it.
-func freezeLeader(t *testing.T, nodes []*natsNode, all js.JetStream, stream string) *natsNode {
+// settledLeader names stream's leader once it has stayed the same for
+// four polls and every replica is current: a node healed by the previous
+// subtest may still move leaders around (its higher term), and freezing a
+// node that just stopped leading proves nothing.
+func settledLeader(t *testing.T, all js.JetStream, stream string) string {
 	t.Helper()
-	n := nodeNamed(t, nodes, streamLeader(t, all, stream))
+	var leader string
+	same := 0
+	jetstreamtest.CheckFor(t, time.Minute, 500*time.Millisecond, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := all.Stream(ctx, stream)
+		if err != nil {
+			same = 0
+			return err
+		}
+		c := s.CachedInfo().Cluster
+		if c == nil || c.Leader == "" {
+			same = 0
+			return fmt.Errorf("%s has no leader", stream)
+		}
+		for _, r := range c.Replicas {
+			if !r.Current || r.Offline {
+				same = 0
+				return fmt.Errorf("%s: replica %s not current", stream, r.Name)
+			}
+		}
+		if c.Leader != leader {
+			leader, same = c.Leader, 0
+		}
+		if same++; same < 4 {
+			return fmt.Errorf("%s led by %s for %d polls", stream, leader, same)
+		}
+		return nil
+	})
+	return leader
+}
+
+// freeze stops (SIGSTOP) the node named and returns it.
+func freeze(t *testing.T, nodes []*natsNode, name string) *natsNode {
+	t.Helper()
+	n := nodeNamed(t, nodes, name)
 	signal(t, n, syscall.SIGSTOP)
 	return n
 }
