@@ -138,7 +138,8 @@ type attemptStore interface {
 // openAttemptStore opens the attempt store counter.store names.
 func openAttemptStore(ctx context.Context, j js.JetStream, cfg *Config) (attemptStore, error) {
 	if cfg.Counter.Store == "kv" {
-		return counter.OpenKV(ctx, j, &counter.KVOptions{Bucket: cfg.Counter.Bucket, Replicas: cfg.NATS.Replicas, TTL: cfg.Hub.Attempts.CounterTTL})
+		return counter.OpenKV(ctx, j, &counter.KVOptions{Bucket: cfg.Counter.Bucket, Replicas: cfg.NATS.Replicas, TTL: cfg.Hub.Attempts.CounterTTL,
+			Attempt: cfg.Hub.Cluster.OutputAttempt()})
 	}
 	return counter.Open(filepath.Join(cfg.DataDir, "counter.db"), &counter.Options{TTL: cfg.Hub.Attempts.CounterTTL, Writers: cfg.Hub.Partitions + 1})
 }

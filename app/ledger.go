@@ -40,7 +40,7 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 	}
 	log = log.With().Str("component", "ledger").Logger()
 	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas,
-		IndexFile: filepath.Join(cfg.DataDir, ledgerIndexFile)})
+		IndexFile: filepath.Join(cfg.DataDir, ledgerIndexFile), CommitTimeout: cfg.Hub.Cluster.OutputAttempt()})
 	if err != nil {
 		return nil, err
 	}

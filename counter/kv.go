@@ -1,6 +1,7 @@
 package counter
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -26,8 +27,14 @@ type KVOptions struct {
 	TTL time.Duration
 	// Storage is file (default) or memory.
 	Storage jetstream.StorageType
-	// Timeout bounds one call to the server (5 s).
+	// Timeout bounds one call of the store (5 s), all its tries.
 	Timeout time.Duration
+	// Attempt bounds one try of a call (0: one try for the whole
+	// Timeout). A request sent while the bucket elects a leader is never
+	// answered; serve sets it to jetstream.OutputAttempt on a cluster, so
+	// a call is sent again and answered within a try of the new leader
+	// (jetstream.Retry) instead of failing after the whole Timeout.
+	Attempt time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -60,6 +67,9 @@ func (o *KVOptions) Validate() error {
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("counter timeout %v: must be positive", o.Timeout)
+	}
+	if o.Attempt < 0 || o.Attempt > o.Timeout {
+		return fmt.Errorf("counter attempt %v: must be 0 (one try) or up to the timeout %v", o.Attempt, o.Timeout)
 	}
 	return nil
 }
@@ -125,27 +135,36 @@ func kvKey(k Key) string {
 	return "a._" + enc.EncodeToString([]byte(k.Stream)) + "._" + enc.EncodeToString([]byte(k.Consumer)) + "." + strconv.FormatUint(k.Seq, 10)
 }
 
-// get returns k's record and revision (0 when it has none).
-func (s *KVStore) get(ctx context.Context, key string) (Record, uint64, error) {
+// get returns k's record, revision (0 when it has none) and stored value,
+// in tries of Attempt within ctx.
+func (s *KVStore) get(ctx context.Context, key string) (Record, uint64, []byte, error) {
+	var e jetstream.KeyValueEntry
+	err := ejs.Retry(ctx, s.opts.Attempt, func(actx context.Context) error {
+		var err error
+		e, err = s.kv.Get(actx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return ejs.Permanent(err)
+		}
+		return err
+	})
 	var r Record
-	e, err := s.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return r, 0, nil
+		return r, 0, nil, nil
 	}
 	if err != nil {
-		return r, 0, err
+		return r, 0, nil, err
 	}
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
-		return r, 0, fmt.Errorf("decode record: %w", err)
+		return r, 0, nil, fmt.Errorf("decode record: %w", err)
 	}
-	return r, e.Revision(), nil
+	return r, e.Revision(), e.Value(), nil
 }
 
 // Get returns the record for k; a message with no failures has a zero Record.
 func (s *KVStore) Get(k Key) (Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
-	r, _, err := s.get(ctx, kvKey(k))
+	r, _, _, err := s.get(ctx, kvKey(k))
 	if err != nil {
 		return Record{}, fmt.Errorf("read attempts of %s: %w", k, err)
 	}
@@ -163,35 +182,70 @@ func (s *KVStore) RecordFailure(k Key, f Failure) (Record, error) {
 func (s *KVStore) MarkSolo(k Key) (Record, error) { return markSolo(s.update, s.opts.Now, k) }
 
 // update reads k's record, applies change and writes it back if nobody
-// wrote it in between; otherwise it reads again.
+// wrote it in between; otherwise it reads again. A write that got no
+// answer within a try is tried again from the read: when the record then
+// holds exactly what it wrote, the write was stored and change is not
+// applied twice (a failure counted twice would make a message poison
+// sooner).
 func (s *KVStore) update(k Key, change func(*Record)) (Record, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	key := kvKey(k)
+	var unanswered []byte // the value of a write whose answer was lost
+	var wrote Record
 	for range maxConflicts {
-		r, rev, err := s.get(ctx, key)
+		r, rev, stored, err := s.get(ctx, key)
 		if err != nil {
 			return Record{}, err
+		}
+		if unanswered != nil && bytes.Equal(stored, unanswered) {
+			return wrote, nil
 		}
 		change(&r)
 		v, err := json.Marshal(r)
 		if err != nil {
 			return Record{}, err
 		}
-		if rev == 0 {
-			_, err = s.kv.Create(ctx, key, v) // also over a delete marker
-		} else {
-			_, err = s.kv.Update(ctx, key, v, rev)
-		}
+		err = s.write(ctx, key, v, rev)
 		if err == nil {
 			return r, nil
 		}
-		if !conflict(err) {
-			ejs.StoreFaults.Observe(err)
+		if conflict(err) {
+			continue
+		}
+		ejs.StoreFaults.Observe(err)
+		if s.opts.Attempt <= 0 || ctx.Err() != nil || !ejs.Transient(err) || ejs.StorageFault(err) {
 			return Record{}, err
+		}
+		unanswered, wrote = v, r
+		select { // a leaderless bucket may say "no responders" at once
+		case <-ctx.Done():
+			return Record{}, err
+		case <-time.After(writePause):
 		}
 	}
 	return Record{}, fmt.Errorf("%d conflicting writes in a row", maxConflicts)
+}
+
+// writePause is the least time between two tries of a write that got no
+// answer: an election takes a second or more.
+const writePause = 250 * time.Millisecond
+
+// write stores v at key if its revision is still rev (0: no record), in
+// one try of Attempt.
+func (s *KVStore) write(ctx context.Context, key string, v []byte, rev uint64) error {
+	if s.opts.Attempt > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.opts.Attempt)
+		defer cancel()
+	}
+	var err error
+	if rev == 0 {
+		_, err = s.kv.Create(ctx, key, v) // also over a delete marker
+	} else {
+		_, err = s.kv.Update(ctx, key, v, rev)
+	}
+	return err
 }
 
 // conflict reports a write that lost a race: the key exists or has
@@ -211,9 +265,9 @@ func (s *KVStore) Delete(k Key) error {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	key := kvKey(k)
-	_, rev, err := s.get(ctx, key)
+	_, rev, _, err := s.get(ctx, key)
 	if err == nil && rev != 0 {
-		err = s.kv.Purge(ctx, key)
+		err = ejs.Retry(ctx, s.opts.Attempt, func(actx context.Context) error { return s.kv.Purge(actx, key) })
 	}
 	if err != nil {
 		return fmt.Errorf("delete attempts of %s: %w", k, err)

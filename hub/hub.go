@@ -17,6 +17,7 @@ import (
 	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -203,7 +204,7 @@ func New(o Options) (*Hub, error) {
 		}
 		seen[st.Name] = true
 	}
-	j, err := js.New(o.Conn)
+	j, err := js.New(o.Conn, js.WithPublishAsyncTimeout(ejs.AsyncAckTimeout))
 	if err != nil {
 		return nil, fmt.Errorf("jetstream context: %w", err)
 	}

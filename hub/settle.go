@@ -129,16 +129,17 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.OutputTimeout())
 	defer cancel()
+	attempt := h.cfg.Cluster.OutputAttempt()
 	waits := make([]func(context.Context) error, 0, len(m.commits))
 	for _, start := range m.commits {
 		waits = append(waits, start())
 	}
-	dups, err := ejs.PublishAll(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) })
-	for _, wait := range waits {
+	dups, err := ejs.PublishAllRetried(ctx, h.js, m.outputs, func(i int) string { return wire.OutputMsgID(d.origStream, d.origSeq, i) }, attempt)
+	for i := range waits {
 		if err != nil {
 			break
 		}
-		err = wait(ctx)
+		err = awaitCommit(ctx, attempt, m.commits[i], waits[i])
 	}
 	if err != nil {
 		// The environment's: redelivered, which republishes (the dedupe
@@ -157,6 +158,22 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 	h.met.OKAttempts.Observe(float64(attempts))
 	h.processed.Add(1)
 	h.forget(d) // costs nothing when the message has no record
+}
+
+// awaitCommit waits for a write that belongs to the outputs (the ledger's
+// records), in tries of attempt within ctx (jetstream.Retry): a try that
+// got no ack starts the write again (a ledger batch stored twice records
+// the same interchanges twice, which changes nothing), so it is stored
+// within a try of its bucket's new leader.
+func awaitCommit(ctx context.Context, attempt time.Duration, start func() func(context.Context) error, wait func(context.Context) error) error {
+	first := true
+	return ejs.Retry(ctx, attempt, func(actx context.Context) error {
+		if !first {
+			wait = start()
+		}
+		first = false
+		return wait(actx)
+	})
 }
 
 // recordPublishFailure records a failed publish of the outputs as a

@@ -81,13 +81,17 @@ func (h *Hub) retrySource(ctx context.Context, stage string, slot int) (*source,
 
 // pullBatch is the least pull request size of every source, maxPullBatch
 // the most (a larger window is filled by the client pulling again as it
-// goes); pullExpiry bounds how long a pull request that went unanswered
-// holds a partition up before the client notices the missing heartbeats
-// and pulls again.
+// goes); pullExpiry is how long a pull request waits at the server.
+// pullHeartbeat is how often the server says a waiting request is still
+// there: after two missed the client pulls again. A request lost with a
+// consumer leader (moved by an election) is so noticed within 2 s instead
+// of nats.go's default of expiry/2 twice over (5 s); a beat per waiting
+// request a second is little for the server.
 const (
-	pullBatch    = 16
-	maxPullBatch = 1024
-	pullExpiry   = 5 * time.Second
+	pullBatch     = 16
+	maxPullBatch  = 1024
+	pullExpiry    = 5 * time.Second
+	pullHeartbeat = time.Second
 )
 
 // run works the source until ctx is done: a partition shared with other
@@ -110,9 +114,9 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	// room, without a new pull round trip (a pull of 1 also stalled now
 	// and then until the request expired).
 	batch := min(max(s.window, pullBatch), maxPullBatch)
-	opts := []js.PullMessagesOpt{js.PullMaxMessages(batch), js.PullExpiry(pullExpiry)}
+	opts := []js.PullMessagesOpt{js.PullMaxMessages(batch), js.PullExpiry(pullExpiry), js.PullHeartbeat(pullHeartbeat)}
 	if s.partition >= 0 {
-		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, js.PullMaxMessages(batch), js.PullExpiry(pullExpiry))
+		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, opts...)
 	}
 	ln := newLanes()
 	if s.partition >= 0 {

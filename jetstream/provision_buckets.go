@@ -164,30 +164,12 @@ type permanentError struct{ err error }
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
-func permanent(err error) error { return permanentError{err} }
+func permanent(err error) error { return Permanent(err) }
 
-// retryTransient runs f until it succeeds, fails for good, or ctx ends.
+// retryTransient runs f until it succeeds, fails for good, or ctx ends,
+// each try bounded by attemptTimeout.
 func retryTransient(ctx context.Context, f func(context.Context) error) error {
-	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
-		err := f(actx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		var p permanentError
-		if errors.As(err, &p) {
-			return p.err
-		}
-		if !Transient(err) || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
+	return Retry(ctx, attemptTimeout, f)
 }
 
 // Transient says whether a JetStream API error is the cluster's passing

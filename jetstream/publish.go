@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -43,29 +44,66 @@ func CopyHeaders(h nats.Header) nats.Header {
 // re-publish after a crash), or the first error; on an error some may be
 // stored, and publishing them all again under the same ids is safe.
 func PublishAll(ctx context.Context, j js.JetStream, msgs []*nats.Msg, idOf func(i int) string) (duplicates int, err error) {
-	futures := make([]js.PubAckFuture, 0, len(msgs))
+	return PublishAllRetried(ctx, j, msgs, idOf, 0)
+}
+
+// PublishAllRetried is PublishAll in tries of attempt each (Retry), all
+// within ctx: a try that gets no ack in time publishes again those not
+// acked yet, under the same ids, so a stream that elected a new leader
+// meanwhile stores them within one try of its election instead of after
+// ctx's whole wait. A duplicate ack of a message an earlier try sent is
+// that try's store, not a re-publish, and is not counted. attempt <= 0 is
+// one try bounded by ctx.
+func PublishAllRetried(ctx context.Context, j js.JetStream, msgs []*nats.Msg, idOf func(i int) string, attempt time.Duration) (duplicates int, err error) {
+	acked := make([]bool, len(msgs))
+	sent := make([]bool, len(msgs))
+	err = Retry(ctx, attempt, func(actx context.Context) error {
+		d, err := publishPending(actx, j, msgs, idOf, acked, sent)
+		duplicates += d
+		if StorageFault(err) {
+			return Permanent(err) // a full store stays full for longer than a try
+		}
+		return err
+	})
+	return duplicates, err
+}
+
+// publishPending publishes the messages not acked yet and waits for their
+// acks; sent says which an earlier try published.
+func publishPending(ctx context.Context, j js.JetStream, msgs []*nats.Msg, idOf func(i int) string, acked, sent []bool) (duplicates int, err error) {
+	type pending struct {
+		i      int
+		f      js.PubAckFuture
+		resent bool
+	}
+	futures := make([]pending, 0, len(msgs))
 	for i, m := range msgs {
+		if acked[i] {
+			continue
+		}
 		if m.Header == nil {
 			m.Header = nats.Header{}
 		}
 		f, err := j.PublishMsgAsync(m, js.WithMsgID(idOf(i)))
 		if err != nil {
 			StoreFaults.Observe(err)
-			return 0, fmt.Errorf("publish %s (id %s): %w", m.Subject, idOf(i), err)
+			return duplicates, fmt.Errorf("publish %s (id %s): %w", m.Subject, idOf(i), err)
 		}
-		futures = append(futures, f)
+		futures = append(futures, pending{i: i, f: f, resent: sent[i]})
+		sent[i] = true
 	}
-	for i, f := range futures {
+	for _, p := range futures {
 		select {
-		case ack := <-f.Ok():
-			if ack.Duplicate {
+		case ack := <-p.f.Ok():
+			acked[p.i] = true
+			if ack.Duplicate && !p.resent {
 				duplicates++
 			}
-		case err := <-f.Err():
+		case err := <-p.f.Err():
 			StoreFaults.Observe(err)
-			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[i].Subject, idOf(i), err)
+			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[p.i].Subject, idOf(p.i), err)
 		case <-ctx.Done():
-			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[i].Subject, idOf(i), ctx.Err())
+			return duplicates, fmt.Errorf("publish %s (id %s): %w", msgs[p.i].Subject, idOf(p.i), ctx.Err())
 		}
 	}
 	return duplicates, nil

@@ -37,17 +37,36 @@ func (c *Sharing) SetDefaults() {
 	}
 }
 
-// OutputTimeout bounds the wait for the acks of an interchange's outputs.
-// On a replicated cluster an ack that has not come in 10 s was most likely
-// lost with a stream leader that died; publishing again is safe (the
-// dedupe ids drop what was stored) and holds the partition up a third as
-// long as the single-server 30 s.
+// OutputTimeout bounds the wait for the acks of an interchange's outputs
+// and its ledger records, all tries together (OutputAttempt). After it
+// the message is handed back (nak) and tried again later: on one server
+// a publish unanswered for 30 s means the server is gone; on a
+// replicated cluster, 10 s covers a stream's election several times over.
 func (c Sharing) OutputTimeout() time.Duration {
 	if c.Replicas > 1 {
 		return 10 * time.Second
 	}
 	return 30 * time.Second
 }
+
+// OutputAttempt bounds one try of that wait on a replicated cluster
+// (jetstream.Retry): a publish sent while a stream elects a leader is never
+// answered, and is sent again under the same dedupe id after this long,
+// so the partition resumes within OutputAttempt of the new leader instead
+// of after the whole OutputTimeout. 1 s is several hundred times an R3
+// ack on an idle machine and still well above one on a loaded 2-core
+// one; a try that was only slow costs a second publish the dedupe id
+// drops. One server elects no leaders: 0, one try for the whole timeout.
+func (c Sharing) OutputAttempt() time.Duration {
+	if c.Replicas > 1 {
+		return OutputAttempt
+	}
+	return 0
+}
+
+// OutputAttempt is Sharing.OutputAttempt on a replicated cluster; serve
+// gives the ledger's commits and the attempt store's calls the same tries.
+const OutputAttempt = time.Second
 
 // IsPinned reports whether partitions are owned through pinned clients.
 func (c Sharing) IsPinned() bool { return c.Pinned != nil && *c.Pinned }

@@ -174,7 +174,7 @@ func (c *committer) next() *group {
 func (s *KVStore) send(g *group) {
 	// The guard waits for sent, whose close orders everything set here
 	// before whatever settles g.
-	g.guard = time.AfterFunc(s.opts.Timeout, func() { <-g.sent; s.settle(g) })
+	g.guard = time.AfterFunc(s.opts.CommitTimeout, func() { <-g.sent; s.settle(g) })
 	m := nats.NewMsg(s.pre + batchPrefix + nuid.Next())
 	m.Data = g.buf
 	fut, err := s.js.PublishMsgAsync(m)
@@ -199,13 +199,13 @@ func (s *KVStore) settle(g *group) {
 		g.guard.Stop()
 	}
 	if g.err == nil {
-		t := time.NewTimer(s.opts.Timeout)
+		t := time.NewTimer(s.opts.CommitTimeout)
 		select {
 		case <-g.fut.Ok():
 		case err := <-g.fut.Err():
 			g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
 		case <-t.C:
-			g.err = fmt.Errorf("ledger commit of %d interchanges: no ack within %v", len(g.digests), s.opts.Timeout)
+			g.err = fmt.Errorf("ledger commit of %d interchanges: no ack within %v: %w", len(g.digests), s.opts.CommitTimeout, nats.ErrTimeout)
 		}
 		t.Stop()
 	}

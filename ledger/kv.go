@@ -35,6 +35,13 @@ type KVOptions struct {
 	// bucket stored after it. Empty: the index is in memory only and the
 	// first lookup reads the whole bucket.
 	IndexFile string
+	// CommitTimeout bounds the wait for a batch entry's ack (Timeout).
+	// A group unanswered after it fails for everyone waiting on it, who
+	// may commit again: serve sets it to the hub's output try on a
+	// cluster (jetstream.OutputAttempt), so that a group sent during the
+	// bucket's election does not hold the next groups behind it (at most
+	// groupsInFlight are out) for the whole Timeout.
+	CommitTimeout time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 }
@@ -52,6 +59,9 @@ func (o *KVOptions) setDefaults() {
 	if o.Timeout == 0 {
 		o.Timeout = 5 * time.Second
 	}
+	if o.CommitTimeout == 0 {
+		o.CommitTimeout = o.Timeout
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -68,6 +78,9 @@ func (o *KVOptions) Validate() error {
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("ledger timeout %v: must be positive", o.Timeout)
+	}
+	if o.CommitTimeout <= 0 {
+		return fmt.Errorf("ledger commit timeout %v: must be positive", o.CommitTimeout)
 	}
 	return nil
 }

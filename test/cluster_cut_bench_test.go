@@ -48,24 +48,38 @@ func BenchmarkClusterFaults(b *testing.B) {
 		meta := nodeNamed(b, nodes, metaLeader(b, nodes))
 		at["meta leader kill"] = time.Now()
 		meta.kill9()
+		metaBack := leadersBack(b, nodes, meta, at["meta leader kill"])
 		time.Sleep(5 * time.Second)
 		meta.start()
 		time.Sleep(15 * time.Second)
+		metaLeaders := metaBack()
 
 		cut := nodeNamed(b, nodes, streamLeader(b, j, wire.DefaultIngestStream))
 		at["20 s cut of the INGEST leader"] = time.Now()
 		signal(b, cut, syscall.SIGSTOP)
+		cutBack := leadersBack(b, nodes, cut, at["20 s cut of the INGEST leader"])
 		time.Sleep(12 * time.Second)
 		during := consumerLeaders(b, nodes, cut)
 		time.Sleep(8 * time.Second)
+		cutLeaders := cutBack()
 		at["heal"] = time.Now()
 		signal(b, cut, syscall.SIGCONT)
 		time.Sleep(20 * time.Second)
 		cancel()
 		wg.Wait()
+		var pins, poison []string
+		for _, h := range hubs {
+			pins = append(pins, fmt.Sprint(metricValue(b, h.httpAddr, "edihub_cluster_partition_pins_total")))
+			poison = append(poison, fmt.Sprint(metricValue(b, h.httpAddr, "edihub_poison_detected_total")))
+		}
+		b.Logf("leaders on live nodes again after the meta leader kill: %s; after the cut: %s", metaLeaders, cutLeaders)
+		b.Logf("partition pins per hub since its (re)start: %s; quarantined: %s", strings.Join(pins, " "), strings.Join(poison, " "))
 
 		jetstreamtest.CheckFor(b, 3*time.Minute, 500*time.Millisecond, func() error {
 			if got := streamMsgs(b, j, "PARSED"); got < int(published.Load()) {
+				if q := streamMsgs(b, j, wire.DefaultPoisonStream); got+q >= int(published.Load()) {
+					b.Fatalf("%d of %d parsed, %d healthy interchanges quarantined", got, published.Load(), q)
+				}
 				return fmt.Errorf("%d of %d parsed", got, published.Load())
 			}
 			return nil
@@ -202,4 +216,76 @@ func hubLogSummary(h *hubProc, from, to time.Time) string {
 	}
 	slices.Sort(out)
 	return strings.Join(out, "\n")
+}
+
+// leadersBack polls, from a connection to the nodes other than victim,
+// when each stream of the message path and each partition consumer
+// answers with a leader other than victim again, from the event at t0:
+// the server's part of a pause (its elections). stop reports it.
+func leadersBack(tb testing.TB, nodes []*natsNode, victim *natsNode, t0 time.Time) (stop func() string) {
+	var urls []string
+	for _, n := range nodes {
+		if n != victim {
+			urls = append(urls, n.url)
+		}
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","))
+	if err != nil {
+		return func() string { return "unknown: " + err.Error() }
+	}
+	j, _ := js.New(nc)
+	streams := []string{wire.DefaultIngestStream, "PARSED", "KV_edihub-ledger", "KV_edihub-attempts"}
+	back := map[string]time.Duration{}
+	var lastConsumer time.Duration
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		consumers := map[string]bool{}
+		for time.Since(t0) < 40*time.Second {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			for _, name := range streams {
+				if _, ok := back[name]; ok {
+					continue
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				if s, err := j.Stream(ctx, name); err == nil {
+					if c := s.CachedInfo().Cluster; c != nil && c.Leader != "" && c.Leader != victim.name {
+						back[name] = time.Since(t0)
+					}
+				}
+				cancel()
+			}
+			if len(consumers) < 8 {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				if s, err := j.Stream(ctx, wire.DefaultIngestStream); err == nil {
+					list := s.ListConsumers(ctx)
+					for ci := range list.Info() {
+						if strings.HasPrefix(ci.Name, "ingest-p") && ci.Cluster != nil && ci.Cluster.Leader != "" &&
+							ci.Cluster.Leader != victim.name && !consumers[ci.Name] {
+							consumers[ci.Name], lastConsumer = true, time.Since(t0)
+						}
+					}
+				}
+				cancel()
+			}
+		}
+	}()
+	return func() string {
+		close(done)
+		<-finished
+		nc.Close()
+		var out []string
+		for _, name := range streams {
+			if d, ok := back[name]; ok {
+				out = append(out, fmt.Sprintf("%s +%.1fs", name, d.Seconds()))
+			} else {
+				out = append(out, name+" not back")
+			}
+		}
+		return strings.Join(out, ", ") + fmt.Sprintf(", last partition consumer +%.1fs", lastConsumer.Seconds())
+	}
 }
