@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -231,11 +230,11 @@ func (s *KVStore) lookup(k Key) (mark, bool, error) {
 	if err := s.read(); err != nil {
 		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
-	if m, ok := s.ix.get(sha256.Sum256(k.bytes())); ok {
+	if m, ok := s.ix.get(k.digest()); ok {
 		return m, true, nil
 	}
 	if s.opts.Now().Before(s.ix.legacyUntil()) {
-		if m, ok := s.ix.get(sha256.Sum256(k.legacyBytes())); ok {
+		if m, ok := s.ix.get(k.legacyDigest()); ok {
 			return m, true, nil
 		}
 	}
