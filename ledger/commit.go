@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -52,16 +53,17 @@ type group struct {
 	digests []digest
 	marks   []mark
 
-	sent  chan struct{} // closed when published (fut set) or refused (err set)
-	fut   jetstream.PubAckFuture
-	claim atomic.Bool   // one waiter awaits the ack and settles the group
-	guard *time.Timer   // settles it when nobody waits
-	err   error         // set before done is closed
-	done  chan struct{} // closed when settled
+	subject string // its batch entry's, the same when it is sent again
+	token   string // of the reply it waits for (under acks.mu)
+	tries   int    // sends so far: a "no responders" status is sent again
+	settled atomic.Bool
+	guard   *time.Timer   // fails it when no ack came within the store's Timeout
+	err     error         // set before done is closed
+	done    chan struct{} // closed when settled
 }
 
 func newGroup() *group {
-	g := &group{sent: make(chan struct{}), done: make(chan struct{})}
+	g := &group{done: make(chan struct{})}
 	g.buf = append(g.buf, batchHeader...)
 	return g
 }
@@ -161,14 +163,8 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	}
 }
 
-// await waits until g is stored (or refused), settling it if nobody has.
+// await waits until g is stored or refused.
 func (s *KVStore) await(ctx context.Context, g *group) error {
-	select {
-	case <-g.sent:
-	case <-ctx.Done():
-		return fmt.Errorf("ledger commit: %w", ctx.Err())
-	}
-	s.settle(g)
 	select {
 	case <-g.done:
 		return g.err
@@ -188,46 +184,98 @@ func (c *committer) next() *group {
 	return g
 }
 
-// send publishes g without waiting for its ack.
+// send publishes g without waiting for its ack, which onAck handles.
 func (s *KVStore) send(g *group) {
-	// The guard waits for sent, whose close orders everything set here
-	// before whatever settles g.
-	g.guard = time.AfterFunc(s.opts.Timeout, func() { <-g.sent; s.settle(g) })
-	m := nats.NewMsg(s.pre + batchPrefix + nuid.Next())
-	m.Data = g.buf
-	fut, err := s.js.PublishMsgAsync(m)
-	if err != nil {
-		g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
-		close(g.sent)
-		s.settle(g)
+	if g.settled.Load() { // a "no responders" retry of a group whose guard gave up
 		return
 	}
-	g.fut = fut
-	close(g.sent)
+	prefix, err := s.acks.subscribe(s.js.Conn(), s.onAck)
+	if err != nil {
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: replies: %w", len(g.digests), err))
+		return
+	}
+	if g.subject == "" {
+		g.subject = s.pre + batchPrefix + nuid.Next()
+		g.guard = time.AfterFunc(s.opts.Timeout, func() {
+			if g.settled.CompareAndSwap(false, true) {
+				s.finish(g, fmt.Errorf("ledger commit of %d interchanges: no ack within %v", len(g.digests), s.opts.Timeout))
+			}
+		})
+	}
+	g.tries++
+	token := nuid.Next()
+	s.acks.mu.Lock() // orders what was set above before onAck
+	g.token = token
+	s.acks.wait[token] = g
+	s.acks.mu.Unlock()
+	if err := s.js.Conn().PublishMsg(&nats.Msg{Subject: g.subject, Reply: prefix + token, Data: g.buf}); err != nil {
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err))
+	}
 }
 
-// settle waits for g's ack (the first caller only; the others return at
-// once and wait for done), records g in the index, and sends the next
-// group.
-func (s *KVStore) settle(g *group) {
-	if !g.claim.CompareAndSwap(false, true) {
+// onAck settles the group a reply is for: stored, refused (the server's
+// error, a *jetstream.APIError as from any publish), or, after
+// noResponderRetries more sends, no stream answered.
+func (s *KVStore) onAck(m *nats.Msg) {
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	s.acks.mu.Lock()
+	g := s.acks.wait[token]
+	delete(s.acks.wait, token)
+	s.acks.mu.Unlock()
+	if g == nil {
+		return // settled already (its guard gave up)
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == noResponders {
+		if g.tries <= noResponderRetries {
+			time.AfterFunc(noResponderWait, func() { s.send(g) })
+			return
+		}
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), jetstream.ErrNoStreamResponse))
+		return
+	}
+	var ack struct {
+		Error  *jetstream.APIError `json:"error"`
+		Stream string              `json:"stream"`
+	}
+	switch err := json.Unmarshal(m.Data, &ack); {
+	case err != nil || ack.Error == nil && ack.Stream == "":
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), jetstream.ErrInvalidJSAck))
+	case ack.Error != nil:
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), ack.Error))
+	default:
+		s.settle(g, nil)
+	}
+}
+
+// A batch entry that finds no stream ("no responders": a stream leader
+// being elected) is sent again, as jetstream's own publish does.
+const (
+	noResponders       = "503"
+	noResponderRetries = 2
+	noResponderWait    = 250 * time.Millisecond
+)
+
+// settle ends g with err (nil: stored), once.
+func (s *KVStore) settle(g *group, err error) {
+	if !g.settled.CompareAndSwap(false, true) {
 		return
 	}
 	if g.guard != nil {
 		g.guard.Stop()
 	}
-	if g.err == nil {
-		t := time.NewTimer(s.opts.Timeout)
-		select {
-		case <-g.fut.Ok():
-		case err := <-g.fut.Err():
-			g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
-		case <-t.C:
-			g.err = fmt.Errorf("ledger commit of %d interchanges: no ack within %v", len(g.digests), s.opts.Timeout)
-		}
-		t.Stop()
+	s.finish(g, err)
+}
+
+// finish records a stored g in the index, wakes its waiters and sends the
+// next group; g was just settled.
+func (s *KVStore) finish(g *group, err error) {
+	s.acks.mu.Lock()
+	if s.acks.wait[g.token] == g {
+		delete(s.acks.wait, g.token)
 	}
-	if g.err == nil {
+	s.acks.mu.Unlock()
+	g.err = err
+	if err == nil {
 		s.ix.mu.Lock()
 		for i, d := range g.digests {
 			s.ix.put(d, g.marks[i])
@@ -244,6 +292,45 @@ func (s *KVStore) settle(g *group) {
 	c.mu.Unlock()
 	if send != nil {
 		s.send(send)
+	}
+}
+
+// commitAcks is the store's subscription to the replies of its batch
+// entries. The replies are handled on the subscription's goroutine, which
+// settles the group there: the ack of a PublishMsgAsync went from that
+// goroutine to a waiter's through a channel, one more hand-off (a wait in
+// the run queue on a busy machine) on the path of every record, and a
+// record that comes while two groups are out waits for one of them.
+type commitAcks struct {
+	mu     sync.Mutex
+	sub    *nats.Subscription
+	prefix string            // <inbox>.
+	wait   map[string]*group // by reply token
+}
+
+// subscribe subscribes once (again after a failure) and returns the
+// replies' subject prefix.
+func (a *commitAcks) subscribe(nc *nats.Conn, h nats.MsgHandler) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub != nil {
+		return a.prefix, nil
+	}
+	prefix := nc.NewInbox() + "."
+	sub, err := nc.Subscribe(prefix+"*", h)
+	if err != nil {
+		return "", err
+	}
+	_ = sub.SetPendingLimits(-1, -1) // bounded by groupsInFlight
+	a.sub, a.prefix, a.wait = sub, prefix, map[string]*group{}
+	return prefix, nil
+}
+
+func (a *commitAcks) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub != nil {
+		_ = a.sub.Unsubscribe()
 	}
 }
 

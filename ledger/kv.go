@@ -94,6 +94,7 @@ type KVStore struct {
 	checkpointTried bool        // under readMu
 	reread          atomic.Bool // Forget was called: read what was stored since
 	commit          committer
+	acks            commitAcks
 	groups          atomic.Int64
 	recorded        atomic.Int64
 }
@@ -150,8 +151,12 @@ func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }
 
-// Close does nothing: the connection is the caller's.
-func (s *KVStore) Close() error { return nil }
+// Close ends the subscription to the commits' replies; the connection is
+// the caller's.
+func (s *KVStore) Close() error {
+	s.acks.close()
+	return nil
+}
 
 // TTL returns how long entries are kept.
 func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
