@@ -89,10 +89,11 @@ type committer struct {
 // acks the interchange.
 //
 // No goroutine of its own: a commit that finds fewer than groupsInFlight
-// groups with the server sends its group at once; the first caller to wait
-// for a group awaits its ack, adds its records to the index and sends the
-// next group, if records came meanwhile. (A goroutine in between cost a
-// scheduling delay per group, which a busy machine turned into a slower
+// groups with the server sends its group at once; the group's ack is
+// handled where it arrives (onAck, on the reply subscription's goroutine),
+// which adds its records to the index, wakes its waiters and sends the
+// next group, if records came meanwhile. (Every goroutine in between cost
+// a scheduling delay per group, which a busy machine turned into a slower
 // partition.)
 func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
