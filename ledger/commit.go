@@ -332,6 +332,7 @@ func (a *commitAcks) close() {
 	defer a.mu.Unlock()
 	if a.sub != nil {
 		_ = a.sub.Unsubscribe()
+		a.sub = nil // a commit after Close subscribes again
 	}
 }
 
