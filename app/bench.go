@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -232,7 +233,7 @@ type bench struct {
 	dir        string
 	partitions int
 	partners   int // stage parse: the fill's partners
-	srv        interface{ Shutdown() }
+	srv        *server.Server
 	url        string
 	nc         *nats.Conn
 	js         js.JetStream

@@ -106,6 +106,12 @@ type parseSideReport struct {
 	NonOK           int       `json:"non_ok_messages,omitempty"`
 	StageMs         []float64 `json:"stage_ms_mean,omitempty"`
 	CPUMicrosPerMsg []float64 `json:"cpu_us_per_msg"`
+	// ServerMsgs is what the server received and sent per interchange
+	// (client protocol messages: publishes, acks and pull requests in;
+	// deliveries and publish acks out), per round: the server-side work
+	// a side asks for, steady where CPU and rates are not.
+	ServerMsgsIn  []float64 `json:"server_msgs_in_per_msg"`
+	ServerMsgsOut []float64 `json:"server_msgs_out_per_msg"`
 	// PerLedgerEntry is how many interchanges shared one ledger batch
 	// entry, per round (ledger side only).
 	PerLedgerEntry   []float64 `json:"interchanges_per_ledger_entry,omitempty"`
@@ -282,6 +288,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			var run parseSideRun
 			var err error
 			recorded0, groups0 := led.CommitStats()
+			traffic0 := b.traffic()
 			cpu := processCPU()
 			switch side {
 			case "plain":
@@ -311,7 +318,10 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			// per message: on a shared machine a steadier figure than
 			// the rate, and what bounds the rate on two cores.
 			cpuPerMsg := float64((processCPU() - cpu).Microseconds()) / float64(c.Messages)
+			traffic := b.traffic().minus(traffic0).per(c.Messages)
 			sr := cr.Sides[side]
+			sr.ServerMsgsIn = append(sr.ServerMsgsIn, traffic.in)
+			sr.ServerMsgsOut = append(sr.ServerMsgsOut, traffic.out)
 			sr.MsgsPerSec = append(sr.MsgsPerSec, run.rate)
 			sr.CPUMicrosPerMsg = append(sr.CPUMicrosPerMsg, cpuPerMsg)
 			sr.PartitionMedian = append(sr.PartitionMedian, median(run.perPart))
@@ -328,8 +338,8 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				sr.StageMs = append(sr.StageMs, run.stageMs)
 				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart)) + stageNote
 			}
-			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg%s%s", r, side, run.rate,
-				median(run.perPart), minOf(run.perPart), cpuPerMsg, stageNote, failNote(run.failures))
+			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg   server in/out %.2f/%.2f msgs%s%s", r, side, run.rate,
+				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures))
 		}
 	}
 	plain := cr.Sides["plain"]
@@ -382,6 +392,26 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
 		c.Name, cr.CounterWrites, counted*rounds*c.Messages, mark(cr.CounterWrites == 0))
 	return cr, nil
+}
+
+// serverTraffic is the embedded server's count of client messages in
+// and out.
+type serverTraffic struct{ in, out float64 }
+
+func (b *bench) traffic() serverTraffic {
+	v, err := b.srv.Varz(nil)
+	if err != nil {
+		return serverTraffic{}
+	}
+	return serverTraffic{in: float64(v.InMsgs), out: float64(v.OutMsgs)}
+}
+
+func (t serverTraffic) minus(u serverTraffic) serverTraffic {
+	return serverTraffic{in: t.in - u.in, out: t.out - u.out}
+}
+
+func (t serverTraffic) per(n int) serverTraffic {
+	return serverTraffic{in: t.in / float64(n), out: t.out / float64(n)}
 }
 
 func failNote(n int) string {

@@ -100,12 +100,14 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 	b.Run("kv/Commit", func(b *testing.B) {
+		b.ReportAllocs()
 		n0, g0 := kv.CommitStats()
 		runWriters(b, func(i int64) error { return kv.Commit([]Key{key(i)}, "")(ctx) })
 		perEntry(b, n0, g0)
 	})
 	// the plain alternative: the output alone, no ledger
 	b.Run("pipeline/output", func(b *testing.B) {
+		b.ReportAllocs()
 		runWriters(b, func(i int64) error {
 			f, err := publishOutput(i)
 			if err != nil {
@@ -115,6 +117,7 @@ func BenchmarkRecord(b *testing.B) {
 		})
 	})
 	b.Run("pipeline/output+kv-commit", func(b *testing.B) {
+		b.ReportAllocs()
 		n0, g0 := kv.CommitStats()
 		defer func() { perEntry(b, n0, g0) }()
 		runWriters(b, func(i int64) error {
@@ -345,5 +348,23 @@ func BenchmarkIndexFileWrite(b *testing.B) {
 			}
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N*size), "cpu-µs/interchange")
 		})
+	}
+}
+
+// BenchmarkDuplicate is the stage's duplicate check on an index in memory:
+// what a healthy interchange costs the ledger before its commit.
+//
+//	go test -run '^$' -bench Duplicate -benchmem ./ledger/
+func BenchmarkDuplicate(b *testing.B) {
+	o := KVOptions{TTL: time.Hour}
+	o.setDefaults()
+	s := newKVStore(nil, nil, o)
+	s.ix.loaded.Store(true)
+	k := Key{Partner: "P01", Sender: "SENDER01", Recipient: "RECIPIENT", ControlRef: "R000012345"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if dup, err := s.Duplicate(k, "INGEST:1"); err != nil || dup {
+			b.Fatal(dup, err)
+		}
 	}
 }

@@ -3,8 +3,8 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -53,16 +53,17 @@ type group struct {
 	digests []digest
 	marks   []mark
 
-	sent  chan struct{} // closed when published (fut set) or refused (err set)
-	fut   jetstream.PubAckFuture
-	claim atomic.Bool   // one waiter awaits the ack and settles the group
-	guard *time.Timer   // settles it when nobody waits
-	err   error         // set before done is closed
-	done  chan struct{} // closed when settled
+	subject string // its batch entry's, the same when it is sent again
+	token   string // of the reply it waits for (under acks.mu)
+	tries   int    // sends so far: a "no responders" status is sent again
+	settled atomic.Bool
+	guard   *time.Timer   // fails it when no ack came within the store's CommitTimeout
+	err     error         // set before done is closed
+	done    chan struct{} // closed when settled
 }
 
 func newGroup() *group {
-	g := &group{sent: make(chan struct{}), done: make(chan struct{})}
+	g := &group{done: make(chan struct{})}
 	g.buf = append(g.buf, batchHeader...)
 	return g
 }
@@ -88,10 +89,11 @@ type committer struct {
 // acks the interchange.
 //
 // No goroutine of its own: a commit that finds fewer than groupsInFlight
-// groups with the server sends its group at once; the first caller to wait
-// for a group awaits its ack, adds its records to the index and sends the
-// next group, if records came meanwhile. (A goroutine in between cost a
-// scheduling delay per group, which a busy machine turned into a slower
+// groups with the server sends its group at once; the group's ack is
+// handled where it arrives (onAck, on the reply subscription's goroutine),
+// which adds its records to the index, wakes its waiters and sends the
+// next group, if records came meanwhile. (Every goroutine in between cost
+// a scheduling delay per group, which a busy machine turned into a slower
 // partition.)
 func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if len(keys) == 0 {
@@ -102,32 +104,43 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 	if strings.ContainsAny(origin, " \n\r") {
 		origin = ""
 	}
-	// The lines are made before the lock: the partitions commit at once.
+	// The lines are made before the lock (the partitions commit at once),
+	// on the stack for the usual interchange of one key: every commit's
+	// heap garbage is the hub's CPU per message.
 	at := s.opts.Now()
-	tail := " " + at.UTC().Format(time.RFC3339Nano)
+	var tb [96]byte
+	tail := append(tb[:0], ' ')
+	tail = at.UTC().AppendFormat(tail, time.RFC3339Nano)
 	if origin != "" {
-		tail += " " + origin
+		tail = append(append(tail, ' '), origin...)
 	}
 	lineLen := 1 + 2*len(digest{}) + len(tail)
-	lines := make([]byte, 0, len(keys)*lineLen)
-	ds := make([]digest, len(keys))
-	for i, k := range keys {
-		ds[i] = sha256.Sum256(k.bytes())
+	var lb [192]byte
+	var db [2]digest
+	lines, ds := lb[:0], db[:0]
+	for _, k := range keys {
+		d := k.digest()
+		ds = append(ds, d)
 		lines = append(lines, '\n')
-		lines = hex.AppendEncode(lines, ds[i][:])
+		lines = hex.AppendEncode(lines, d[:])
 		lines = append(lines, tail...)
 	}
 	m := mark{at: at.UnixNano(), origin: origin}
 	c := &s.commit
 	c.mu.Lock()
-	var gs []*group // the groups this commit's records went to
+	var first *group // the groups this commit's records went to: first, then more
+	var more []*group
+	last := first
 	for i, d := range ds {
 		if len(c.queue) == 0 || len(c.queue[len(c.queue)-1].buf) >= maxBatchBytes {
 			c.queue = append(c.queue, newGroup())
 		}
 		g := c.queue[len(c.queue)-1]
-		if len(gs) == 0 || gs[len(gs)-1] != g {
-			gs = append(gs, g)
+		switch {
+		case first == nil:
+			first, last = g, g
+		case g != last:
+			more, last = append(more, g), g
 		}
 		g.buf = append(g.buf, lines[i*lineLen:(i+1)*lineLen]...)
 		g.digests = append(g.digests, d)
@@ -139,23 +152,25 @@ func (s *KVStore) Commit(keys []Key, origin string) Wait {
 		s.send(send)
 	}
 	return func(ctx context.Context) error {
-		for _, g := range gs {
-			select {
-			case <-g.sent:
-			case <-ctx.Done():
-				return fmt.Errorf("ledger commit: %w", ctx.Err())
-			}
-			s.settle(g)
-			select {
-			case <-g.done:
-				if g.err != nil {
-					return g.err
-				}
-			case <-ctx.Done():
-				return fmt.Errorf("ledger commit: %w", ctx.Err())
+		if err := s.await(ctx, first); err != nil {
+			return err
+		}
+		for _, g := range more {
+			if err := s.await(ctx, g); err != nil {
+				return err
 			}
 		}
 		return nil
+	}
+}
+
+// await waits until g is stored or refused.
+func (s *KVStore) await(ctx context.Context, g *group) error {
+	select {
+	case <-g.done:
+		return g.err
+	case <-ctx.Done():
+		return fmt.Errorf("ledger commit: %w", ctx.Err())
 	}
 }
 
@@ -170,46 +185,98 @@ func (c *committer) next() *group {
 	return g
 }
 
-// send publishes g without waiting for its ack.
+// send publishes g without waiting for its ack, which onAck handles.
 func (s *KVStore) send(g *group) {
-	// The guard waits for sent, whose close orders everything set here
-	// before whatever settles g.
-	g.guard = time.AfterFunc(s.opts.CommitTimeout, func() { <-g.sent; s.settle(g) })
-	m := nats.NewMsg(s.pre + batchPrefix + nuid.Next())
-	m.Data = g.buf
-	fut, err := s.js.PublishMsgAsync(m)
-	if err != nil {
-		g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
-		close(g.sent)
-		s.settle(g)
+	if g.settled.Load() { // a "no responders" retry of a group whose guard gave up
 		return
 	}
-	g.fut = fut
-	close(g.sent)
+	prefix, err := s.acks.subscribe(s.js.Conn(), s.onAck)
+	if err != nil {
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: replies: %w", len(g.digests), err))
+		return
+	}
+	if g.subject == "" {
+		g.subject = s.pre + batchPrefix + nuid.Next()
+		g.guard = time.AfterFunc(s.opts.CommitTimeout, func() {
+			if g.settled.CompareAndSwap(false, true) {
+				s.finish(g, fmt.Errorf("ledger commit of %d interchanges: no ack within %v: %w", len(g.digests), s.opts.CommitTimeout, nats.ErrTimeout))
+			}
+		})
+	}
+	g.tries++
+	token := nuid.Next()
+	s.acks.mu.Lock() // orders what was set above before onAck
+	g.token = token
+	s.acks.wait[token] = g
+	s.acks.mu.Unlock()
+	if err := s.js.Conn().PublishMsg(&nats.Msg{Subject: g.subject, Reply: prefix + token, Data: g.buf}); err != nil {
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err))
+	}
 }
 
-// settle waits for g's ack (the first caller only; the others return at
-// once and wait for done), records g in the index, and sends the next
-// group.
-func (s *KVStore) settle(g *group) {
-	if !g.claim.CompareAndSwap(false, true) {
+// onAck settles the group a reply is for: stored, refused (the server's
+// error, a *jetstream.APIError as from any publish), or, after
+// noResponderRetries more sends, no stream answered.
+func (s *KVStore) onAck(m *nats.Msg) {
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	s.acks.mu.Lock()
+	g := s.acks.wait[token]
+	delete(s.acks.wait, token)
+	s.acks.mu.Unlock()
+	if g == nil {
+		return // settled already (its guard gave up)
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == noResponders {
+		if g.tries <= noResponderRetries {
+			time.AfterFunc(noResponderWait, func() { s.send(g) })
+			return
+		}
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), jetstream.ErrNoStreamResponse))
+		return
+	}
+	var ack struct {
+		Error  *jetstream.APIError `json:"error"`
+		Stream string              `json:"stream"`
+	}
+	switch err := json.Unmarshal(m.Data, &ack); {
+	case err != nil || ack.Error == nil && ack.Stream == "":
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), jetstream.ErrInvalidJSAck))
+	case ack.Error != nil:
+		s.settle(g, fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), ack.Error))
+	default:
+		s.settle(g, nil)
+	}
+}
+
+// A batch entry that finds no stream ("no responders": a stream leader
+// being elected) is sent again, as jetstream's own publish does.
+const (
+	noResponders       = "503"
+	noResponderRetries = 2
+	noResponderWait    = 250 * time.Millisecond
+)
+
+// settle ends g with err (nil: stored), once.
+func (s *KVStore) settle(g *group, err error) {
+	if !g.settled.CompareAndSwap(false, true) {
 		return
 	}
 	if g.guard != nil {
 		g.guard.Stop()
 	}
-	if g.err == nil {
-		t := time.NewTimer(s.opts.CommitTimeout)
-		select {
-		case <-g.fut.Ok():
-		case err := <-g.fut.Err():
-			g.err = fmt.Errorf("ledger commit of %d interchanges: %w", len(g.digests), err)
-		case <-t.C:
-			g.err = fmt.Errorf("ledger commit of %d interchanges: no ack within %v: %w", len(g.digests), s.opts.CommitTimeout, nats.ErrTimeout)
-		}
-		t.Stop()
+	s.finish(g, err)
+}
+
+// finish records a stored g in the index, wakes its waiters and sends the
+// next group; g was just settled.
+func (s *KVStore) finish(g *group, err error) {
+	s.acks.mu.Lock()
+	if s.acks.wait[g.token] == g {
+		delete(s.acks.wait, g.token)
 	}
-	if g.err == nil {
+	s.acks.mu.Unlock()
+	g.err = err
+	if err == nil {
 		s.ix.mu.Lock()
 		for i, d := range g.digests {
 			s.ix.put(d, g.marks[i])
@@ -226,6 +293,46 @@ func (s *KVStore) settle(g *group) {
 	c.mu.Unlock()
 	if send != nil {
 		s.send(send)
+	}
+}
+
+// commitAcks is the store's subscription to the replies of its batch
+// entries. The replies are handled on the subscription's goroutine, which
+// settles the group there: the ack of a PublishMsgAsync went from that
+// goroutine to a waiter's through a channel, one more hand-off (a wait in
+// the run queue on a busy machine) on the path of every record, and a
+// record that comes while two groups are out waits for one of them.
+type commitAcks struct {
+	mu     sync.Mutex
+	sub    *nats.Subscription
+	prefix string            // <inbox>.
+	wait   map[string]*group // by reply token
+}
+
+// subscribe subscribes once (again after a failure) and returns the
+// replies' subject prefix.
+func (a *commitAcks) subscribe(nc *nats.Conn, h nats.MsgHandler) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub != nil {
+		return a.prefix, nil
+	}
+	prefix := nc.NewInbox() + "."
+	sub, err := nc.Subscribe(prefix+"*", h)
+	if err != nil {
+		return "", err
+	}
+	_ = sub.SetPendingLimits(-1, -1) // bounded by groupsInFlight
+	a.sub, a.prefix, a.wait = sub, prefix, map[string]*group{}
+	return prefix, nil
+}
+
+func (a *commitAcks) close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.sub != nil {
+		_ = a.sub.Unsubscribe()
+		a.sub = nil // a commit after Close subscribes again
 	}
 }
 

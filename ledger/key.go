@@ -36,6 +36,20 @@ func (k Key) legacyBytes() []byte {
 	return appendFields(nil, k.Sender, k.Recipient, k.ControlRef)
 }
 
+// digest is the index's name for k (sha256 of bytes), encoded on the
+// stack: the stage's duplicate check and the commit of every interchange
+// compute it, and the heap copy of the encoding was garbage at once.
+func (k Key) digest() digest {
+	var buf [192]byte
+	return sha256.Sum256(appendFields(buf[:0], k.Partner, k.Sender, k.Recipient, k.ControlRef))
+}
+
+// legacyDigest is digest for the partner-less encoding (legacyBytes).
+func (k Key) legacyDigest() digest {
+	var buf [192]byte
+	return sha256.Sum256(appendFields(buf[:0], k.Sender, k.Recipient, k.ControlRef))
+}
+
 func appendFields(b []byte, fields ...string) []byte {
 	for _, s := range fields {
 		b = binary.AppendUvarint(b, uint64(len(s)))

@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math"
@@ -108,6 +107,7 @@ type KVStore struct {
 	checkpointTried bool        // under readMu
 	reread          atomic.Bool // Forget was called: read what was stored since
 	commit          committer
+	acks            commitAcks
 	groups          atomic.Int64
 	recorded        atomic.Int64
 }
@@ -164,10 +164,13 @@ func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), s.opts.Timeout)
 }
 
-// Close closes the index file, if any, without writing what is in memory
-// (Checkpoint does); the connection is the caller's. Lookups that need the
-// file fail after it.
-func (s *KVStore) Close() error { return s.ix.close() }
+// Close ends the subscription to the commits' replies and closes the
+// index file, if any, without writing what is in memory (Checkpoint does);
+// the connection is the caller's. Lookups that need the file fail after it.
+func (s *KVStore) Close() error {
+	s.acks.close()
+	return s.ix.close()
+}
 
 // TTL returns how long entries are kept.
 func (s *KVStore) TTL() time.Duration { return s.opts.TTL }
@@ -246,11 +249,11 @@ func (s *KVStore) lookup(k Key) (mark, bool, error) {
 	if err := s.read(); err != nil {
 		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
-	if m, ok, err := s.ix.get(sha256.Sum256(k.bytes())); ok || err != nil {
+	if m, ok, err := s.ix.get(k.digest()); ok || err != nil {
 		return m, ok, err
 	}
 	if s.opts.Now().Before(s.ix.legacyUntil()) {
-		return s.ix.get(sha256.Sum256(k.legacyBytes()))
+		return s.ix.get(k.legacyDigest())
 	}
 	return mark{}, false, nil
 }

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -285,4 +286,39 @@ func TestKVDuplicateByOrigin(t *testing.T) {
 	if at, err := s.Recorded(k); err != nil || at.IsZero() {
 		t.Fatalf("recorded: %v %v", at, err)
 	}
+}
+
+// A batch entry the server refuses fails its commit with the server's
+// error (what the hub classifies, as for any publish), records nothing, and
+// the next commit goes out once the stream takes entries again.
+func TestKVCommitRefused(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	s := openKV(t, js, nil)
+	st, err := js.Stream(t.Context(), s.stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.MaxMsgSize = 16 // smaller than any batch entry
+	if _, err := js.UpdateStream(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	refused := Key{Partner: "ACME", Sender: "S", Recipient: "R", ControlRef: "1"}
+	err = s.Commit([]Key{refused}, "INGEST:1")(t.Context())
+	var api *jetstream.APIError
+	if !errors.As(err, &api) || api.ErrorCode != jetstream.JSErrCodeStreamMessageExceedsMaximum {
+		t.Fatalf("commit of a refused entry: %v, want the server's error %d", err, jetstream.JSErrCodeStreamMessageExceedsMaximum)
+	}
+	if dup, err := s.Duplicate(refused, "INGEST:2"); err != nil || dup {
+		t.Fatalf("a refused record counts: %v %v", dup, err)
+	}
+	cfg.MaxMsgSize = -1
+	if _, err := js.UpdateStream(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit([]Key{refused}, "INGEST:2")(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	mustSeen(t, s, refused, true)
 }
