@@ -104,6 +104,8 @@ type KVStore struct {
 
 	ix              *index
 	readMu          sync.Mutex  // one reader of the bucket at a time
+	callMu          sync.Mutex  // guards reading
+	reading         *readCall   // the read lookups share, if one is in progress
 	checkpointTried bool        // under readMu
 	reread          atomic.Bool // Forget was called: read what was stored since
 	commit          committer
@@ -268,16 +270,52 @@ func (s *KVStore) Forget(partners ...string) {
 }
 
 // read brings the index up to date when it must be: on first use and
-// after Forget. A failed read is tried again by the next lookup; the
-// reading gives up after the store's Timeout without an answer.
+// after Forget. Lookups that need it meanwhile share the one read in
+// progress and its answer: a read that fails (after the store's Timeout
+// without an answer, as during an election) fails them all at once,
+// instead of each waiting a Timeout of its own in turn, which queued
+// lookups past the stage's deadline (a stage timeout is charged to the
+// message; a failed lookup is the environment's). A failed read is tried
+// again by the next lookup.
 func (s *KVStore) read() error {
-	if s.ix.loaded.Load() && !s.reread.Load() {
-		return nil
+	for {
+		if s.ix.loaded.Load() && !s.reread.Load() {
+			return nil
+		}
+		s.callMu.Lock()
+		if c := s.reading; c != nil {
+			s.callMu.Unlock()
+			<-c.done
+			if c.err != nil {
+				return c.err
+			}
+			continue // read; a Forget meanwhile asks for another
+		}
+		c := &readCall{done: make(chan struct{})}
+		s.reading = c
+		s.callMu.Unlock()
+		c.err = s.readOnce()
+		s.callMu.Lock()
+		s.reading = nil
+		s.callMu.Unlock()
+		close(c.done)
+		return c.err
 	}
+}
+
+// readCall is one read of the bucket and its answer, shared by the
+// lookups that wait for it.
+type readCall struct {
+	done chan struct{}
+	err  error
+}
+
+// readOnce is one read of the bucket (read's).
+func (s *KVStore) readOnce() error {
 	s.readMu.Lock()
 	defer s.readMu.Unlock()
 	if s.ix.loaded.Load() && !s.reread.Load() {
-		return nil // another lookup read it meanwhile
+		return nil // a checkpoint read it meanwhile
 	}
 	again := s.reread.Swap(false)
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.Timeout)
