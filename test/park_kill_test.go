@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,46 +118,7 @@ func TestKillerInAParkedPartnersDrain(t *testing.T) {
 		info, err := st.Info(c)
 		return err == nil && info.State.Msgs > 0
 	})
-	var parsed, poison map[uint64]int
-	jetstreamtest.Eventually(t, 120*time.Second, func() bool {
-		parsed, poison = originSeqs(t, j, "PARSED"), originSeqs(t, j, "POISON")
-		return len(parsed)+len(poison) == 2*rounds
-	})
-	for _, seqs := range sent {
-		for _, seq := range seqs {
-			if n := parsed[seq] + poison[seq]; n != 1 {
-				t.Errorf("INGEST seq %d found %d times (parsed %d, poison %d), want exactly once", seq, n, parsed[seq], poison[seq])
-			}
-		}
-	}
-	if len(poison) != 1 || poison[drillSeq] != 1 {
-		t.Fatalf("POISON holds %v, want only the killer %d: a neighbour was charged", poison, drillSeq)
-	}
-	for _, m := range jetstreamtest.StreamMsgs(t, j, "POISON") {
-		if c := m.Header.Get(wire.HdrPoisonCause); c != "process-died" {
-			t.Errorf("killer quarantined with cause %q, want process-died", c)
-		}
-	}
-	got := map[string][]uint64{}
-	for _, m := range jetstreamtest.StreamMsgs(t, j, "PARSED") {
-		o, _ := strconv.ParseUint(m.Header.Get(wire.HdrOriginalSeq), 10, 64)
-		p := m.Header.Get(wire.HdrPartnerID)
-		if n := len(got[p]); n > 0 && got[p][n-1] == o {
-			continue // another message of the same interchange
-		}
-		got[p] = append(got[p], o)
-	}
-	for p, seqs := range sent {
-		var want []uint64
-		for _, seq := range seqs {
-			if seq != drillSeq {
-				want = append(want, seq)
-			}
-		}
-		if fmt.Sprint(got[p]) != fmt.Sprint(want) {
-			t.Errorf("%s: PARSED in order %v, want %v (lost, duplicated or reordered)", p, got[p], want)
-		}
-	}
+	checkKilledOnce(t, j, sent, slices.Sorted(maps.Keys(sent)), drillSeq, 2*rounds, 120*time.Second)
 	if dlq := jetstreamtest.CountMsgs(t, j, "DLQ"); dlq != 0 {
 		t.Errorf("DLQ holds %d, want none", dlq)
 	}
