@@ -101,7 +101,9 @@ func TestHostilePayloadsNeverCrash(t *testing.T) {
 		jetstreamtest.PublishIngest(t, env.JS, "ACME", string(data), map[string][]string{"x-case": {name}})
 	}
 	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, nil)
-	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
+	// Generous: under -race on a loaded 2-core machine the 10 MB and 1 MB
+	// cases alone took over 30 s once; the poll ends as soon as all are in.
+	jetstreamtest.Eventually(t, 120*time.Second, func() bool {
 		return jetstreamtest.CountMsgs(t, env.JS, "DLQ") == len(hostile) && jetstreamtest.CountMsgs(t, env.JS, "PARSED") == 2
 	})
 	for _, m := range jetstreamtest.StreamMsgs(t, env.JS, "DLQ") {
