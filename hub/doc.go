@@ -1,9 +1,12 @@
-// Package hub is the edihub pipeline: one strictly ordered worker per
-// partition of the INGEST stream, attempt counting that survives process
+// Package hub is the edihub pipeline: a consumer per partition of the
+// INGEST stream whose messages run in one lane per partner (each partner
+// strictly in order, partners side by side; lanes.go, optionally pipelined
+// within a partner, pipeline.go), attempt counting that survives process
 // death, the gate that lets a suspect run alone, quarantine of poison
 // messages, typed failures, in-place and tiered retries, dead-letter
-// queues by cause and the leak probe's loop (its decision is in
-// hub/leakprobe). The built-in parse stage is a stage like any other, in
+// queues by cause, the per-partner bulkhead that pauses and parks a
+// failing partner (bulkhead*.go, pauses.go, parking.go) and the leak
+// probe's loop (its decision is in hub/leakprobe). The built-in parse stage is a stage like any other, in
 // parse.
 //
 // A Hub can be embedded in another Go program with its own stages: build a
