@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,10 +81,24 @@ func TestPartnerPausedAndResume(t *testing.T) {
 		t.Fatalf("paused table: %q", out)
 	}
 
+	// send, for a paused partner, says why its file gets no verdict.
+	file := filepath.Join(t.TempDir(), "good.edi")
+	if err := os.WriteFile(file, []byte("GOOD1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var sendOut, sendErr bytes.Buffer
+	code = run(context.Background(), &env{stdin: strings.NewReader(""), stdout: &sendOut, stderr: &sendErr, getenv: func(string) string { return "" }},
+		[]string{"send", "--server", d.url, "--partner", "BADCO", "--outcome", "1s", file})
+	out, errOut := sendOut.String(), sendErr.String()
+	if code != 0 || !strings.Contains(out, "no verdict yet") || !strings.Contains(out, "partner BADCO is paused by the bulkhead") ||
+		!strings.Contains(out, "edihub partner resume BADCO --reason") {
+		t.Fatalf("send to a paused partner: code %d %q %q", code, out, errOut)
+	}
+
 	if _, errOut, code := d.cmd(t, "partner", "resume", "BADCO"); code != exitUsage || !strings.Contains(errOut, "--reason") {
 		t.Fatalf("resume without a reason: code %d %q", code, errOut)
 	}
-	out, errOut, code := d.cmd(t, "partner", "resume", "BADCO", "--reason", "partner fixed its article master")
+	out, errOut, code = d.cmd(t, "partner", "resume", "BADCO", "--reason", "partner fixed its article master")
 	if code != 0 || !strings.Contains(out, "BADCO resumed") {
 		t.Fatalf("resume: code %d %q %q", code, out, errOut)
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/edihub/edihub/client"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub"
 )
 
 // printOutcomes says what the hub did with each stored file: every file
@@ -53,6 +55,9 @@ func (s *sender) printOutcomes() {
 	}
 	if n := tally[client.OutcomeNotSeen]; n > maxNotSeen {
 		fmt.Fprintf(s.e.stdout, "no verdict yet: %d more files\n", n-maxNotSeen)
+	}
+	if tally[client.OutcomeNotSeen] > 0 {
+		s.sayIfPaused()
 	}
 	if len(s.results) > 1 && len(tally) > 0 {
 		var parts []string
@@ -112,4 +117,28 @@ func (s *sender) report(gaveUp error) error {
 		return failedErr("%d of %d files were not stored", failed, n)
 	}
 	return nil
+}
+
+// sayIfPaused tells why files got no verdict when the bulkhead has paused
+// their partner: they wait in INGEST, parked, until an operator resumes
+// it, and nothing else would say so. The pause bucket under its default
+// name; a client that may not read it (a partner's account) says nothing.
+func (s *sender) sayIfPaused() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	store, err := hub.BindPauses(ctx, s.j, hub.DefaultPauseBucket)
+	if err != nil || store == nil {
+		return
+	}
+	pauses, err := store.List(ctx)
+	if err != nil {
+		return
+	}
+	for _, p := range pauses {
+		if p.Partner == s.o.Partner {
+			fmt.Fprintf(s.e.stdout, "partner %s is paused by the bulkhead since %s: its files wait in INGEST and run, in order, after edihub partner resume %s --reason TEXT (see: edihub partner paused)\n",
+				escape.Line(s.o.Partner), p.At.UTC().Format(time.RFC3339), escape.Line(s.o.Partner))
+			return
+		}
+	}
 }
