@@ -154,7 +154,7 @@ func TestClaimCheckPermissions(t *testing.T) {
 // the claim check); the partner's next interchange is parsed.
 func TestClaimCheckTenMiB(t *testing.T) {
 	if testing.Short() {
-		t.Skip("parses a 9.9 MiB interchange (about 2 GB of memory)")
+		t.Skip("parses a 9.9 MiB interchange through a stock nats-server process")
 	}
 	n := startStockNATS(t)
 	h := startClusterHubConfig(t, []*natsNode{n}, "hub:\n  partitions: 1\nsandbox:\n  enabled: false\n")
