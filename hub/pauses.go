@@ -91,21 +91,47 @@ func (s *PauseStore) Put(ctx context.Context, p Pause) (created bool, err error)
 // Resume deletes partner's pause and returns it; ErrNotPaused when there
 // is none.
 func (s *PauseStore) Resume(ctx context.Context, partner string) (Pause, error) {
-	var p Pause
-	e, err := s.kv.Get(ctx, pauseKey(partner))
+	p, e, err := s.read(ctx, partner)
 	if errors.Is(err, js.ErrKeyNotFound) {
 		return p, fmt.Errorf("%q: %w", partner, ErrNotPaused)
 	}
 	if err != nil {
-		return p, fmt.Errorf("read the pause of %q: %w", partner, err)
+		return p, err
 	}
-	_ = json.Unmarshal(e.Value(), &p)
-	p.Partner = partner
 	// Only the revision read: a pause taken again meanwhile is a new one.
 	if err := s.kv.Delete(ctx, pauseKey(partner), js.LastRevision(e.Revision())); err != nil {
 		return p, fmt.Errorf("resume %q: %w", partner, err)
 	}
 	return p, nil
+}
+
+// Paused returns partner's pause, if it is paused (one read; a nil store,
+// a bucket never made, holds none).
+func (s *PauseStore) Paused(ctx context.Context, partner string) (Pause, bool, error) {
+	if s == nil {
+		return Pause{}, false, nil
+	}
+	p, _, err := s.read(ctx, partner)
+	if errors.Is(err, js.ErrKeyNotFound) {
+		return Pause{}, false, nil
+	}
+	return p, err == nil, err
+}
+
+// read is partner's pause and its entry; js.ErrKeyNotFound when there is
+// none.
+func (s *PauseStore) read(ctx context.Context, partner string) (Pause, js.KeyValueEntry, error) {
+	p := Pause{Partner: partner}
+	e, err := s.kv.Get(ctx, pauseKey(partner))
+	if errors.Is(err, js.ErrKeyNotFound) {
+		return p, nil, err
+	}
+	if err != nil {
+		return p, nil, fmt.Errorf("read the pause of %q: %w", partner, err)
+	}
+	_ = json.Unmarshal(e.Value(), &p)
+	p.Partner = partner
+	return p, e, nil
 }
 
 // List returns the paused partners, oldest pause first.
@@ -123,16 +149,13 @@ func (s *PauseStore) List(ctx context.Context) ([]Pause, error) {
 		if !ok {
 			continue
 		}
-		e, err := s.kv.Get(ctx, k)
+		p, _, err := s.read(ctx, partner)
 		if errors.Is(err, js.ErrKeyNotFound) {
 			continue // resumed meanwhile
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read the pause of %q: %w", partner, err)
+			return nil, err
 		}
-		var p Pause
-		_ = json.Unmarshal(e.Value(), &p)
-		p.Partner = partner
 		out = append(out, p)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })

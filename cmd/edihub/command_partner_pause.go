@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	js "github.com/nats-io/nats.go/jetstream"
+
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/hub"
@@ -43,6 +45,22 @@ func (c *partnerPauseCmd) flags(name, usage string, args []string, resume bool) 
 	return pos, reason, actor, data, nil
 }
 
+// pauses connects and binds the pause bucket the hub's config names (a
+// nil store when no hub ran with the bulkhead); closeConn ends the
+// connection.
+func (c *partnerPauseCmd) pauses(ctx context.Context) (s *hub.PauseStore, j js.JetStream, closeConn func(), err error) {
+	nc, j, err := c.cf.connect("edihub-partner")
+	if err != nil {
+		return nil, nil, nil, hubDownErr(err)
+	}
+	s, err = hub.BindPauses(ctx, j, c.cfg.Hub.Bulkhead.Bucket)
+	if err != nil {
+		nc.Close()
+		return nil, nil, nil, unreachableErr(err)
+	}
+	return s, j, nc.Close, nil
+}
+
 // runPartnerPaused lists the partners the bulkhead paused.
 func runPartnerPaused(ctx context.Context, e *env, args []string) error {
 	c := &partnerPauseCmd{e: e}
@@ -53,15 +71,11 @@ func runPartnerPaused(ctx context.Context, e *env, args []string) error {
 	if len(pos) != 0 {
 		return usageErr("partner paused takes no arguments")
 	}
-	nc, j, err := c.cf.connect("edihub-partner")
+	s, _, closeConn, err := c.pauses(ctx)
 	if err != nil {
-		return hubDownErr(err)
+		return err
 	}
-	defer nc.Close()
-	s, err := hub.BindPauses(ctx, j, c.cfg.Hub.Bulkhead.Bucket)
-	if err != nil {
-		return unreachableErr(err)
-	}
+	defer closeConn()
 	ps, err := s.List(ctx)
 	if err != nil {
 		return unreachableErr(err)
@@ -107,15 +121,11 @@ func runPartnerResume(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	nc, j, err := c.cf.connect("edihub-partner")
+	s, j, closeConn, err := c.pauses(ctx)
 	if err != nil {
-		return hubDownErr(err)
+		return err
 	}
-	defer nc.Close()
-	s, err := hub.BindPauses(ctx, j, c.cfg.Hub.Bulkhead.Bucket)
-	if err != nil {
-		return unreachableErr(err)
-	}
+	defer closeConn()
 	a := audit.New(j, c.cfg.Hub.Streams.Audit, audit.WithKeyring(keys), audit.Signed())
 	p, err := hub.ResumePartner(ctx, s, a, pos[0], actor, reason)
 	if errors.Is(err, hub.ErrNotPaused) {

@@ -127,18 +127,13 @@ func (s *sender) sayIfPaused() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	store, err := hub.BindPauses(ctx, s.j, hub.DefaultPauseBucket)
-	if err != nil || store == nil {
-		return
-	}
-	pauses, err := store.List(ctx)
 	if err != nil {
 		return
 	}
-	for _, p := range pauses {
-		if p.Partner == s.o.Partner {
-			fmt.Fprintf(s.e.stdout, "partner %s is paused by the bulkhead since %s: its files wait in INGEST and run, in order, after edihub partner resume %s --reason TEXT (see: edihub partner paused)\n",
-				escape.Line(s.o.Partner), p.At.UTC().Format(time.RFC3339), escape.Line(s.o.Partner))
-			return
-		}
+	p, paused, err := store.Paused(ctx, s.o.Partner)
+	if err != nil || !paused {
+		return
 	}
+	fmt.Fprintf(s.e.stdout, "partner %s is paused by the bulkhead since %s: its files wait in INGEST and run, in order, after edihub partner resume %s --reason TEXT (see: edihub partner paused)\n",
+		escape.Line(s.o.Partner), p.At.UTC().Format(time.RFC3339), escape.Line(s.o.Partner))
 }

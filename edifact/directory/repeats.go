@@ -53,15 +53,7 @@ var repeatFactors = map[string]map[string]map[int]repeat{
 	// C956 "C", "5"), COM.cs (index 0 C076 "M", "3"), EVE.cs (index 3
 	// C063 "C", "5"), IDE.cs (index 5 C778 "C", "99"), IFD.cs (index 3
 	// C011 "C", "5").
-	"D03B": {
-		"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
-		"ARD": {2: {"C008", 8}},
-		"ATT": {3: {"C956", 5}},
-		"COM": {1: {"C076", 3}},
-		"EVE": {4: {"C063", 5}},
-		"IDE": {6: {"C778", 99}},
-		"IFD": {4: {"C011", 5}},
-	},
+	"D03B": syntax4Repeats,
 	// D.01B EDSD, segment COM: "010    C076 COMMUNICATION CONTACT
 	// M    3", the UN/EDIFACT directory text as quoted ("Derived from this
 	// specification") in github.com/funky-thunks/edi-parser, file
@@ -69,15 +61,7 @@ var repeatFactors = map[string]map[string]map[int]repeat{
 	// (commit a9d77a20008efe82862cc1adbfa7a6d4f09f8ff7); underware D01B
 	// COM.cs agrees. The others: underware D01B ADR.cs, ARD.cs, ATT.cs,
 	// EVE.cs, IDE.cs, IFD.cs, the same indexes and counts as D03B.
-	"D01B": {
-		"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
-		"ARD": {2: {"C008", 8}},
-		"ATT": {3: {"C956", 5}},
-		"COM": {1: {"C076", 3}},
-		"EVE": {4: {"C063", 5}},
-		"IDE": {6: {"C778", 99}},
-		"IFD": {4: {"C011", 5}},
-	},
+	"D01B": syntax4Repeats,
 	// underware, D99B ADR.cs, ARD.cs, ATT.cs, COM.cs, IDE.cs: as D03B;
 	// D99B EVE.cs and IFD.cs give 1 (C063, C011 "C", "1").
 	"D99B": {
@@ -87,6 +71,18 @@ var repeatFactors = map[string]map[string]map[int]repeat{
 		"COM": {1: {"C076", 3}},
 		"IDE": {6: {"C778", 99}},
 	},
+}
+
+// syntax4Repeats are the factors D03B and D01B give alike (D99B lacks
+// EVE's and IFD's); read only.
+var syntax4Repeats = map[string]map[int]repeat{
+	"ADR": {6: {"C819", 5}, 7: {"C517", 5}},
+	"ARD": {2: {"C008", 8}},
+	"ATT": {3: {"C956", 5}},
+	"COM": {1: {"C076", 3}},
+	"EVE": {4: {"C063", 5}},
+	"IDE": {6: {"C778", 99}},
+	"IFD": {4: {"C011", 5}},
 }
 
 // repeatFactor is the repeat factor of element e of the segment tag in
