@@ -24,6 +24,17 @@ const (
 	CopyMACv2 CopyMAC = 2
 )
 
+// String is the version as reports name it: "v1", "v2".
+func (v CopyMAC) String() string {
+	switch v {
+	case CopyMACv1:
+		return "v1"
+	case CopyMACv2:
+		return "v2"
+	}
+	return ""
+}
+
 // The domains separate copy MACs from audit-event MACs of the same key,
 // and one version's from the other's.
 const (
