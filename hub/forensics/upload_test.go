@@ -17,6 +17,8 @@ import (
 	"github.com/edihub/edihub/drill"
 	"github.com/edihub/edihub/edifact"
 	"github.com/edihub/edihub/edifact/edifacttest"
+	"github.com/edihub/edihub/hub"
+	"github.com/edihub/edihub/hub/hubtest"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/parse"
@@ -296,5 +298,48 @@ func TestUploadNotReadWithoutAuditKey(t *testing.T) {
 				t.Fatalf("verdict %+v", r.Sandbox)
 			}
 		})
+	}
+}
+
+// End to end: a real hub (with the audit key) quarantines an upload's
+// announcement whose stage panics on it; its poison copy carries x-hub-mac
+// v2 over the partner it took from the stored subject and the upload
+// headers, and the worker analyses the upload's real bytes (a broken
+// envelope, reproduced by the child's parse stage) under that partner.
+func TestHubsQuarantinedUploadCopyIsAnalysed(t *testing.T) {
+	url := jetstreamtest.StartServer(t, nil).URL
+	announced := hub.Stage{Name: "parse", Handle: func(ctx context.Context, m *hub.Message) error {
+		if m.Header.Get(wire.HdrUploadSHA256) != "" {
+			panic("the hub's parse dies on this upload (simulated; the child parses the real bytes)")
+		}
+		return nil
+	}}
+	cfg := hubtest.FastConfig()
+	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{announced}, Keyring: testCopyKeys})
+	fe := startForensics(t, url, fastForensicsConfig(), nil)
+	ctx := context.Background()
+	if _, err := claimcheck.OpenUploads(ctx, env.JS, nil, claimcheck.UploadsConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(strings.Replace(edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "HUBUP1"), "UNT+3+1", "UNT+6+1", 1))
+	up := wire.Upload{SHA256: audit.PayloadHash(data), Size: int64(len(data))}
+	if _, err := env.JS.PublishMsg(ctx, &nats.Msg{Subject: wire.UploadSubject("ACME", up.SHA256), Data: data,
+		Header: nats.Header{wire.HdrUploadChunk: {"0"}, wire.HdrUploadSHA256: {up.SHA256}}}); err != nil {
+		t.Fatal(err)
+	}
+	// the producer's own x-partner-id is moved aside by the hub
+	jetstreamtest.PublishIngest(t, env.JS, "ACME", string(wire.UploadStub(up)), nats.Header{wire.HdrUploadSHA256: {up.SHA256},
+		wire.HdrUploadSize: {strconv.Itoa(len(data))}, wire.HdrPartnerID: {"BETA"}})
+	var seq uint64
+	jetstreamtest.Eventually(t, 60*time.Second, func() bool {
+		if msgs := jetstreamtest.StreamMsgs(t, env.JS, "POISON"); len(msgs) == 1 {
+			seq = msgs[0].Sequence
+		}
+		return seq > 0
+	})
+	r := waitReport(t, fe.store, seq, 60*time.Second)
+	if r.HubMAC != "v2" || r.Partner != "ACME" || r.Sandbox.Outcome != sandbox.OutcomeReproducedError || !strings.Contains(r.Sandbox.Error, "UNT count 6") ||
+		r.Upload == nil || r.Upload.From != wire.DefaultUploadStream+" "+wire.UploadStoredSubject("ACME") || r.PayloadSHA256 != up.SHA256 {
+		t.Fatalf("report: hub_mac %q (%s), partner %q, outcome %q: %s, upload %+v", r.HubMAC, r.HubMACError, r.Partner, r.Sandbox.Outcome, r.Sandbox.Summary, r.Upload)
 	}
 }
