@@ -51,7 +51,8 @@ type UploadPayload struct {
 }
 
 // OutcomePayloadUnavailable: the copy announced an upload whose bytes
-// could not be read; no child ran.
+// could not be read, or were not (the copy's x-hub-mac does not vouch for
+// its partner and upload headers); no child ran.
 const OutcomePayloadUnavailable sandbox.Outcome = "payload-unavailable"
 
 // maxAnnouncementKept bounds the announcement kept in a report.

@@ -45,7 +45,8 @@ type Options struct {
 	Actor string
 	// Keyring (the hub's audit keys) signs the worker's audit events and
 	// checks a copy's x-hub-mac: x-drill-mode is honoured only when the
-	// hub's MAC verifies. Nil: no drill is reproduced.
+	// hub's MAC verifies, an announced upload is read only when its v2 MAC
+	// does. Nil: no drill is reproduced and no upload is read.
 	Keyring *audit.Keyring
 }
 
