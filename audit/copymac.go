@@ -64,15 +64,11 @@ var copyMACHeadersV2 = []string{
 // copyMACInputV2 is what a v2 MAC covers: each header as name=value on a
 // line of its own, then the payload's SHA-256.
 func copyMACInputV2(h nats.Header, payload []byte) []byte {
-	var b strings.Builder
+	b := make([]byte, 0, 512)
 	for _, k := range copyMACHeadersV2 {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(h.Get(k))
-		b.WriteByte('\n')
+		b = append(append(append(append(b, k...), '='), h.Get(k)...), '\n')
 	}
-	b.WriteString(PayloadHash(payload))
-	return []byte(b.String())
+	return append(b, PayloadHash(payload)...)
 }
 
 // delFold removes every letter-case variant of a header name.
