@@ -9,17 +9,66 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// copyMACDomain separates copy MACs from audit-event MACs of the same key.
-const copyMACDomain = "edihub-hub-copy-v1"
+// CopyMAC is the version of a copy's x-hub-mac: what the hub vouches for.
+type CopyMAC int
 
-// copyMACInput is what a copy's MAC covers: where it came from, what the
-// hub decided about drills, and the payload. Newlines separate the fields;
+const (
+	// CopyMACv1 ("<kid>:<mac>", copies stored by an older hub) covers the
+	// original's stream and sequence, x-drill-mode, x-drill and the
+	// payload: enough to trust a drill, not a partner or an upload.
+	CopyMACv1 CopyMAC = 1
+	// CopyMACv2 ("v2:<kid>:<mac>", what SignCopy writes) covers those and
+	// the partner, the original's subject and the upload and payload
+	// reference headers: a reader may look the upload up under that
+	// partner.
+	CopyMACv2 CopyMAC = 2
+)
+
+// String is the version as reports name it: "v1", "v2".
+func (v CopyMAC) String() string {
+	switch v {
+	case CopyMACv1:
+		return "v1"
+	case CopyMACv2:
+		return "v2"
+	}
+	return ""
+}
+
+// The domains separate copy MACs from audit-event MACs of the same key,
+// and one version's from the other's.
+const (
+	copyMACDomain   = "edihub-hub-copy-v1"
+	copyMACDomainV2 = "edihub-hub-copy-v2"
+	copyMACPrefixV2 = "v2:"
+)
+
+// copyMACInput is what a v1 MAC covers. Newlines separate the fields;
 // header values cannot contain one.
 func copyMACInput(h nats.Header, payload []byte) []byte {
 	return []byte(strings.Join([]string{
 		h.Get(wire.HdrOriginalStream), h.Get(wire.HdrOriginalSeq),
 		h.Get(wire.HdrDrillMode), h.Get(wire.HdrDrill), PayloadHash(payload),
 	}, "\n"))
+}
+
+// copyMACHeadersV2 are the headers a v2 MAC covers, in this order, each
+// read in exactly this spelling (the one the hub writes; a variant in
+// another case is a producer's).
+var copyMACHeadersV2 = []string{
+	wire.HdrOriginalStream, wire.HdrOriginalSeq, wire.HdrOriginalTopic, wire.HdrPartnerID,
+	wire.HdrDrillMode, wire.HdrDrill,
+	wire.HdrUploadSHA256, wire.HdrUploadSize, wire.HdrPayloadRef, wire.HdrPayloadSize, wire.HdrPayloadSHA256,
+}
+
+// copyMACInputV2 is what a v2 MAC covers: each header as name=value on a
+// line of its own, then the payload's SHA-256.
+func copyMACInputV2(h nats.Header, payload []byte) []byte {
+	b := make([]byte, 0, 512)
+	for _, k := range copyMACHeadersV2 {
+		b = append(append(append(append(b, k...), '='), h.Get(k)...), '\n')
+	}
+	return append(b, PayloadHash(payload)...)
 }
 
 // delFold removes every letter-case variant of a header name.
@@ -32,44 +81,57 @@ func delFold(h nats.Header, name string) {
 }
 
 // SignCopy sets x-hub-mac on a copy the hub made (dead letter, retry,
-// quarantine), so that the sandbox can tell the hub's x-drill-mode from a
-// producer's; with no keyring it only
-// removes one a producer may have sent.
+// quarantine): a v2 MAC over its provenance, partner, drill and upload
+// headers and its payload, so that a reader (the sandbox, a replay) can
+// tell the hub's copy from one anybody published on the subject. With no
+// keyring it only removes one a producer may have sent.
 func SignCopy(keys *Keyring, h nats.Header, payload []byte) {
-	setMAC(keys, h, wire.HdrHubMAC, copyMACDomain, func() []byte { return copyMACInput(h, payload) })
+	setMAC(keys, h, wire.HdrHubMAC, copyMACPrefixV2, copyMACDomainV2, func() []byte { return copyMACInputV2(h, payload) })
 }
 
 // setMAC replaces h's header name with the MAC under domain of what input
-// gives (read after the old value is gone); with no keyring it only
-// removes the old one.
-func setMAC(keys *Keyring, h nats.Header, name, domain string, input func() []byte) {
+// gives (read after the old value is gone), as <prefix><kid>:<mac>; with
+// no keyring it only removes the old one.
+func setMAC(keys *Keyring, h nats.Header, name, prefix, domain string, input func() []byte) {
 	delFold(h, name)
 	if keys == nil {
 		return
 	}
 	kid, tag := keys.Sign(domain, input())
-	h.Set(name, kid+":"+tag)
+	h.Set(name, prefix+kid+":"+tag)
 }
 
-// VerifyCopy checks a copy's x-hub-mac: nil only when the hub made it
-// with a key of keys, with these provenance and drill headers and this
-// payload.
-func VerifyCopy(keys *Keyring, h nats.Header, payload []byte) error {
+// CheckCopy checks a copy's x-hub-mac and says which version verified:
+// nil only when the hub made it with a key of keys, with these headers (as
+// far as the version covers them) and this payload. A v1 MAC vouches for
+// less (CopyMACv1): a caller that trusts the partner or the upload headers
+// needs CopyMACv2.
+func CheckCopy(keys *Keyring, h nats.Header, payload []byte) (CopyMAC, error) {
 	if keys == nil {
-		return errors.New("no audit key to check x-hub-mac with")
+		return 0, errors.New("no audit key to check x-hub-mac with")
 	}
 	v := h.Get(wire.HdrHubMAC)
 	if v == "" {
-		return errors.New("the copy carries no x-hub-mac")
+		return 0, errors.New("the copy carries no x-hub-mac")
+	}
+	version, domain, input := CopyMACv1, copyMACDomain, copyMACInput
+	if rest, ok := strings.CutPrefix(v, copyMACPrefixV2); ok {
+		version, domain, input, v = CopyMACv2, copyMACDomainV2, copyMACInputV2, rest
 	}
 	kid, tag, ok := strings.Cut(v, ":")
 	if !ok {
-		return errors.New("x-hub-mac is not kid:mac")
+		return 0, errors.New("x-hub-mac is not [v2:]kid:mac")
 	}
-	if err := keys.Check(copyMACDomain, kid, tag, copyMACInput(h, payload)); err != nil {
-		return errors.New("x-hub-mac: " + err.Error())
+	if err := keys.Check(domain, kid, tag, input(h, payload)); err != nil {
+		return 0, errors.New("x-hub-mac: " + err.Error())
 	}
-	return nil
+	return version, nil
+}
+
+// VerifyCopy checks a copy's x-hub-mac (either version, see CheckCopy).
+func VerifyCopy(keys *Keyring, h nats.Header, payload []byte) error {
+	_, err := CheckCopy(keys, h, payload)
+	return err
 }
 
 // replayMACDomain separates the MAC of an operator's replay from the
@@ -88,7 +150,7 @@ func replayMACInput(h nats.Header, payload []byte) []byte {
 // its duplicate every time). With no keyring it only removes one a
 // producer may have sent.
 func SignReplay(keys *Keyring, h nats.Header, payload []byte) {
-	setMAC(keys, h, wire.HdrReplayMAC, replayMACDomain, func() []byte { return replayMACInput(h, payload) })
+	setMAC(keys, h, wire.HdrReplayMAC, "", replayMACDomain, func() []byte { return replayMACInput(h, payload) })
 }
 
 // ReplayedFrom is the x-replayed-from of a message whose x-replay-mac

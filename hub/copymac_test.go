@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/audit"
+	"github.com/edihub/edihub/hub/headers"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -37,8 +38,8 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 				wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {"forged:00"}})
 			jetstreamtest.Eventually(t, 10*time.Second, func() bool { return jetstreamtest.CountMsgs(t, env.js, "DLQ") == 1 })
 			m := jetstreamtest.StreamMsgs(t, env.js, "DLQ")[0]
-			if err := audit.VerifyCopy(k, m.Header, m.Data); err != nil {
-				t.Fatalf("the hub's own copy does not verify: %v (%v)", err, m.Header)
+			if v, err := audit.CheckCopy(k, m.Header, m.Data); err != nil || v != audit.CopyMACv2 {
+				t.Fatalf("the hub's own copy does not verify as v2: %v %v (%v)", v, err, m.Header)
 			}
 			if got, want := m.Header.Get(wire.HdrDrillMode), map[bool]string{true: "on"}[drill]; got != want {
 				t.Fatalf("x-drill-mode %q, want %q", got, want)
@@ -50,6 +51,35 @@ func TestCopiesCarryTheHubsMAC(t *testing.T) {
 				t.Fatal("a changed drill header still verifies")
 			}
 		})
+	}
+}
+
+// The MAC on a copy of an upload's announcement covers the partner (from
+// the stored subject), the original's subject and the upload headers: a
+// copy re-published with another partner's name or another upload's hash
+// is not the hub's. The fallback that stores a copy with the hub's
+// headers only keeps what the MAC covers.
+func TestCopyMACCoversPartnerAndUpload(t *testing.T) {
+	k := copyKeyring(t)
+	h := &Hub{keys: k}
+	up := wire.Upload{SHA256: strings.Repeat("c", 64), Size: 5 << 20}
+	m := h.build(&hubCopy{kind: "poison", subject: wire.PoisonSubject("parse"), producers: true, data: wire.UploadStub(up),
+		header:     nats.Header{wire.HdrUploadSHA256: {up.SHA256}, wire.HdrUploadSize: {"5242880"}, wire.HdrPartnerID: {"B"}, "x-big": {"x"}},
+		origStream: "INGEST", origSeq: 9, origTopic: wire.IngestSubject("ACME"), partner: "ACME", partition: 1, set: nats.Header{}})
+	if v, err := audit.CheckCopy(k, m.Header, m.Data); err != nil || v != audit.CopyMACv2 || m.Header.Get(wire.HdrPartnerID) != "ACME" {
+		t.Fatalf("copy: %v %v, partner %q (%v)", v, err, m.Header.Get(wire.HdrPartnerID), m.Header)
+	}
+	for _, forge := range []struct{ k, v string }{{wire.HdrPartnerID, "B"}, {wire.HdrOriginalTopic, wire.IngestSubject("B")},
+		{wire.HdrUploadSHA256, strings.Repeat("d", 64)}, {wire.HdrUploadSize, "1"}} {
+		forged := headers.HubOnly(m.Header)
+		forged.Set(forge.k, forge.v)
+		if audit.VerifyCopy(k, forged, m.Data) == nil {
+			t.Errorf("a copy with %s %q still verifies", forge.k, forge.v)
+		}
+	}
+	only := headers.HubOnly(m.Header)
+	if err := audit.VerifyCopy(k, only, m.Data); err != nil || only.Get("x-big") != "" || only.Get(wire.HdrUploadSHA256) != up.SHA256 {
+		t.Fatalf("hub-only copy: %v (%v)", err, only)
 	}
 }
 

@@ -37,10 +37,13 @@ const (
 	// then does the sandbox reproduce the drill, since a partner could send
 	// an x-drill header of its own.
 	HdrDrillMode = "x-drill-mode"
-	// HdrHubMAC authenticates a copy the hub made: "<kid>:<hex HMAC-SHA256>"
-	// with the audit keyring over the original stream and sequence, the
-	// x-drill-mode and x-drill values and the payload's SHA-256. The
-	// sandbox honours x-drill-mode only when it verifies.
+	// HdrHubMAC authenticates a copy the hub made: "v2:<kid>:<hex
+	// HMAC-SHA256>" with the audit keyring over the original's stream,
+	// sequence and subject, the partner, the drill, upload and
+	// payload-reference headers and the payload's SHA-256 (audit.SignCopy;
+	// an older hub's "<kid>:<mac>" is v1, over less). The sandbox honours
+	// x-drill-mode only when it verifies, and reads an announced upload
+	// only when v2 does.
 	HdrHubMAC = "x-hub-mac"
 	// HdrReplayForce "true" makes the parse stage process an interchange the
 	// ledger has seen (`edihub dlq replay --force --reason`).

@@ -58,7 +58,7 @@ func optionalKeyring(e *env, dataDir string) (*audit.Keyring, error) {
 func workerKeyring(e *env, dataDir string) (*audit.Keyring, error) {
 	k, err := audit.LoadKeyring(dataDir, e.getenv)
 	if errors.Is(err, audit.ErrNoKey) {
-		fmt.Fprintf(e.stderr, "warning: %s: the audit events of this worker are not signed and `edihub audit verify` will name them; pass the hub's --data or set $%s\n",
+		fmt.Fprintf(e.stderr, "warning: %s: the audit events of this worker are not signed and `edihub audit verify` will name them, and it reads no quarantined upload's bytes (it cannot tell the hub's copies from forged ones); pass the hub's --data or set $%s\n",
 			escape.Line(err.Error()), audit.KeyEnv)
 		return nil, nil
 	}

@@ -188,8 +188,15 @@ func TestPrintReportReadable(t *testing.T) {
 // which cancels ctx (through cancel) and waits for the worker.
 func runForensics(t *testing.T, ctx context.Context, cancel context.CancelFunc, nc *nats.Conn) func() {
 	t.Helper()
+	return runForensicsKeyed(t, ctx, cancel, nc, nil)
+}
+
+// runForensicsKeyed runs the worker with the hub's audit keys: it reads
+// the upload a copy announces only when the copy's x-hub-mac verifies.
+func runForensicsKeyed(t *testing.T, ctx context.Context, cancel context.CancelFunc, nc *nats.Conn, keys *audit.Keyring) func() {
+	t.Helper()
 	f, err := forensics.New(forensics.Options{Conn: nc, Logger: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}})
+		Registry: prometheus.NewRegistry(), Config: forensics.Config{CPULimit: 2 * time.Second}, Keyring: keys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +210,13 @@ func runForensics(t *testing.T, ctx context.Context, cancel context.CancelFunc, 
 // as the message's own).
 func publishPoison(t *testing.T, ctx context.Context, j js.JetStream, seq, errMsg string, payload []byte, extra ...nats.Header) {
 	t.Helper()
+	publishPoisonSigned(t, ctx, j, nil, seq, errMsg, payload, extra...)
+}
+
+// publishPoisonSigned is publishPoison with the hub's x-hub-mac made with
+// keys (nil: none).
+func publishPoisonSigned(t *testing.T, ctx context.Context, j js.JetStream, keys *audit.Keyring, seq, errMsg string, payload []byte, extra ...nats.Header) {
+	t.Helper()
 	h := nats.Header{}
 	for k, v := range map[string]string{wire.HdrOriginalStream: "INGEST", wire.HdrOriginalSeq: seq, wire.HdrPartnerID: "ACME",
 		wire.HdrStage: "parse", wire.HdrErrorMsg: errMsg, wire.HdrDetectedAt: time.Now().UTC().Format(time.RFC3339Nano)} {
@@ -213,6 +227,7 @@ func publishPoison(t *testing.T, ctx context.Context, j js.JetStream, seq, errMs
 			h[k] = v
 		}
 	}
+	audit.SignCopy(keys, h, payload)
 	if _, err := j.PublishMsg(ctx, &nats.Msg{Subject: wire.PoisonSubject("parse"), Header: h, Data: payload}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,9 +19,10 @@ import (
 	"github.com/edihub/edihub/wire"
 )
 
-// `poison show` of a quarantined upload (the copy is its announcement)
-// shows the report of the real child's analysis of the upload's bytes,
-// those bytes as the payload, and where they were read.
+// `poison show` of a quarantined upload (the hub's copy, its x-hub-mac
+// verified, is the announcement) shows the report of the real child's
+// analysis of the upload's bytes, those bytes as the payload, and where
+// they were read.
 func TestPoisonShowOfAnUpload(t *testing.T) {
 	srv := jetstreamtest.StartServer(t, &jetstreamtest.Options{DataDir: t.TempDir()})
 	url := srv.ClientURL()
@@ -55,8 +56,12 @@ func TestPoisonShowOfAnUpload(t *testing.T) {
 	if _, err := uploads.Resolve(ctx, "ACME", hdr, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	defer runForensics(t, ctx, cancel, nc)()
-	publishPoison(t, ctx, j, "9", "killed while parsing", wire.UploadStub(wire.Upload{SHA256: sum, Size: int64(len(data))}), hdr)
+	keys, err := audit.NewKeyring([]byte(strings.Repeat("h", 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runForensicsKeyed(t, ctx, cancel, nc, keys)()
+	publishPoisonSigned(t, ctx, j, keys, "9", "killed while parsing", wire.UploadStub(wire.Upload{SHA256: sum, Size: int64(len(data))}), hdr)
 
 	var out string
 	jetstreamtest.Eventually(t, 30*time.Second, func() bool {
@@ -67,7 +72,7 @@ func TestPoisonShowOfAnUpload(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("show: %d %s", code, errOut)
 	}
-	for _, want := range []string{"outcome   reproduced-error", "UNT count 9",
+	for _, want := range []string{"outcome   reproduced-error", "UNT count 9", "copy      the hub's (x-hub-mac v2 verified",
 		"upload    the copy announces upload " + sum + " (" + strconv.Itoa(len(data)) + " bytes): the payload is its bytes, read from edihub-payloads/upload/ACME/" + sum,
 		"payload: " + strconv.Itoa(len(data)) + " bytes, sha256 " + sum, "UNH+1+INVOIC"} {
 		if !strings.Contains(out, want) {

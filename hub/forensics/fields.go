@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/sandbox"
 )
 
@@ -63,6 +64,14 @@ func (r *Report) Fields() []Field {
 	}
 	add("partner", "%s", r.Partner)
 	add("stage", "%s", r.Stage)
+	switch {
+	case r.HubMAC == audit.CopyMACv2.String():
+		add("copy", "the hub's (x-hub-mac v2 verified: origin, partner, drill and upload headers)")
+	case r.HubMAC != "":
+		add("copy", "the hub's, older format (x-hub-mac %s verified: origin and drill; partner and upload headers not covered)", r.HubMAC)
+	case r.HubMACError != "":
+		add("copy", "not shown to be the hub's (%s): its x-* headers (partner, stage, origin) may be anyone's", r.HubMACError)
+	}
 	if r.PoisonCause != "" {
 		add("poison cause", "%s", r.PoisonCause)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +45,19 @@ var poisonOrig struct {
 // x-hub-mac is signAsHub is signed with it, as a --drill hub would.
 var testCopyKeys, _ = audit.NewKeyring([]byte("forensics-test-key-0123456789abcdef"))
 
-const signAsHub = "sign-as-hub"
+// signAsOldHub signs a copy as a hub before x-hub-mac v2 did: a v1 MAC,
+// "<kid>:<mac>" over the original's stream and sequence, x-drill-mode,
+// x-drill and the payload's SHA-256 (the format copies stored then carry).
+const (
+	signAsHub    = "sign-as-hub"
+	signAsOldHub = "sign-as-old-hub"
+)
+
+func signV1(keys *audit.Keyring, h nats.Header, payload []byte) {
+	kid, tag := keys.Sign("edihub-hub-copy-v1", []byte(strings.Join([]string{h.Get(wire.HdrOriginalStream), h.Get(wire.HdrOriginalSeq),
+		h.Get(wire.HdrDrillMode), h.Get(wire.HdrDrill), audit.PayloadHash(payload)}, "\n")))
+	h.Set(wire.HdrHubMAC, kid+":"+tag)
+}
 
 // publishPoison publishes a quarantine copy as the hub's quarantine does.
 func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string, extra nats.Header) uint64 {
@@ -64,8 +77,11 @@ func publishPoison(t testing.TB, j js.JetStream, stage, partner, payload string,
 	for k, v := range extra {
 		h[k] = v
 	}
-	if h.Get(wire.HdrHubMAC) == signAsHub {
+	switch h.Get(wire.HdrHubMAC) {
+	case signAsHub:
 		audit.SignCopy(testCopyKeys, h, []byte(payload))
+	case signAsOldHub:
+		signV1(testCopyKeys, h, []byte(payload))
 	}
 	ack, err := j.PublishMsg(context.Background(), &nats.Msg{Subject: wire.PoisonSubject(stage), Header: h, Data: []byte(payload)})
 	if err != nil {

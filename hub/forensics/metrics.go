@@ -22,7 +22,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "edihub_sandbox_runs_total", Help: "Sandboxed analyses by outcome (parsed-fine, reproduced-error, panic, memory-cap, cpu-cap, wall-timeout, killed-by-signal, crashed; payload-unavailable: a quarantined upload whose bytes could not be read, no child ran).",
+			Name: "edihub_sandbox_runs_total", Help: "Sandboxed analyses by outcome (parsed-fine, reproduced-error, panic, memory-cap, cpu-cap, wall-timeout, killed-by-signal, crashed; payload-unavailable: a quarantined upload whose bytes could not be read, or were not because the copy's x-hub-mac does not vouch for it; no child ran).",
 		}, []string{"outcome"}),
 		infraFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "edihub_sandbox_infra_failures_total", Help: "Children that could not be started, handshaken or limited (what the breaker counts).",

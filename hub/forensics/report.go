@@ -39,6 +39,12 @@ type Report struct {
 	// Collision is set when another POISON message had already claimed
 	// this origin: this report is stored under a key of its own.
 	Collision string `json:"collision,omitempty"`
+	// HubMAC is what the copy's x-hub-mac vouches for: "v2" (what a copy
+	// came from, its partner, drill and upload headers), "v1" (an older
+	// hub's copy: where it came from and its drill only) or "" (not shown
+	// to be the hub's copy: HubMACError says why).
+	HubMAC      string `json:"hub_mac,omitempty"`
+	HubMACError string `json:"hub_mac_error,omitempty"`
 
 	PayloadObject string `json:"payload_object"`
 	PayloadSHA256 string `json:"payload_sha256"`

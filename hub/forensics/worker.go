@@ -45,7 +45,8 @@ type Options struct {
 	Actor string
 	// Keyring (the hub's audit keys) signs the worker's audit events and
 	// checks a copy's x-hub-mac: x-drill-mode is honoured only when the
-	// hub's MAC verifies. Nil: no drill is reproduced.
+	// hub's MAC verifies, an announced upload is read only when its v2 MAC
+	// does. Nil: no drill is reproduced and no upload is read.
 	Keyring *audit.Keyring
 }
 
@@ -247,6 +248,7 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 		return
 	}
 	r := reportFromPoison(meta.Stream, meta.Sequence.Stream, msg.Subject(), msg.Headers(), msg.Data())
+	f.checkCopy(r, msg.Data())
 	log := f.log.With().Str("id", r.ID).Str("key", r.Key).Str("partner", r.Partner).Str("stage", r.Stage).Logger()
 
 	stop := ejs.KeepAlive(msg, 10*time.Second)
@@ -266,7 +268,7 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 		f.unavailable(r, payload)
 		rep = r.Sandbox
 	} else {
-		rep, err = f.runSandbox(ctx, r, payload, msg.Data())
+		rep, err = f.runSandbox(ctx, r, payload)
 	}
 	stop()
 	switch {
@@ -302,34 +304,42 @@ func (f *Worker) handle(ctx context.Context, msg js.Msg, store *Store) {
 	log.Warn().Str("outcome", string(rep.Outcome)).Str("summary", rep.Summary).Str("ticket", r.Ticket).Msg("forensic report stored")
 }
 
+// checkCopy records in r what the copy's x-hub-mac vouches for (HubMAC,
+// or HubMACError); body is what the MAC was made over (the copy's body:
+// an upload's announcement, not the upload's bytes).
+func (f *Worker) checkCopy(r *Report, body []byte) {
+	v, err := audit.CheckCopy(f.keys, nats.Header(r.Headers), body)
+	r.HubMAC, r.HubMACError = v.String(), ""
+	if err != nil {
+		r.HubMACError = escape.Line(err.Error())
+	}
+}
+
 // childHeaders are the headers the child gets: the copy's, without
-// x-drill-mode unless the hub's x-hub-mac over it verifies (anyone who can
-// publish on the poison subjects could otherwise make the sandbox panic,
-// spin or kill itself). The note says why a drill was not reproduced.
-func (f *Worker) childHeaders(r *Report, payload []byte) (map[string][]string, string) {
+// x-drill-mode unless the hub's x-hub-mac over it verified (checkCopy;
+// either version covers the drill headers): anyone who can publish on the
+// poison subjects could otherwise make the sandbox panic, spin or kill
+// itself. The note says why a drill was not reproduced.
+func childHeaders(r *Report) (map[string][]string, string) {
 	h := nats.Header{}
 	for k, vs := range r.Headers {
 		h[k] = append([]string(nil), vs...)
 	}
-	if h.Get(wire.HdrDrillMode) == "" {
+	if h.Get(wire.HdrDrillMode) == "" || r.HubMAC != "" {
 		return h, ""
 	}
-	if err := audit.VerifyCopy(f.keys, h, payload); err != nil {
-		for k := range h {
-			if strings.EqualFold(k, wire.HdrDrillMode) {
-				delete(h, k)
-			}
+	for k := range h {
+		if strings.EqualFold(k, wire.HdrDrillMode) {
+			delete(h, k)
 		}
-		return h, "x-drill-mode ignored, no drill reproduced: the hub did not mark this copy (" + escape.Line(err.Error()) + ")"
 	}
-	return h, ""
+	return h, "x-drill-mode ignored, no drill reproduced: the hub did not mark this copy (" + r.HubMACError + ")"
 }
 
 // runSandbox runs the child for r's stage on payload and fills r's
-// verdict; mac is the body the copy's x-hub-mac was made over (the
-// announcement of an upload, else payload).
-func (f *Worker) runSandbox(ctx context.Context, r *Report, payload, mac []byte) (*sandbox.Report, error) {
-	headers, drillNote := f.childHeaders(r, mac)
+// verdict (checkCopy has judged r's copy).
+func (f *Worker) runSandbox(ctx context.Context, r *Report, payload []byte) (*sandbox.Report, error) {
+	headers, drillNote := childHeaders(r)
 	in, err := encodeChildInput(preamble{Stage: r.Stage, Stream: r.OriginalStream, Seq: r.OriginalSeq, Partner: r.Partner,
 		Headers: headers, EDIFACT: f.edi.Options(r.Partner)}, payload)
 	if err != nil {
@@ -384,7 +394,8 @@ func (f *Worker) finish(ctx context.Context, store *Store, r *Report, payload []
 	}
 	_, err := f.audit.Append(sctx, audit.Event{Actor: f.actor, Action: action, IDs: []string{r.ID, r.Ticket},
 		Reason: string(r.Sandbox.Outcome), PayloadBefore: r.PayloadSHA256,
-		Details: map[string]string{"report": ReportObject(r.Key), "summary": escape.Header(r.Sandbox.Summary), "stage": r.Stage, "partner": r.Partner}}, dedupe)
+		Details: map[string]string{"report": ReportObject(r.Key), "summary": escape.Header(r.Sandbox.Summary), "stage": r.Stage, "partner": r.Partner,
+			"hub_mac": cmp.Or(r.HubMAC, "none: "+escape.Header(r.HubMACError))}}, dedupe)
 	if err != nil {
 		f.log.Warn().Err(err).Str("id", r.ID).Msg("audit event for the forensic report not written")
 	}
@@ -410,6 +421,7 @@ func (f *Worker) Reanalyse(ctx context.Context, id string) (*Report, error) {
 	if audit.PayloadHash(payload) != r.PayloadSHA256 {
 		return nil, fmt.Errorf("stored payload of %s does not match its recorded SHA-256", r.ID)
 	}
+	f.checkCopy(r, macData(r, payload))
 	unreadable := false
 	if r.Upload != nil && r.Upload.Error != "" {
 		// the upload's bytes could not be read last time (the payload is
@@ -424,7 +436,7 @@ func (f *Worker) Reanalyse(ctx context.Context, id string) (*Report, error) {
 		if err := f.breaker.Allow(); err != nil {
 			return nil, err
 		}
-		if _, err := f.runSandbox(ctx, r, payload, macData(r, payload)); err != nil {
+		if _, err := f.runSandbox(ctx, r, payload); err != nil {
 			if ctx.Err() != nil {
 				f.breaker.Release()
 			} else {

@@ -64,6 +64,13 @@ func TestForensicsOutcomesWithRealChildren(t *testing.T) {
 				t.Errorf("the CPU-cap stack does not show where it spun:\n%.2000s", r.Sandbox.Stack)
 			}
 		}},
+		// A copy an older hub stored (x-hub-mac v1) still has its drill
+		// reproduced: v1 covers the drill headers.
+		{"older hub's drill", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "PANIC2"), nats.Header{wire.HdrDrill: {drill.Panic}, wire.HdrDrillMode: {"on"}, wire.HdrHubMAC: {signAsOldHub}}, sandbox.OutcomePanic, func(t *testing.T, r *Report) {
+			if r.Sandbox.PanicValue != "drill: panic on purpose" || r.HubMAC != "v1" {
+				t.Errorf("panic %q, hub_mac %q (%s)", r.Sandbox.PanicValue, r.HubMAC, r.HubMACError)
+			}
+		}},
 		{"spoofed drill header", "parse", edifacttest.InvoiceFrom("SENDER:ZZZ", "RECEIVER:ZZZ", "SPOOF1"), nats.Header{wire.HdrDrill: {drill.Panic}}, sandbox.OutcomeParsedFine, func(t *testing.T, r *Report) {
 			if r.Sandbox.PanicValue != "" {
 				t.Errorf("a partner's own x-drill header made the sandbox panic: %q", r.Sandbox.PanicValue)

@@ -95,15 +95,19 @@ func clean(h nats.Header, rename func(string) string, keep func(name, value stri
 	return dropped
 }
 
+// hubOnlyKept are the producer's headers HubOnly keeps.
+var hubOnlyKept = map[string]bool{wire.HdrCorrelationID: true, wire.HdrDrill: true, wire.HdrUploadSHA256: true, wire.HdrUploadSize: true}
+
 // HubOnly keeps the hub's own x-* headers of a copy: the fallback
-// when even the cleaned producer headers cannot be stored.
+// when even the cleaned producer headers cannot be stored. It keeps the
+// producer's ones the copy's x-hub-mac covers too (the drill, the upload
+// headers), so the copy is still the hub's.
 func HubOnly(h nats.Header) nats.Header {
 	out := nats.Header{}
 	for k, vs := range h {
-		if !wire.HubOwned(k) && k != wire.HdrCorrelationID && k != wire.HdrDrill {
-			continue
+		if wire.HubOwned(k) || hubOnlyKept[k] {
+			out[k] = vs
 		}
-		out[k] = vs
 	}
 	out.Set(wire.HdrHeadersDropped, "*")
 	return out
