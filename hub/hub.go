@@ -164,15 +164,17 @@ type Hub struct {
 	// announced (peers.go): the message's key → the outcomes, applied to
 	// the record when the message comes back to this process, so a write
 	// lost in an election is not counted as a death. unstoredN counts them.
-	unstoredMu   sync.Mutex
-	unstored     map[counter.Key][]heldOutcome
-	unstoredN    int
-	instance     string       // this hub's id in its announcements to its peers
-	processed    atomic.Int64 // messages that left a partition, for the leak ratio
-	deadLettered atomic.Int64
-	abandoned    atomic.Int64
-	ready        atomic.Bool
-	phase        atomic.Pointer[string] // what Run is doing, for NotReady
+	unstoredMu sync.Mutex
+	unstored   map[counter.Key][]heldOutcome
+	unstoredN  int
+	instance   string // this hub's id in its announcements to its peers
+	// peerLogSampler: announcements refused are logged once a minute.
+	peerLogSampler audit.Sampler
+	processed      atomic.Int64 // messages that left a partition, for the leak ratio
+	deadLettered   atomic.Int64
+	abandoned      atomic.Int64
+	ready          atomic.Bool
+	phase          atomic.Pointer[string] // what Run is doing, for NotReady
 	// runCtx ends when Run's context does: waits inside the pipeline (a
 	// copy that cannot be stored) give up then.
 	runCtx context.Context
@@ -223,7 +225,7 @@ func New(o Options) (*Hub, error) {
 		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
 		suspects: map[int]uint64{}, unstored: map[counter.Key][]heldOutcome{}, instance: newInstanceID(), runCtx: context.Background(), keys: o.Keyring,
-		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
+		dupSampler: audit.Sampler{Every: duplicateAuditEvery}, peerLogSampler: audit.Sampler{Every: time.Minute},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 		claim: o.ClaimCheck, claimMet: metrics.NewClaimCheck(reg),
 	}

@@ -234,7 +234,11 @@ func (h *Hub) onAnnouncement(m *nats.Msg) {
 	a, err := h.readAnnouncement(m)
 	if err != nil {
 		h.met.PeerOutcomes.WithLabelValues("refused").Inc()
-		h.log.Warn().Err(err).Msg("announcement of an unstored outcome dropped")
+		// one line a minute: whoever floods the subject must not flood the log
+		if n, due := h.peerLogSampler.Sample("refused", time.Now()); due {
+			h.log.Warn().Err(err).Int("dropped_unlogged_since", n).
+				Msg("announcement of an unstored outcome dropped: not signed with this hub's audit key (do the hubs of the cluster share EDIHUB_AUDIT_KEY?), or malformed")
+		}
 		return
 	}
 	if a.From == h.instance {
