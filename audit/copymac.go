@@ -134,6 +134,48 @@ func VerifyCopy(keys *Keyring, h nats.Header, payload []byte) error {
 	return err
 }
 
+// checkMAC verifies what setMAC put, with no prefix, in h's header name:
+// nil only when a key of keys made it under domain over input.
+func checkMAC(keys *Keyring, h nats.Header, name, domain string, input []byte) error {
+	if keys == nil {
+		return errors.New("no audit key to check " + name + " with")
+	}
+	v := h.Get(name)
+	if v == "" {
+		return errors.New("no " + name)
+	}
+	kid, tag, ok := strings.Cut(v, ":")
+	if !ok {
+		return errors.New(name + " is not kid:mac")
+	}
+	if err := keys.Check(domain, kid, tag, input); err != nil {
+		return errors.New(name + ": " + err.Error())
+	}
+	return nil
+}
+
+// announceMACDomain separates the MAC of a hub's announcement to the
+// other hubs of its cluster from the other MACs of the same key.
+const announceMACDomain = "edihub-hub-announcement-v1"
+
+func announceMACInput(subject string, payload []byte) []byte {
+	return append([]byte(subject+"\n"), payload...)
+}
+
+// SignAnnouncement sets x-hub-mac on a message a hub sends the other hubs
+// of its cluster on core NATS (wire.UnstoredSubject): they share the key,
+// whoever else may publish there does not. With no keyring it only
+// removes one.
+func SignAnnouncement(keys *Keyring, h nats.Header, subject string, payload []byte) {
+	setMAC(keys, h, wire.HdrHubMAC, "", announceMACDomain, func() []byte { return announceMACInput(subject, payload) })
+}
+
+// VerifyAnnouncement checks an announcement's x-hub-mac: nil only when a
+// hub with a key of keys sent this payload on this subject.
+func VerifyAnnouncement(keys *Keyring, h nats.Header, subject string, payload []byte) error {
+	return checkMAC(keys, h, wire.HdrHubMAC, announceMACDomain, announceMACInput(subject, payload))
+}
+
 // replayMACDomain separates the MAC of an operator's replay from the
 // other MACs of the same key.
 const replayMACDomain = "edihub-operator-replay-v1"

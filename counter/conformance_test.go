@@ -167,6 +167,36 @@ func runStoreConformance(t *testing.T, open func(t *testing.T) store) {
 		}
 		mustLen(t, s, 1)
 	})
+	t.Run("an outcome stored twice counts once", func(t *testing.T) {
+		// Two hubs that kept the same refused outcome (announced to each
+		// other) may both store it: it is stamped when kept, so the second
+		// write changes nothing. A solo outcome explains a solo mark only
+		// while one is unexplained (a refused mark has no outcome to match).
+		s := open(t)
+		k := Key{"INGEST", "ingest-p0", 8}
+		at := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
+		kept := Failure{Kind: KindError, Class: "transient", Fingerprint: "fp", Delivery: 2, Solo: true, At: at}
+		if _, err := s.MarkSolo(k); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if r, err := s.RecordFailure(k, kept); err != nil || r.Count != 1 || r.Deaths() != 0 {
+				t.Fatalf("kept outcome stored: %+v %v, want count 1 and no death", r, err)
+			}
+		}
+		again := kept
+		again.Delivery, again.At = 3, at.Add(time.Second) // another attempt, solo, but no mark stored for it
+		r, err := s.RecordFailure(k, again)
+		if err != nil || r.Count != 2 || r.Deaths() != 0 || r.SoloExplained != 1 {
+			t.Fatalf("a solo outcome without its mark: %+v %v, want count 2, deaths 0, one mark explained", r, err)
+		}
+		if _, err := s.MarkSolo(k); err != nil { // a run alone the process dies in
+			t.Fatal(err)
+		}
+		if r, err := s.Get(k); err != nil || r.Deaths() != 1 {
+			t.Fatalf("the death after: %+v %v, want 1", r, err)
+		}
+	})
 	t.Run("purge by ttl", func(t *testing.T) {
 		s := open(t)
 		old := time.Now().Add(-8 * 24 * time.Hour) // past the default 7 days

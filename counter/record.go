@@ -85,9 +85,28 @@ func (r Record) Last() (Failure, bool) {
 // With returns r with f added, as the store would record it: the hub
 // decides on the record it would have had when a write fails.
 func (r Record) With(f Failure) Record {
+	if r.Holds(f) {
+		return r
+	}
 	r.Failures = append([]Failure(nil), r.Failures...)
 	r.add(f)
 	return r
+}
+
+// Holds reports whether r keeps f already: the same attempt (delivery),
+// the same failure, at the same time. An outcome kept in memory while the
+// store refused it is stamped when it is kept, so a second hub storing it
+// after the first did (their announcements crossed) changes nothing.
+func (r Record) Holds(f Failure) bool {
+	if f.At.IsZero() {
+		return false
+	}
+	for _, g := range r.Failures {
+		if g.Delivery == f.Delivery && g.At.Equal(f.At) && g.Fingerprint == f.Fingerprint && g.Stage == f.Stage {
+			return true
+		}
+	}
+	return false
 }
 
 // SameFingerprint reports whether every kept failure has one fingerprint.
@@ -101,7 +120,10 @@ func (r Record) SameFingerprint() bool {
 }
 
 func (r *Record) add(f Failure) {
-	if f.Solo {
+	// A solo outcome explains a solo mark: never more of them than marks
+	// (a mark whose write was refused has none), or Deaths would go below
+	// zero and hide a death to come.
+	if f.Solo && r.SoloExplained < r.SoloRuns {
 		r.SoloExplained++
 	}
 	if r.Count == 0 {
@@ -125,7 +147,11 @@ func recordFailure(update updater, now func() time.Time, k Key, f Failure) (Reco
 	if f.At.IsZero() {
 		f.At = now()
 	}
-	r, err := update(k, func(r *Record) { r.add(f) })
+	r, err := update(k, func(r *Record) {
+		if !r.Holds(f) {
+			r.add(f)
+		}
+	})
 	if err != nil {
 		return Record{}, fmt.Errorf("record failure of %s: %w", k, err)
 	}

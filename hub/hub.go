@@ -128,6 +128,9 @@ type Options struct {
 
 type testHooks struct {
 	afterQuarantinePublish func(seq uint64)
+	// noPeerOutcomes turns the announcements of unstored outcomes off
+	// (peers.go), to show what they prevent.
+	noPeerOutcomes bool
 }
 
 // Hub is a running pipeline.
@@ -157,16 +160,21 @@ type Hub struct {
 	// when its last process died (decide's facts.tableKnows).
 	tableKnows bool
 	// unstored are explained outcomes the attempt store could not take
-	// (its bucket had no leader either): the message's key → the failure,
-	// applied to the record when the same message comes back to this
-	// process, so a write lost in an election is not counted as a death.
-	unstoredMu   sync.Mutex
-	unstored     map[counter.Key]unstoredFailure
-	processed    atomic.Int64 // messages that left a partition, for the leak ratio
-	deadLettered atomic.Int64
-	abandoned    atomic.Int64
-	ready        atomic.Bool
-	phase        atomic.Pointer[string] // what Run is doing, for NotReady
+	// (its bucket had no leader either), this hub's and those its peers
+	// announced (peers.go): the message's key → the outcomes, applied to
+	// the record when the message comes back to this process, so a write
+	// lost in an election is not counted as a death. unstoredN counts them.
+	unstoredMu sync.Mutex
+	unstored   map[counter.Key][]heldOutcome
+	unstoredN  int
+	instance   string // this hub's id in its announcements to its peers
+	// peerLogSampler: announcements refused are logged once a minute.
+	peerLogSampler audit.Sampler
+	processed      atomic.Int64 // messages that left a partition, for the leak ratio
+	deadLettered   atomic.Int64
+	abandoned      atomic.Int64
+	ready          atomic.Bool
+	phase          atomic.Pointer[string] // what Run is doing, for NotReady
 	// runCtx ends when Run's context does: waits inside the pipeline (a
 	// copy that cannot be stored) give up then.
 	runCtx context.Context
@@ -216,8 +224,8 @@ func New(o Options) (*Hub, error) {
 		cfg: cfg, nc: o.Conn, js: j, store: o.Store, stages: o.Stages,
 		log: o.Logger.With().Str("component", "hub").Logger(), met: metrics.New(reg), pub: metrics.NewPublishHealth(reg),
 		onFatal: o.OnFatal, actor: o.Actor, hooks: o.testHooks, inflight: o.InFlight,
-		suspects: map[int]uint64{}, unstored: map[counter.Key]unstoredFailure{}, runCtx: context.Background(), keys: o.Keyring,
-		dupSampler: audit.Sampler{Every: duplicateAuditEvery},
+		suspects: map[int]uint64{}, unstored: map[counter.Key][]heldOutcome{}, instance: newInstanceID(), runCtx: context.Background(), keys: o.Keyring,
+		dupSampler: audit.Sampler{Every: duplicateAuditEvery}, peerLogSampler: audit.Sampler{Every: time.Minute},
 		singletons: o.Singletons, owners: o.Owners, forgetPartners: o.ForgetPartners,
 		claim: o.ClaimCheck, claimMet: metrics.NewClaimCheck(reg),
 	}
@@ -358,6 +366,11 @@ func (h *Hub) Run(ctx context.Context) error {
 			return failed(err)
 		}
 	}
+	stopPeers, err := h.subscribePeers() // before any partition is pulled
+	if err != nil {
+		return failed(err)
+	}
+	defer stopPeers()
 	h.setPhase("creating the consumers")
 	for p := 0; p < h.cfg.Partitions; p++ {
 		src, err := h.partitionSource(ctx, p)

@@ -146,7 +146,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 			h.met.CounterErrors.Inc()
 			h.log.Error().Err(err).Str("key", d.key.String()).Msg("attempt store unreadable; counting server deliveries only")
 		}
-		f.rec, f.listed = h.withUnstored(slot, d.key, rec), h.wasRunning(s, md.Sequence.Stream)
+		f.rec, f.listed = h.withUnstored(slot, d.key, rec, err == nil), h.wasRunning(s, md.Sequence.Stream)
 		f.tableKnows = h.tableKnows
 	}
 	ahead := turn.ahead()

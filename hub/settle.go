@@ -201,104 +201,120 @@ func (h *Hub) count(d *delivery, f counter.Failure, rec counter.Record) counter.
 	if err != nil {
 		h.met.CounterErrors.Inc()
 		h.log.Error().Err(err).Str("key", d.key.String()).Msg("could not record failure; deciding on the record in memory")
-		h.keepUnstored(d.slot, d.key, f)
-		return rec.With(f)
+		return rec.With(h.keepUnstored(d.slot, d.key, f))
 	}
 	h.met.CounterWrites.Inc()
 	return recorded
 }
 
-// unstoredFailure is an explained outcome the store did not take.
-type unstoredFailure struct {
-	key counter.Key
-	f   counter.Failure
-}
-
-// maxUnstored bounds the explained outcomes kept in memory for messages
-// that have not come back yet.
-const maxUnstored = 4096
-
 // keepUnstored keeps f, which the store refused, for the next delivery of
 // k (in memory, keyed by message: with several workers a partition's
-// message may come back on another worker's slot). A solo run's outcome
+// message may come back on another worker's slot), stamped now (its
+// identity: stored twice, it is kept once), and announces it to the
+// other hubs of a cluster, which hold it too (peers.go): the message may
+// come back to one of them. A solo run's outcome
 // is also counted in the in-flight table, which outlives the process: the
 // run's solo mark is stored, its outcome is not, and a death or a stop
 // before the outcome is stored would otherwise make it look, at the next
 // start, like a run the process died in — a death charged to the message
 // for the store's fault. The count goes to the slot already counting k, if
-// any, else to the slot that ran it.
-func (h *Hub) keepUnstored(slot int, k counter.Key, f counter.Failure) {
-	h.unstoredMu.Lock()
-	defer h.unstoredMu.Unlock()
-	if _, ok := h.unstored[k]; !ok && len(h.unstored) >= maxUnstored { // bounded: one that never comes back is forgotten
-		for old := range h.unstored {
-			delete(h.unstored, old)
-			break
-		}
+// any, else to the slot that ran it. It returns f as kept.
+func (h *Hub) keepUnstored(slot int, k counter.Key, f counter.Failure) counter.Failure {
+	if f.At.IsZero() {
+		f.At = time.Now().UTC()
 	}
-	h.unstored[k] = unstoredFailure{key: k, f: f}
-	if f.Solo {
+	h.unstoredMu.Lock()
+	if h.holdLocked(k, heldOutcome{f: f, kept: time.Now()}) && f.Solo {
 		n := 0
 		if s, c := h.inflight.FindUnstored(k.Seq); s >= 0 {
 			slot, n = s, c
 		}
 		h.inflight.SetUnstored(slot, k.Seq, n+1)
 	}
+	h.unstoredMu.Unlock()
+	h.announce(announceKept, k, f)
+	return f
 }
 
 // withUnstored adds to rec the explained outcomes that could not be stored
-// for the same message — the one this process holds, and the solo runs the
-// in-flight table counts (this process's or the one before's, which left
-// only the count) — and tries to store them now. What the store still
-// refuses is kept for the next delivery.
-func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record) counter.Record {
+// for the same message — those this process holds (its own and its
+// peers'), and the solo runs the in-flight table counts (this process's
+// or the one before's, which left only the count) — and tries to store
+// them now; each one stored is announced, so that the peers forget it.
+// What the store still refuses is kept for the next delivery. readOK
+// says rec is what the store holds: then a solo run the table counts is
+// stored only while rec has a solo mark it does not explain (a peer may
+// have stored it while this process was down).
+func (h *Hub) withUnstored(slot int, k counter.Key, rec counter.Record, readOK bool) counter.Record {
 	h.unstoredMu.Lock()
-	u, held := h.unstored[k]
-	delete(h.unstored, k)
-	solo := 0
+	held := h.takeHeldLocked(k)
+	solo, counted := 0, false // counted: the table counts k (on slot)
 	if s, c := h.inflight.FindUnstored(k.Seq); s >= 0 {
-		slot, solo = s, c
+		slot, solo, counted = s, c, true
 	}
 	h.unstoredMu.Unlock()
-	var pending []counter.Failure
-	if held {
-		pending = append(pending, u.f)
-		if u.f.Solo {
-			solo-- // the one held is counted in the table too
+	var pending []heldOutcome
+	unmatched := 0 // held solo outcomes rec does not hold: each explains a mark
+	for _, o := range held {
+		if o.f.Solo && !o.peer {
+			solo-- // this process's solo outcome is counted in the table too
 		}
+		if readOK && rec.Holds(o.f) { // stored already (by a peer)
+			h.announce(announceApplied, k, o.f)
+			continue
+		}
+		if o.f.Solo {
+			unmatched++
+		}
+		pending = append(pending, o)
+	}
+	if readOK {
+		solo = min(solo, rec.Deaths()-unmatched)
 	}
 	for ; solo > 0; solo-- {
-		pending = append(pending, h.lostOutcome())
+		pending = append(pending, heldOutcome{f: h.lostOutcome(), kept: time.Now()})
 	}
 	if len(pending) == 0 {
+		if counted { // what it counted is stored
+			h.unstoredMu.Lock()
+			h.inflight.SetUnstored(slot, k.Seq, 0)
+			h.unstoredMu.Unlock()
+		}
 		return rec
 	}
-	var refused []counter.Failure
-	left, keep := 0, false // solo outcomes still not stored; the held one too
-	for i, f := range pending {
+	var refused []heldOutcome
+	left := 0 // solo outcomes counted in the table still not stored
+	for _, o := range pending {
 		if len(refused) == 0 { // once refused, the rest wait too: each refusal may take a timeout
-			recorded, err := h.store.RecordFailure(k, f)
+			recorded, err := h.store.RecordFailure(k, o.f)
 			if err == nil {
 				h.met.CounterWrites.Inc()
 				rec = recorded
+				if o.peer {
+					h.met.PeerOutcomes.WithLabelValues("applied").Inc()
+				}
+				if !o.f.At.IsZero() && o.f.Fingerprint != unstoredFingerprint {
+					h.announce(announceApplied, k, o.f)
+				}
 				continue
 			}
 			h.met.CounterErrors.Inc()
 		}
-		refused = append(refused, f)
-		keep = keep || held && i == 0
-		if f.Solo {
+		refused = append(refused, o)
+		if o.f.Solo && !o.peer {
 			left++
 		}
 	}
-	for _, f := range refused { // decided on as if stored
-		rec = rec.With(f)
-	}
 	h.unstoredMu.Lock()
-	if keep {
-		h.unstored[k] = u
+	for _, o := range refused { // decided on as if stored
+		rec = rec.With(o.f)
+		if o.f.Fingerprint != unstoredFingerprint { // a lost one is counted again from the table
+			h.holdLocked(k, o)
+		}
 	}
-	h.inflight.SetUnstored(slot, k.Seq, left)
+	if counted || left > 0 { // a slot not counting k may count another message
+		h.inflight.SetUnstored(slot, k.Seq, left)
+	}
 	h.unstoredMu.Unlock()
 	return rec
 }

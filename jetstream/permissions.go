@@ -133,7 +133,7 @@ func RolePermissions(role Role, partner string, names AuthNames) (Permissions, e
 	case RoleHub:
 		return Permissions{
 			PublishAllow: []string{
-				"edi.>", // outputs, copies, retries, audit appends, events, alerts, forensic summaries
+				"edi.>", // outputs, copies, retries, audit appends, events, alerts, forensic summaries, edi.cluster.unstored (to the other hubs)
 				api + "INFO",
 				api + "STREAM.CREATE.*",
 				api + "STREAM.UPDATE.*",

@@ -22,6 +22,7 @@ import (
 
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/wire"
 )
 
 // Passwords of the users of the generated accounts config; none of them
@@ -411,6 +412,33 @@ func TestPermissionsConfInRealServer(t *testing.T) {
 	opV.expectDenied(t, opNC, "operator writes another audit subject", "edi.audit.forged", func() error {
 		return opNC.Publish("edi.audit.forged", []byte("{}"))
 	})
+	// Only the hubs tell each other of outcomes the attempt store refused
+	// (wire.UnstoredSubject): neither an operator nor a partner may
+	// announce one (or a forged "applied") or listen; the hub may both.
+	for _, who := range []struct {
+		name string
+		nc   *nats.Conn
+		v    *violations
+	}{{"operator", opNC, opV}, {"partner", acme, acmeV}} {
+		who.v.expectDenied(t, who.nc, who.name+" announces an unstored outcome", wire.UnstoredSubject, func() error {
+			return who.nc.Publish(wire.UnstoredSubject, []byte(`{"op":"applied"}`))
+		})
+		who.v.expectDenied(t, who.nc, who.name+" listens to the hubs' announcements", wire.UnstoredSubject, func() error {
+			_, err := who.nc.SubscribeSync(wire.UnstoredSubject)
+			return err
+		})
+	}
+	peers, err := hubNC.SubscribeSync(wire.UnstoredSubject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hubNC.Publish(wire.UnstoredSubject, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := peers.NextMsg(5 * time.Second); err != nil {
+		t.Fatalf("the hub user cannot announce to the other hubs: %v", err)
+	}
+	_ = peers.Unsubscribe()
 	if after := auditMsgs(t, hubJS); after < auditBefore {
 		t.Fatalf("AUDIT lost events: %d before, %d after", auditBefore, after)
 	}

@@ -9,6 +9,11 @@ const (
 	// PartitionGroup is the priority group of the partition consumers:
 	// one instance at a time is pinned to each partition.
 	PartitionGroup = "edihub"
+	// UnstoredSubject is where the hubs of a cluster tell each other, on
+	// core NATS (not stored: it works while the attempt store has no
+	// quorum or a full disk), of an outcome the attempt store refused and
+	// of one stored later. Hub-owned: each message carries x-hub-mac.
+	UnstoredSubject = "edi.cluster.unstored"
 	// DefaultLeaseBucket holds the singletons' leases.
 	DefaultLeaseBucket = "edihub-leases"
 	// DefaultAlertLimitBucket holds the alert rate limits shared by the

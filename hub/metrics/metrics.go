@@ -33,6 +33,7 @@ type Pipeline struct {
 	DuplicatesSkipped prometheus.Counter
 	CopyFailures      *prometheus.CounterVec // kind
 	PinChanges        prometheus.Counter
+	PeerOutcomes      *prometheus.CounterVec // event: see hub/peers.go
 
 	// the happy path's series, looked up once
 	OKMessages prometheus.Counter
@@ -118,12 +119,16 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.PinChanges = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "edihub_cluster_partition_pins_total", Help: "Times the server pinned a partition to this instance (a take-over on a cluster).",
 	})
+	m.PeerOutcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "edihub_cluster_unstored_announcements_total",
+		Help: "Announcements of outcomes the attempt store refused, between the hubs of a cluster: sent, received (verified), applied (a peer's outcome stored here), refused (no or a wrong x-hub-mac, too large, unreadable).",
+	}, []string{"event"})
 	m.OKMessages = m.Messages.WithLabelValues("pipeline", "ok")
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
 		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
-		m.Duplicates, m.MaxDeliveries, m.PinChanges)
+		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes)
 	return m
 }
 
