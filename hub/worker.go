@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ejs "github.com/edihub/edihub/jetstream"
@@ -36,6 +37,15 @@ type source struct {
 	// partners those seen since (see notePin).
 	pinID    string
 	partners map[string]struct{}
+	// pinNow is pinID for the goroutine that re-fetches late heads
+	// (refetch.go): pinID belongs to the pulling one.
+	pinNow atomic.Value
+}
+
+// currentPin is the pin id this instance last got on the partition.
+func (s *source) currentPin() string {
+	p, _ := s.pinNow.Load().(string)
+	return p
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -177,6 +187,9 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 				break
 			}
 			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
+			if errors.Is(err, js.ErrNoHeartbeat) {
+				ln.lost(time.Now()) // what was sent since may be lost with the pull
+			}
 			time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
 			continue
 		}
@@ -235,8 +248,12 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 					return
 				}
 				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
-				if again := ln.done(m, stays, dueIn, time.Now()); again != nil {
+				now := time.Now()
+				if again := ln.done(m, stays, dueIn, now); again != nil {
 					_ = again.Ack() // redelivered while it ran, and settled by the run
+				}
+				if stays {
+					ln.expectBack(m, time.Duration(d.stayDelay.Load()), now)
 				}
 				s.gauge(ln)
 			})
@@ -268,18 +285,25 @@ func (s *source) gauge(ln *lanes) {
 }
 
 // keepHeld sends progress for the messages waiting in the lanes (a
-// running one's comes from its watchdog), releases lanes whose nak'd head
-// did not come back, lifts the barrier once what the consumer had out
-// is back in hand, and parks the paused partners still in hand.
+// running one's comes from its watchdog), asks again for nak'd heads that
+// are late (refetch.go), releases lanes whose nak'd head did not come
+// back, lifts the barrier once what the consumer had out is back in hand,
+// and parks the paused partners still in hand.
 func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 	every := s.h.exec.heartbeat / 2
 	t := time.NewTicker(min(every, barrierPoll))
 	defer t.Stop()
+	reconnects := s.reconnects()
 	for {
 		select {
 		case <-finished:
 			return
 		case now := <-t.C:
+			if r := s.reconnects(); r != reconnects {
+				reconnects = r
+				ln.lost(now) // a nak or redelivery sent on the old connection may be lost
+			}
+			s.refetch(ln, now)
 			beat, overdue, lifted := ln.due(now, s.h.exec.heartbeat)
 			for _, m := range beat {
 				_ = m.msg.InProgress()

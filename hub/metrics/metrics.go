@@ -33,6 +33,7 @@ type Pipeline struct {
 	DuplicatesSkipped prometheus.Counter
 	CopyFailures      *prometheus.CounterVec // kind
 	PinChanges        prometheus.Counter
+	Refetches         *prometheus.CounterVec // how: nak-again, handed-back (hub/refetch.go)
 
 	// the happy path's series, looked up once
 	OKMessages prometheus.Counter
@@ -118,12 +119,15 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.PinChanges = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "edihub_cluster_partition_pins_total", Help: "Times the server pinned a partition to this instance (a take-over on a cluster).",
 	})
+	m.Refetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "edihub_partition_refetches_total", Help: "Late retried-in-place heads asked for again (nak-again), and messages handed back to the instance holding the pin (handed-back).",
+	}, []string{"how"})
 	m.OKMessages = m.Messages.WithLabelValues("pipeline", "ok")
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
 		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
-		m.Duplicates, m.MaxDeliveries, m.PinChanges)
+		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.Refetches)
 	return m
 }
 
