@@ -144,7 +144,7 @@ func (s *source) refetch(ln *lanes, now time.Time) {
 			}
 			s.gauge(ln)
 			s.h.met.Refetches.WithLabelValues("handed-back").Add(float64(len(back)))
-			s.h.log.Info().Str("consumer", s.name).Int("messages", len(back)).
+			s.h.log.Warn().Str("consumer", s.name).Int("messages", len(back)).
 				Msg("the partition is pinned to another instance: what waited here is handed back to it, in order")
 			return
 		}
@@ -153,7 +153,7 @@ func (s *source) refetch(ln *lanes, now time.Time) {
 		s.nakAgain(m)
 	}
 	s.h.met.Refetches.WithLabelValues("nak-again").Add(float64(len(heads)))
-	s.h.log.Info().Str("consumer", s.name).Int("lanes", len(heads)).
+	s.h.log.Warn().Str("consumer", s.name).Int("lanes", len(heads)).
 		Msg("a message retried in place is late (its nak or redelivery was lost with a connection?): asked for again")
 }
 
@@ -171,7 +171,7 @@ func (s *source) nakAgain(m js.Msg) {
 // pinnedElsewhere asks the consumer's leader whether the partition's pin
 // is another instance's. ok is false without an answer.
 func (s *source) pinnedElsewhere() (elsewhere, ok bool) {
-	ctx, cancel := context.WithTimeout(s.h.runCtx, refetchEvery)
+	ctx, cancel := context.WithTimeout(s.h.runCtx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ctx)
 	if err != nil {

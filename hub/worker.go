@@ -325,7 +325,16 @@ func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 }
 
 // barrierPoll is how often a held barrier asks the server what is out.
-const barrierPoll = 200 * time.Millisecond
+// infoTry is how long one such question may wait: a consumer whose leader
+// is being elected answers nothing, and the pull (armBarrier) and the
+// progress of the messages in hand (keepHeld) must not wait with it; the
+// barrier stays up and the next poll asks again. A new leader answers
+// within a try (5 s, as before, held the pull and every message's progress
+// through an election).
+const (
+	barrierPoll = 200 * time.Millisecond
+	infoTry     = time.Second
+)
 
 // armBarrier holds the lanes of a partition consumer with several
 // messages out until those the consumer had out before this process (or
@@ -334,11 +343,11 @@ func (s *source) armBarrier(ctx context.Context) {
 	if s.partition < 0 || s.window <= 1 {
 		return // one message out at a time: the server keeps the order
 	}
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ictx, cancel := context.WithTimeout(ctx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ictx)
 	if err != nil {
-		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition for one redelivery period")
+		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition until the server says what is out is in hand (asked again every 200 ms), at most one redelivery period")
 		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()))
 		return
 	}
@@ -353,7 +362,7 @@ func (s *source) barrierFor() time.Duration {
 }
 
 func (s *source) liftIfAllInHand(ln *lanes) {
-	ctx, cancel := context.WithTimeout(s.h.runCtx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.h.runCtx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ctx)
 	if err == nil && ln.liftIfAllInHand(info.NumAckPending) {
