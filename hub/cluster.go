@@ -125,6 +125,7 @@ func (s *source) notePin(pinID, partner string) (moved bool) {
 		}
 		clear(s.partners)
 		s.pinID = pinID
+		s.pinNow.Store(pinID)
 		s.h.met.PinChanges.Inc()
 		moved = true
 	}

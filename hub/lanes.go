@@ -85,8 +85,13 @@ type lane struct {
 	returning int
 	// waitSeq is a head that stayed in the consumer (nak'd): the lane waits
 	// until the server hands it back, or until waitTill (deleted meanwhile).
+	// waitMsg is the handle it was nak'd through, and waitLate when the
+	// head is late: a nak or a redelivery lost with a connection is asked
+	// for again from then on (refetch.go).
 	waitSeq  uint64
 	waitTill time.Time
+	waitMsg  js.Msg
+	waitLate time.Time
 	inReady  bool
 }
 
@@ -131,7 +136,7 @@ func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, re
 	l.bySeq[seq] = m
 	ln.insert(m)
 	if ln.waitSeq == seq {
-		ln.waitSeq = 0
+		ln.stopWaiting()
 	}
 	l.offer(ln)
 	return true
@@ -229,7 +234,7 @@ func (l *lanes) drop(partner string, from uint64) []*heldMsg {
 	out := ln.queue[i:]
 	ln.queue = ln.queue[:i:i]
 	if ln.waitSeq >= from {
-		ln.waitSeq = 0
+		ln.stopWaiting()
 	}
 	for _, m := range out {
 		delete(l.bySeq, m.seq)
@@ -325,7 +330,7 @@ func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time)
 		ln.queue = append([]*heldMsg{m}, ln.queue...)
 	case stays:
 		delete(l.bySeq, m.seq)
-		ln.waitSeq, ln.waitTill = m.seq, now.Add(dueIn)
+		ln.waitSeq, ln.waitTill, ln.waitMsg, ln.waitLate = m.seq, now.Add(dueIn), m.msg, now.Add(dueIn)
 	default:
 		delete(l.bySeq, m.seq)
 		settledAgain = again
@@ -357,7 +362,7 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 	defer l.mu.Unlock()
 	for _, ln := range l.byKey {
 		if ln.waitSeq != 0 && now.After(ln.waitTill) {
-			ln.waitSeq = 0
+			ln.stopWaiting()
 			overdue++
 			l.settleLane(ln)
 		}
@@ -380,14 +385,24 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 // hand, or until till. The server redelivers them as their ack waits and
 // nak delays run out, each batch sorted but not all at once: a partner's
 // later message could come back before its earlier one, and would run
-// first. A pulled message at or below upTo is one of them.
-func (l *lanes) arm(upTo uint64, want int, till time.Time) {
+// first. A pulled message at or below upTo is one of them; so is one
+// already in hand (a pin that comes back to this instance finds its own
+// messages there). When every one of them is in hand nothing is held: a
+// pin move with nothing out elsewhere costs no wait.
+func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if want <= 0 {
-		return
+	seen := 0
+	for seq := range l.bySeq {
+		if seq <= upTo {
+			seen++
+		}
 	}
-	l.barrier, l.barrierUpTo, l.barrierWant, l.barrierSeen, l.barrierTill = true, upTo, want, 0, till
+	if want <= seen {
+		return false
+	}
+	l.barrier, l.barrierUpTo, l.barrierWant, l.barrierSeen, l.barrierTill = true, upTo, want, seen, till
+	return true
 }
 
 // liftIfAllInHand lifts the barrier when the consumer has no more

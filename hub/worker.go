@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	ejs "github.com/edihub/edihub/jetstream"
@@ -36,6 +37,15 @@ type source struct {
 	// partners those seen since (see notePin).
 	pinID    string
 	partners map[string]struct{}
+	// pinNow is pinID for the goroutine that re-fetches late heads
+	// (refetch.go): pinID belongs to the pulling one.
+	pinNow atomic.Value
+}
+
+// currentPin is the pin id this instance last got on the partition.
+func (s *source) currentPin() string {
+	p, _ := s.pinNow.Load().(string)
+	return p
 }
 
 func (h *Hub) partitionSource(ctx context.Context, p int) (*source, error) {
@@ -177,6 +187,9 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 				break
 			}
 			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
+			if errors.Is(err, js.ErrNoHeartbeat) {
+				ln.lost(time.Now()) // what was sent since may be lost with the pull
+			}
 			time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
 			continue
 		}
@@ -235,8 +248,12 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 					return
 				}
 				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
-				if again := ln.done(m, stays, dueIn, time.Now()); again != nil {
+				now := time.Now()
+				if again := ln.done(m, stays, dueIn, now); again != nil {
 					_ = again.Ack() // redelivered while it ran, and settled by the run
+				}
+				if stays {
+					ln.expectBack(m, time.Duration(d.stayDelay.Load()), now)
 				}
 				s.gauge(ln)
 			})
@@ -268,18 +285,25 @@ func (s *source) gauge(ln *lanes) {
 }
 
 // keepHeld sends progress for the messages waiting in the lanes (a
-// running one's comes from its watchdog), releases lanes whose nak'd head
-// did not come back, lifts the barrier once what the consumer had out
-// is back in hand, and parks the paused partners still in hand.
+// running one's comes from its watchdog), asks again for nak'd heads that
+// are late (refetch.go), releases lanes whose nak'd head did not come
+// back, lifts the barrier once what the consumer had out is back in hand,
+// and parks the paused partners still in hand.
 func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 	every := s.h.exec.heartbeat / 2
 	t := time.NewTicker(min(every, barrierPoll))
 	defer t.Stop()
+	reconnects := s.reconnects()
 	for {
 		select {
 		case <-finished:
 			return
 		case now := <-t.C:
+			if r := s.reconnects(); r != reconnects {
+				reconnects = r
+				ln.lost(now) // a nak or redelivery sent on the old connection may be lost
+			}
+			s.refetch(ln, now)
 			beat, overdue, lifted := ln.due(now, s.h.exec.heartbeat)
 			for _, m := range beat {
 				_ = m.msg.InProgress()
@@ -301,7 +325,16 @@ func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 }
 
 // barrierPoll is how often a held barrier asks the server what is out.
-const barrierPoll = 200 * time.Millisecond
+// infoTry is how long one such question may wait: a consumer whose leader
+// is being elected answers nothing, and the pull (armBarrier) and the
+// progress of the messages in hand (keepHeld) must not wait with it; the
+// barrier stays up and the next poll asks again. A new leader answers
+// within a try (5 s, as before, held the pull and every message's progress
+// through an election).
+const (
+	barrierPoll = 200 * time.Millisecond
+	infoTry     = time.Second
+)
 
 // armBarrier holds the lanes of a partition consumer with several
 // messages out until those the consumer had out before this process (or
@@ -310,11 +343,11 @@ func (s *source) armBarrier(ctx context.Context) {
 	if s.partition < 0 || s.window <= 1 {
 		return // one message out at a time: the server keeps the order
 	}
-	ictx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ictx, cancel := context.WithTimeout(ctx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ictx)
 	if err != nil {
-		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition for one redelivery period")
+		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition until the server says what is out is in hand (asked again every 200 ms), at most one redelivery period")
 		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()))
 		return
 	}
@@ -329,7 +362,7 @@ func (s *source) barrierFor() time.Duration {
 }
 
 func (s *source) liftIfAllInHand(ln *lanes) {
-	ctx, cancel := context.WithTimeout(s.h.runCtx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(s.h.runCtx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ctx)
 	if err == nil && ln.liftIfAllInHand(info.NumAckPending) {

@@ -84,7 +84,15 @@ func BenchmarkClusterFaults(b *testing.B) {
 			}
 			return nil
 		})
-		_, gaps := parsedOrder(b, j)
+		order, gaps := parsedOrder(b, j)
+		// per partner, PARSED holds its interchanges in INGEST order, each once
+		for p, seqs := range order {
+			for i := 1; i < len(seqs); i++ {
+				if seqs[i] <= seqs[i-1] {
+					b.Errorf("partner %s: INGEST %d stored after %d in PARSED (out of order or twice)", p, seqs[i], seqs[i-1])
+				}
+			}
+		}
 		in := ingestGaps(b, j)
 		var lines []string
 		for _, ev := range []string{"hub kill", "meta leader kill", "20 s cut of the INGEST leader", "heal"} {

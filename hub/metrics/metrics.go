@@ -34,6 +34,7 @@ type Pipeline struct {
 	CopyFailures      *prometheus.CounterVec // kind
 	PinChanges        prometheus.Counter
 	PeerOutcomes      *prometheus.CounterVec // event: see hub/peers.go
+	Refetches         *prometheus.CounterVec // how: nak-again, handed-back (hub/refetch.go)
 
 	// the happy path's series, looked up once
 	OKMessages prometheus.Counter
@@ -123,12 +124,15 @@ func New(reg prometheus.Registerer) *Pipeline {
 		Name: "edihub_cluster_unstored_announcements_total",
 		Help: "Announcements of outcomes the attempt store refused, between the hubs of a cluster: sent, received (verified), applied (a peer's outcome stored here), refused (no or a wrong x-hub-mac, too large, unreadable).",
 	}, []string{"event"})
+	m.Refetches = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "edihub_partition_refetches_total", Help: "Late retried-in-place heads asked for again (nak-again), and messages handed back to the instance holding the pin (handed-back).",
+	}, []string{"how"})
 	m.OKMessages = m.Messages.WithLabelValues("pipeline", "ok")
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
 		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
-		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes)
+		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes, m.Refetches)
 	return m
 }
 
