@@ -128,6 +128,8 @@ type Options struct {
 
 type testHooks struct {
 	afterQuarantinePublish func(seq uint64)
+	// groupReady: a run ahead was offered to its head's group
+	groupReady func(seq uint64)
 }
 
 // Hub is a running pipeline.
@@ -178,6 +180,7 @@ type Hub struct {
 	claim          ClaimChecker
 	claimMet       *metrics.ClaimCheck
 	bulk           *bulkhead    // nil: the bulkhead is off
+	groups         groupSettle  // a partner's pipelined messages settled together (group.go)
 	parksLeft      map[int]bool // bulkhead off: partitions with a park consumer left (parking.go)
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -117,4 +118,15 @@ func AtomicUnavailable(err error) bool {
 func AtomicDuplicate(err error) bool {
 	var ae *js.APIError
 	return errors.As(err, &ae) && ae.ErrorCode == errCodeAtomicDuplicate
+}
+
+// AtomicServer says whether a server of version (nats.Conn's
+// ConnectedServerVersion) stores atomic batches: 2.12 or later. An older
+// one would store a batch's messages one by one, unanswered.
+func AtomicServer(version string) bool {
+	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	return err1 == nil && err2 == nil && (ma > 2 || ma == 2 && mi >= 12)
 }

@@ -63,3 +63,11 @@ func TestPublishAtomic(t *testing.T) {
 		t.Fatal("a batch above the server's limit was sent")
 	}
 }
+
+func TestAtomicServer(t *testing.T) {
+	for v, want := range map[string]bool{"2.15.2": true, "2.12.0": true, "v2.12.1": true, "2.11.9": false, "3.0.0": true, "": false, "x.y": false} {
+		if got := AtomicServer(v); got != want {
+			t.Errorf("%q: %v, want %v", v, got, want)
+		}
+	}
+}

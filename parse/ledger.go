@@ -103,6 +103,13 @@ func commitOnSuccess(led Ledger, m *hub.Message, in *Input, keys []LedgerKey) {
 	}
 	origin := in.origin()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
+	m.NameRecords(func() []string {
+		names := make([]string, len(keys))
+		for i, k := range keys {
+			names[i] = k.String()
+		}
+		return names
+	})
 	if m.RunsAhead() {
 		m.RecheckAtSettle(func() error { return checkLedger(led, in, keys) })
 	}
