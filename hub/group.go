@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
 	ejs "github.com/edihub/edihub/jetstream"
@@ -44,10 +46,57 @@ type groupMember struct {
 	settled bool
 }
 
+// hub.group_settle's settings.
+const (
+	GroupSettleAuto   = "auto"
+	GroupSettleAlways = "always"
+	GroupSettleOff    = "off"
+)
+
 // groupSettle is the hub's state of group settles.
 type groupSettle struct {
-	off      atomic.Bool  // the server or PARSED takes no atomic batches
+	off      atomic.Bool  // off, or the server or PARSED takes no atomic batches (or stages them on disk, auto)
+	checked  atomic.Bool  // PARSED's configuration was read (groupsWorth)
 	inFlight atomic.Int32 // batches with the server
+}
+
+// groupsWorth says whether a stream of this configuration is worth atomic
+// batches under setting (hub.group_settle), and if not, why. A
+// single-replica file stream stages each batch in a file store of its
+// own, synced before the commit: slower than the round trips it saves
+// (BenchmarkPublishGroup in package jetstream).
+func groupsWorth(setting string, c js.StreamConfig) (bool, string) {
+	switch {
+	case setting == GroupSettleOff:
+		return false, "hub.group_settle is off"
+	case !c.AllowAtomicPublish:
+		return false, "the stream does not allow atomic publish"
+	case setting == GroupSettleAuto && c.Replicas <= 1 && c.Storage == js.FileStorage:
+		return false, "a single-replica file stream syncs a staging file per atomic batch, slower than the round trips a group saves (hub.group_settle always overrides)"
+	}
+	return true, ""
+}
+
+// checkGroups reads PARSED's configuration once and turns group settles
+// off, said once, where groupsWorth says so; false: off.
+func (h *Hub) checkGroups() bool {
+	gs := &h.groups
+	if gs.checked.Load() {
+		return !gs.off.Load()
+	}
+	ctx, cancel := context.WithTimeout(h.runCtx, 5*time.Second)
+	defer cancel()
+	st, err := h.js.Stream(ctx, h.cfg.Streams.Parsed)
+	if err != nil {
+		return false // asked again at the next group
+	}
+	ok, why := groupsWorth(h.cfg.GroupSettle, st.CachedInfo().Config)
+	if !ok && gs.off.CompareAndSwap(false, true) {
+		h.log.Info().Str("stream", h.cfg.Streams.Parsed).Str("why", why).
+			Msg("a partner's pipelined messages settle one at a time, not in groups")
+	}
+	gs.checked.Store(true)
+	return ok
 }
 
 // maxGroupsInFlight stays below the server's 50 open atomic batches per
@@ -145,7 +194,7 @@ func (h *Hub) groupOf(m *Message, ready []*groupMember) []*groupMember {
 // false: the head settles alone (succeed), the others at their turns.
 func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 	gs := &h.groups
-	if d.turn == nil || gs.off.Load() || d.meta.NumDelivered != 1 || d.solo {
+	if d.turn == nil || gs.off.Load() || d.meta.NumDelivered != 1 || d.solo || !h.checkGroups() {
 		return false
 	}
 	if v := h.nc.ConnectedServerVersion(); !ejs.AtomicServer(v) {

@@ -33,6 +33,13 @@ func newGroupHold(held string, want int) *groupHold {
 	return &groupHold{held: held, want: want, full: make(chan struct{}), runs: map[string]int{}}
 }
 
+// arm holds the first run of held next, until want more offers.
+func (g *groupHold) arm(held string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held, g.seen, g.full, g.waited = held, 0, make(chan struct{}), false
+}
+
 func (g *groupHold) ready(uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -47,10 +54,11 @@ func (g *groupHold) stage(t *testing.T) Stage {
 		g.runs[string(m.Data)]++
 		wait := string(m.Data) == g.held && !g.waited
 		g.waited = g.waited || wait
+		full := g.full
 		g.mu.Unlock()
 		if wait {
 			select {
-			case <-g.full:
+			case <-full:
 			case <-time.After(20 * time.Second):
 				t.Errorf("%d runs ahead of %s were not offered to its group", g.want, g.held)
 			}
@@ -59,9 +67,17 @@ func (g *groupHold) stage(t *testing.T) Stage {
 	})
 }
 
+// groupConfig is pipelineConfig with group settles on the test server's
+// single-replica file PARSED (auto leaves them off there).
+func groupConfig() Config {
+	cfg := pipelineConfig()
+	cfg.GroupSettle = GroupSettleAlways
+	return cfg
+}
+
 func groupHub(t *testing.T, g *groupHold) (*jetstreamtest.Server, *testEnv) {
 	srv := jetstreamtest.StartServer(t, nil)
-	env := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	env := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
 	return srv, env
 }
 
@@ -73,6 +89,23 @@ func checkOutputIDs(t *testing.T, env *testEnv, seqOf map[string]uint64) {
 		if got, want := m.Header.Get(js.MsgIDHeader), wire.OutputMsgID("INGEST", seqOf[string(m.Data)], 0); got != want {
 			t.Fatalf("output %s has Nats-Msg-Id %q, want %q", m.Data, got, want)
 		}
+	}
+}
+
+// With hub.group_settle auto, the test server's single-replica file PARSED
+// gets no groups: every message settles one at a time, once, in order.
+func TestGroupSettleAutoIsOffOnASingleReplicaFileStream(t *testing.T) {
+	const n = 40
+	g := newGroupHold("A00", 3)
+	srv := jetstreamtest.StartServer(t, nil)
+	env := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	for i := 0; i < n; i++ {
+		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
+	}
+	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
+	checkExactlyInOrder(t, "ACME", parsedData(t, env), n, "A%02d")
+	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total") + testCounter(t, env, "edihub_partner_pipeline_group_fallbacks_total"); got != 0 {
+		t.Errorf("groups tried on a single-replica file stream with group_settle auto: %v", got)
 	}
 }
 
@@ -148,15 +181,25 @@ func TestGroupSettleStoreFaultRedoesFromTheHead(t *testing.T) {
 	}
 }
 
-// Atomic publish turned off on PARSED while the hub runs: the next group
-// is refused, nothing of it stored, it settles one at a time, and no
-// group is tried again (found once): every message once, in order.
+// Atomic publish turned off on PARSED while the hub runs, after a first
+// group was stored: the next group is refused, nothing of it stored, it
+// settles one at a time, and no group is tried again (found once): every
+// message once, in order.
 func TestGroupSettleAtomicDisabledMidRun(t *testing.T) {
 	const n = 40
 	g := newGroupHold("A00", 3)
 	_, env := groupHub(t, g)
+	for i := 0; i < n/2; i++ {
+		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
+	}
+	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n/2 })
+	grouped := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total")
+	if grouped < 4 {
+		t.Fatalf("%v messages settled in groups before atomic publish was turned off, want at least 4", grouped)
+	}
 	updateParsed(t, env, func(c *js.StreamConfig) { c.AllowAtomicPublish = false })
-	for i := 0; i < n; i++ {
+	g.arm(fmt.Sprintf("A%02d", n/2))
+	for i := n / 2; i < n; i++ {
 		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
 	}
 	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
@@ -164,8 +207,8 @@ func TestGroupSettleAtomicDisabledMidRun(t *testing.T) {
 	if got := env.groupFallbacks("unavailable"); got != 1 {
 		t.Errorf("%v groups fell back as unavailable, want the first (then no group is tried)", got)
 	}
-	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total"); got != 0 {
-		t.Errorf("%v messages settled in groups without atomic publish", got)
+	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total"); got != grouped {
+		t.Errorf("%v messages settled in groups after atomic publish was turned off", got-grouped)
 	}
 }
 
@@ -182,7 +225,7 @@ func TestGroupSettleWithAnOutputStoredBeforeFallsBack(t *testing.T) {
 	defer cancel()
 	// the hub's streams, then the inputs, then A01's output as the
 	// batch would store it, then the hub
-	probe := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, nil)
+	probe := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, nil)
 	probe.stop()
 	seqOf := map[string]uint64{}
 	for i := 0; i < n; i++ {
@@ -193,7 +236,7 @@ func TestGroupSettleWithAnOutputStoredBeforeFallsBack(t *testing.T) {
 		wire.OutputMsgID("INGEST", seqOf["A01"], 0)); err != nil {
 		t.Fatal(err)
 	}
-	env := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	env := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
 	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
 	got := parsedData(t, env)
 	want := []string{"A01", "A00", "A02", "A03", "A04", "A05", "A06", "A07"}

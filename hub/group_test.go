@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	js "github.com/nats-io/nats.go/jetstream"
+
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
 	"github.com/edihub/edihub/wire"
 )
@@ -56,5 +58,29 @@ func TestGroupOfStopsAtTheFirstThatMayNotJoin(t *testing.T) {
 	}
 	if got := env.hub.groupOf(msg("edi.other.ACME", "k1"), []*groupMember{member(msg(parsed, "k2"))}); got != nil {
 		t.Errorf("a head with an output outside PARSED leads a group of %d", len(got))
+	}
+}
+
+func TestGroupsWorth(t *testing.T) {
+	r1file := js.StreamConfig{Storage: js.FileStorage, Replicas: 1, AllowAtomicPublish: true}
+	r3file := js.StreamConfig{Storage: js.FileStorage, Replicas: 3, AllowAtomicPublish: true}
+	mem := js.StreamConfig{Storage: js.MemoryStorage, Replicas: 1, AllowAtomicPublish: true}
+	closed := js.StreamConfig{Storage: js.FileStorage, Replicas: 3}
+	for _, c := range []struct {
+		setting string
+		stream  js.StreamConfig
+		want    bool
+	}{
+		{GroupSettleAuto, r1file, false},
+		{GroupSettleAuto, r3file, true},
+		{GroupSettleAuto, mem, true},
+		{GroupSettleAuto, closed, false},
+		{GroupSettleAlways, r1file, true},
+		{GroupSettleAlways, closed, false},
+		{GroupSettleOff, r3file, false},
+	} {
+		if got, why := groupsWorth(c.setting, c.stream); got != c.want || got == (why != "") {
+			t.Errorf("%s on %+v: %v (%q), want %v", c.setting, c.stream, got, why, c.want)
+		}
 	}
 }
