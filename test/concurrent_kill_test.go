@@ -74,6 +74,43 @@ func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 	k.check(partners)
 }
 
+// TestKillerInsideOnePartnersPipeline with group settles
+// (hub.group_settle always, eight deep): the killer dies while groups of
+// the messages before it settle and those behind it run ahead; nothing
+// lost, duplicated or reordered, the killer alone charged. The outputs
+// stored by a group carry the server's Nats-Batch-Id (logged: whether
+// groups formed depends on the machine's timing; the hub package's tests
+// make them form).
+func TestKillerInsideOnePartnersGroups(t *testing.T) {
+	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
+	const partitions = 4 // fastConfig
+	partners := []string{"PIPE"}
+	for i := 0; len(partners) < 2; i++ {
+		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PIPE", partitions) {
+			partners = append(partners, p)
+		}
+	}
+	k := newKillRun(t, h)
+	for i := 0; i < 40; i++ {
+		if i == 12 {
+			k.drill("PIPE", "KILL1")
+			continue
+		}
+		k.publish("PIPE", fmt.Sprintf("RPIPE%02d", i))
+		if i%4 == 0 {
+			k.publish(partners[1], fmt.Sprintf("RNEIGH%02d", i))
+		}
+	}
+	k.check(partners)
+	batched := 0
+	for _, m := range jetstreamtest.StreamMsgs(t, k.j, "PARSED") {
+		if m.Header.Get("Nats-Batch-Id") != "" {
+			batched++
+		}
+	}
+	t.Logf("%d of PARSED's outputs were stored by group settles", batched)
+}
+
 // killRun is what a kill test sent: each partner's INGEST sequences in
 // sending order, and the drill message's.
 type killRun struct {
