@@ -101,6 +101,18 @@ func TestKillerInsideOnePartnersGroups(t *testing.T) {
 			k.publish(partners[1], fmt.Sprintf("RNEIGH%02d", i))
 		}
 	}
+	// the killer may still kill (and take the embedded server down) after
+	// the last publish: wait for its quarantine before the checker reads
+	jetstreamtest.Eventually(t, 90*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := k.j.Stream(ctx, "POISON")
+		if err != nil {
+			return false
+		}
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs >= 1
+	})
 	k.check(partners)
 	batched := 0
 	for _, m := range jetstreamtest.StreamMsgs(t, k.j, "PARSED") {
