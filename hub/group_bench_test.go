@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +26,8 @@ import (
 // hub.group_settle auto groups): one message of a partner at a time,
 // sixteen deep without groups, sixteen deep with them. Each iteration
 // publishes n interchanges while no hub runs, then times a fresh hub from
-// its stage's first call to the n-th settled message. The stage emits
+// its stage's first call to the n-th settled message (CPU: the whole
+// process, servers included, from the hub's start). The stage emits
 // one output of 3.3 KB (a parsed 1 KB INVOIC's size); no ledger.
 //
 //	go test -run '^$' -bench GroupSettleReplicated -benchtime 2x ./hub/
@@ -54,7 +56,7 @@ func BenchmarkGroupSettleReplicated(b *testing.B) {
 		{"depth16-groups", 16, GroupSettleAuto},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var total time.Duration
+			var total, cpu time.Duration
 			var grouped float64
 			for b.Loop() {
 				b.StopTimer()
@@ -76,15 +78,28 @@ func BenchmarkGroupSettleReplicated(b *testing.B) {
 				}
 				h, reg, stop := benchHub(b, url, cfg, stage)
 				b.StartTimer()
+				cpu0 := processCPU()
 				jetstreamtest.Eventually(b, 5*time.Minute, func() bool { return h.Processed() >= n })
 				total += time.Since(time.Unix(0, first.Load()))
+				cpu += processCPU() - cpu0
 				grouped += jetstreamtest.MetricSum(b, reg, "edihub_partner_pipeline_grouped_messages_total")
 				stop()
 			}
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "msg/s")
 			b.ReportMetric(grouped/float64(n*b.N), "grouped/msg")
+			b.ReportMetric(float64(cpu.Microseconds())/float64(n*b.N), "cpu-µs/msg")
 		})
 	}
+}
+
+// processCPU is the process's user and system time so far (the three
+// servers included).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // benchHub runs a hub with cfg on url until stop.
