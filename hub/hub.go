@@ -227,6 +227,10 @@ func New(o Options) (*Hub, error) {
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
 	}
+	if cfg.GroupSettle == GroupSettleOff || cfg.PartnerPipeline <= 1 {
+		h.groups.off.Store(true) // nothing to group
+		h.groups.checked.Store(true)
+	}
 	h.tableKnows = h.inflight != nil && cfg.Cluster.Replicas <= 1 && !cfg.Cluster.IsPinned() && o.Owners == nil
 	if h.inflight == nil {
 		h.inflight = noInFlight{}

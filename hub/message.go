@@ -30,6 +30,7 @@ type Message struct {
 	stage    string     // the running stage's name
 	ahead    bool       // runs ahead of an earlier message of its partner (RunsAhead)
 	names    func() []string
+	grouped  bool // may settle in a group with others of its partner (SettlesInGroups)
 }
 
 // recheck is a stage's decision that depends on the messages of the
@@ -88,6 +89,12 @@ func (m *Message) RecheckAtSettle(check func() error) {
 	}
 	m.rechecks = append(m.rechecks, recheck{stage: m.stage, check: check})
 }
+
+// SettlesInGroups says the attempt may settle in a group with others of
+// its partner (hub.partner_pipeline above 1, hub.group_settle not off): a
+// stage that commits records then names them (NameRecords), else the
+// attempt settles on its own.
+func (m *Message) SettlesInGroups() bool { return m.grouped }
 
 // NameRecords names what the attempt's CommitOnSuccess writes record (the
 // ledger's interchange keys), asked for only when the attempt may settle

@@ -211,7 +211,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 	m := &Message{
 		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
 		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
-		Header: msg.Headers(), Data: msg.Data(), ahead: ahead,
+		Header: msg.Headers(), Data: msg.Data(), ahead: ahead, grouped: turn != nil && !h.groups.off.Load(),
 	}
 	f.ran, f.before = true, v
 	start := time.Now()
