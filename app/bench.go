@@ -62,6 +62,13 @@ type BenchOptions struct {
 	// Mix also runs tiered mode with 1% transient and 0.5% permanent
 	// failures against an all-healthy run (stage noop).
 	Mix bool
+	// Pipeline (stage parse) is hub.partner_pipeline of the ledger and pipe
+	// sides (0: the default configuration's for ledger, 4 for pipe);
+	// partition_concurrency is raised to it where lower.
+	Pipeline int
+	// GroupSettle (stage parse) is hub.group_settle of those sides ("":
+	// the default, auto).
+	GroupSettle string
 	// Classes (stage parse, default "1k,100k,5m") and Sides (the drains
 	// per round, default plain,ledger,noledger; add emit).
 	Classes, Sides string
@@ -232,7 +239,9 @@ func maxOf(xs []float64) float64 {
 type bench struct {
 	dir        string
 	partitions int
-	partners   int // stage parse: the fill's partners
+	partners   int    // stage parse: the fill's partners
+	pipeline   int    // stage parse: --pipeline (0: not given)
+	groups     string // stage parse: --group-settle ("": the default)
 	srv        *server.Server
 	url        string
 	nc         *nats.Conn

@@ -39,7 +39,10 @@ import (
 //	nopipe    (with --sides) the ledger side with one message of a partner
 //	          at a time (hub.partner_pipeline 1): lanes without pipelining
 //	pipe      (with --sides) the ledger side pipelined four deep within a
-//	          partner (hub.partner_pipeline 4)
+//	          partner (hub.partner_pipeline 4; --pipeline N: N deep)
+//
+// --pipeline N also runs the ledger side N deep (partition_concurrency at
+// least N): side by side with nopipe, what pipelining and group settle give.
 //
 // The interchanges go to --partners partners (default benchPartners); with
 // --partners 1 every side drains one partner's backlog.
@@ -226,6 +229,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	b.log = zerolog.New(o.Log).Level(zerolog.ErrorLevel).With().Timestamp().Logger()
 	b.stallDir = o.StallDir
 	b.partners = cmp.Or(o.Partners, benchPartners)
+	b.pipeline, b.groups = o.Pipeline, o.GroupSettle
 	// serve opens the ledger on a connection of its own, and so does the
 	// bench; EDIHUB_BENCH_LEDGER_CONN=shared puts it on the hub's (the
 	// experiment that showed its batch entries wait behind the outputs).
@@ -306,7 +310,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				if side == "noledger" {
 					prof = nil
 				}
-				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil, "")
+				run, err = b.runHubParse(ctx, c.Messages, l, prof, nil, side)
 				if prof != nil {
 					*profile = nil // one profile per file: the first ledger round
 				}
@@ -366,7 +370,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		if pp, ok := cr.Sides["pipe"]; ok && len(pp.MsgsPerSec) > 0 {
 			r := ratios(pp, np)
 			cr.Pipe = &r
-			say("  %s: pipelined four deep within a partner (pipe) / nopipe: median ratio %.3f (rounds %s)", c.Name, r.Median, fmtList(r.Rounds))
+			say("  %s: pipelined %d deep within a partner (pipe) / nopipe: median ratio %.3f (rounds %s)", c.Name, cmp.Or(b.pipeline, 4), r.Median, fmtList(r.Rounds))
 		}
 	}
 	counted := 1 // sides whose counter writes are summed: ledger, and noledger when run

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -177,7 +178,8 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // the stage sees to the n-th ok in the hub's own counter; shape "serial"
 // runs it with one message out per partition and one worker, "nopipe" with
 // one message of a partner at a time (hub.partner_pipeline 1), "pipe" four
-// of a partner's at once (hub.partner_pipeline 4).
+// of a partner's at once (hub.partner_pipeline 4, or --pipeline), "ledger"
+// and "noledger" --pipeline deep when given.
 func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
@@ -189,9 +191,13 @@ func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profil
 	case "nopipe":
 		cfg.PartnerPipeline = 1
 	case "pipe":
-		cfg.PartnerPipeline = 4
+		cfg.PartnerPipeline, cfg.GroupSettle = cmp.Or(b.pipeline, 4), b.groups
+	case "ledger", "noledger":
+		cfg.PartnerPipeline, cfg.GroupSettle = b.pipeline, b.groups // 0, "": the defaults
 	}
 	cfg.SetDefaults()
+	cfg.PartitionConcurrency = max(cfg.PartitionConcurrency, cfg.PartnerPipeline)
+	cfg.PartitionMaxInFlight = max(cfg.PartitionMaxInFlight, cfg.PartitionConcurrency)
 	var pc parse.Config
 	pc.SetDefaults()
 	st := parse.Stage(pc, led)

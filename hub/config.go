@@ -33,6 +33,14 @@ type Config struct {
 	// order after it (pipeline.go). 1: one at a time. Each takes a worker:
 	// the depth used is at most partition_concurrency.
 	PartnerPipeline int `yaml:"partner_pipeline"`
+	// GroupSettle says when a pipelined partner's head settles the ready
+	// messages behind it with it, their outputs one atomic batch (group.go):
+	// auto (the default) where the server stages a batch in memory (PARSED
+	// replicated, or in memory); always, also on a single-replica file
+	// PARSED, where the server syncs a staging file per batch (measured
+	// 8-16 ms a batch on a loaded disk, against 0.1-0.4 ms for the same
+	// messages pipelined); off. Only with partner_pipeline above 1.
+	GroupSettle string `yaml:"group_settle"`
 	// Streams names the JetStream streams.
 	Streams wire.StreamNames `yaml:"streams"`
 	// Attempts tunes attempt counting and poison detection.
@@ -107,6 +115,9 @@ func (c *Config) setDefaults() {
 	setInt(&c.PartitionConcurrency, 4)
 	setInt(&c.PartitionMaxInFlight, 256)
 	setInt(&c.PartnerPipeline, defaultPartnerPipeline)
+	if c.GroupSettle == "" {
+		c.GroupSettle = GroupSettleAuto
+	}
 	c.Streams.SetDefaults()
 	a := &c.Attempts
 	setInt(&a.Threshold, 5)
@@ -144,6 +155,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PartnerPipeline < 1 || c.PartnerPipeline > 64 {
 		bad("partner_pipeline: %d, want 1..64", c.PartnerPipeline)
+	}
+	if c.GroupSettle != GroupSettleAuto && c.GroupSettle != GroupSettleAlways && c.GroupSettle != GroupSettleOff {
+		bad("group_settle: %q, want auto, always or off", c.GroupSettle)
 	}
 	if c.Attempts.Threshold < 1 {
 		bad("attempts.threshold: %d, want >= 1", c.Attempts.Threshold)

@@ -131,6 +131,8 @@ type testHooks struct {
 	// noPeerOutcomes turns the announcements of unstored outcomes off
 	// (peers.go), to show what they prevent.
 	noPeerOutcomes bool
+	// groupReady: a run ahead was offered to its head's group
+	groupReady func(seq uint64)
 }
 
 // Hub is a running pipeline.
@@ -186,6 +188,7 @@ type Hub struct {
 	claim          ClaimChecker
 	claimMet       *metrics.ClaimCheck
 	bulk           *bulkhead    // nil: the bulkhead is off
+	groups         groupSettle  // a partner's pipelined messages settled together (group.go)
 	parksLeft      map[int]bool // bulkhead off: partitions with a park consumer left (parking.go)
 }
 
@@ -231,6 +234,10 @@ func New(o Options) (*Hub, error) {
 	}
 	for _, sp := range o.Suspects {
 		h.suspects[sp.Slot] = sp.Seq
+	}
+	if cfg.GroupSettle == GroupSettleOff || cfg.PartnerPipeline <= 1 {
+		h.groups.off.Store(true) // nothing to group
+		h.groups.checked.Store(true)
 	}
 	h.tableKnows = h.inflight != nil && cfg.Cluster.Replicas <= 1 && !cfg.Cluster.IsPinned() && o.Owners == nil
 	if h.inflight == nil {

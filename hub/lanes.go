@@ -70,7 +70,8 @@ type heldMsg struct {
 	turn    chan struct{}
 	turned  bool // turn is closed
 	aborted bool
-	alone   bool // a suspect: nothing of its partner is taken behind it
+	alone   bool         // a suspect: nothing of its partner is taken behind it
+	ready   *groupMember // its stages succeeded, it may settle in its head's group (group.go)
 }
 
 // lane is one partner's messages in hand.

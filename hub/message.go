@@ -29,6 +29,8 @@ type Message struct {
 	recheck1 [1]recheck // rechecks' first: no allocation for the parse stage's one
 	stage    string     // the running stage's name
 	ahead    bool       // runs ahead of an earlier message of its partner (RunsAhead)
+	names    func() []string
+	grouped  bool // may settle in a group with others of its partner (SettlesInGroups)
 }
 
 // recheck is a stage's decision that depends on the messages of the
@@ -87,6 +89,20 @@ func (m *Message) RecheckAtSettle(check func() error) {
 	}
 	m.rechecks = append(m.rechecks, recheck{stage: m.stage, check: check})
 }
+
+// SettlesInGroups says the attempt may settle in a group with others of
+// its partner (hub.partner_pipeline above 1, hub.group_settle not off): a
+// stage that commits records then names them (NameRecords), else the
+// attempt settles on its own.
+func (m *Message) SettlesInGroups() bool { return m.grouped }
+
+// NameRecords names what the attempt's CommitOnSuccess writes record (the
+// ledger's interchange keys), asked for only when the attempt may settle
+// in a group with others of its partner (hub.partner_pipeline): two that
+// name the same record never settle in one group, the later one settles
+// at its own turn, after its RecheckAtSettle. An attempt with commits or
+// rechecks and no names always settles on its own.
+func (m *Message) NameRecords(names func() []string) { m.names = names }
 
 // DropOutputs discards the outputs queued so far: a stage that queues
 // outputs while it reads and then refuses the message drops them at once

@@ -96,7 +96,7 @@ func (l *lanes) putBack(m *heldMsg, now time.Time) {
 		m.msg, m.redelivered = m.again, true
 		m.again, m.hasAgain = nil, false
 	}
-	m.beat, m.turn, m.turned, m.ahead, m.aborted, m.alone = now, nil, false, false, false, false
+	m.beat, m.turn, m.turned, m.ahead, m.aborted, m.alone, m.ready = now, nil, false, false, false, false, nil
 	ln.insert(m)
 	l.settleLane(ln)
 	l.cond.Broadcast()

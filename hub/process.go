@@ -38,6 +38,9 @@ type delivery struct {
 	// about stayDelay).
 	stays     atomic.Bool
 	stayDelay atomic.Int64
+	// turn is its place in its partner's pipeline (nil: none): a head
+	// settles the ready ones behind it with it (group.go).
+	turn *pipeTurn
 	// discarded says its run was thrown away before it settled (an earlier
 	// message of its partner stayed in the consumer): it goes back to its
 	// lane, nothing of it stored (pipeline.go).
@@ -125,6 +128,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 		return nil, true
 	}
 	d := h.newDelivery(s, slot, msg, md)
+	d.turn = turn
 	if md.NumDelivered > 1 && s.partition >= 0 {
 		h.met.Redeliveries.WithLabelValues(strconv.Itoa(s.partition)).Inc()
 	}
@@ -207,7 +211,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 	m := &Message{
 		Subject: msg.Subject(), Partner: d.partner, Partition: d.partition,
 		Stream: d.origStream, Seq: d.origSeq, Delivered: md.NumDelivered,
-		Header: msg.Headers(), Data: msg.Data(), ahead: ahead,
+		Header: msg.Headers(), Data: msg.Data(), ahead: ahead, grouped: turn != nil && !h.groups.off.Load(),
 	}
 	f.ran, f.before = true, v
 	start := time.Now()
@@ -249,9 +253,24 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 	if ahead {
 		// its turn: every earlier message of its partner settled
 		leave() // a healthy run (never solo ahead): a suspect must not wait for this one's turn
+		var g *groupMember
+		if o.ok && md.NumDelivered == 1 && !h.groups.off.Load() {
+			pre := f
+			pre.o = o
+			if dec := decide(pre, h.policy()); dec.do == actAck {
+				g = &groupMember{d: d, m: m, rec: f.rec, attempts: dec.attempts}
+				turn.ready(g) // the head before it may settle it with itself
+				if h.hooks.groupReady != nil {
+					h.hooks.groupReady(d.origSeq)
+				}
+			}
+		}
 		if !turn.wait(msg) {
 			d.discarded = true
 			return d, true
+		}
+		if g != nil && g.settled {
+			return d, true // settled in its head's group
 		}
 		o = h.recheck(m, o)
 	}

@@ -127,6 +127,9 @@ func (h *Hub) succeed(d *delivery, m *Message, rec counter.Record, attempts int)
 		h.publishFailed(d, rec, attempts, err)
 		return
 	}
+	if h.settleGroup(d, m, attempts) {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.Cluster.OutputTimeout())
 	defer cancel()
 	attempt := h.cfg.Cluster.OutputAttempt()

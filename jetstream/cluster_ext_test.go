@@ -15,7 +15,7 @@ import (
 )
 
 // freePorts reserves n loopback ports and frees them for the servers.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var out []int
 	var ls []net.Listener

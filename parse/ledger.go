@@ -96,13 +96,23 @@ type processedBy interface {
 // interchange is acked, and ask the ledger again at the message's turn
 // when it ran while an earlier message of its partner was not settled
 // (hub.partner_pipeline): that one's records were not in the ledger yet,
-// and it may have been the same interchange.
+// and it may have been the same interchange. The keys are named for a
+// group settle, which never groups two messages of the same interchange.
 func commitOnSuccess(led Ledger, m *hub.Message, in *Input, keys []LedgerKey) {
 	if led == nil || len(keys) == 0 {
 		return
 	}
 	origin := in.origin()
 	m.CommitOnSuccess(func() func(context.Context) error { return led.Commit(keys, origin) })
+	if m.SettlesInGroups() { // no closure per message without a pipeline
+		m.NameRecords(func() []string {
+			names := make([]string, len(keys))
+			for i, k := range keys {
+				names[i] = k.String()
+			}
+			return names
+		})
+	}
 	if m.RunsAhead() {
 		m.RecheckAtSettle(func() error { return checkLedger(led, in, keys) })
 	}

@@ -20,7 +20,16 @@ import (
 // them). At the copy's turn the ledger is asked again, and the copy is
 // answered as a duplicate: no second output. The next interchange is
 // parsed, after both.
+//
+// With group settles (hub.group_settle always) the copy never joins its
+// original's group (it names the same records): the same outcome.
 func TestPipelinedDuplicateRightAfterItsOriginalIsADuplicate(t *testing.T) {
+	for _, groups := range []string{hub.GroupSettleAuto, hub.GroupSettleAlways} {
+		t.Run("group_settle="+groups, func(t *testing.T) { pipelinedDuplicate(t, groups) })
+	}
+}
+
+func pipelinedDuplicate(t *testing.T, groups string) {
 	url := jetstreamtest.StartServer(t, nil).URL
 	_, j := jetstreamtest.Connect(t, url)
 	l, err := ledger.OpenKV(context.Background(), j, nil)
@@ -44,7 +53,7 @@ func TestPipelinedDuplicateRightAfterItsOriginalIsADuplicate(t *testing.T) {
 		return inner(ctx, m)
 	}
 	cfg := hubtest.FastConfig()
-	cfg.Partitions, cfg.PartitionConcurrency, cfg.PartnerPipeline = 1, 4, 4
+	cfg.Partitions, cfg.PartitionConcurrency, cfg.PartnerPipeline, cfg.GroupSettle = 1, 4, 4, groups
 	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{st}})
 	next := strings.ReplaceAll(twoInvoices, "REF0001", "REF0002")
 	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, nil)

@@ -74,6 +74,55 @@ func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 	k.check(partners)
 }
 
+// TestKillerInsideOnePartnersPipeline with group settles
+// (hub.group_settle always, eight deep): the killer dies while groups of
+// the messages before it settle and those behind it run ahead; nothing
+// lost, duplicated or reordered, the killer alone charged. The outputs
+// stored by a group carry the server's Nats-Batch-Id (logged: whether
+// groups formed depends on the machine's timing; the hub package's tests
+// make them form).
+func TestKillerInsideOnePartnersGroups(t *testing.T) {
+	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
+	const partitions = 4 // fastConfig
+	partners := []string{"PIPE"}
+	for i := 0; len(partners) < 2; i++ {
+		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PIPE", partitions) {
+			partners = append(partners, p)
+		}
+	}
+	k := newKillRun(t, h)
+	for i := 0; i < 40; i++ {
+		if i == 12 {
+			k.drill("PIPE", "KILL1")
+			continue
+		}
+		k.publish("PIPE", fmt.Sprintf("RPIPE%02d", i))
+		if i%4 == 0 {
+			k.publish(partners[1], fmt.Sprintf("RNEIGH%02d", i))
+		}
+	}
+	// the killer may still kill (and take the embedded server down) after
+	// the last publish: wait for its quarantine before the checker reads
+	jetstreamtest.Eventually(t, 90*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s, err := k.j.Stream(ctx, "POISON")
+		if err != nil {
+			return false
+		}
+		info, err := s.Info(ctx)
+		return err == nil && info.State.Msgs >= 1
+	})
+	k.check(partners)
+	batched := 0
+	for _, m := range jetstreamtest.StreamMsgs(t, k.j, "PARSED") {
+		if m.Header.Get("Nats-Batch-Id") != "" {
+			batched++
+		}
+	}
+	t.Logf("%d of PARSED's outputs were stored by group settles", batched)
+}
+
 // killRun is what a kill test sent: each partner's INGEST sequences in
 // sending order, and the drill message's.
 type killRun struct {

@@ -26,6 +26,9 @@ type Pipeline struct {
 	InFlight          *prometheus.GaugeVec   // partition, state: see InFlightOf
 	PipelineDiscarded prometheus.Counter     // runs ahead thrown away (hub.partner_pipeline)
 	PipelineRechecked prometheus.Counter     // runs ahead whose stage's decision changed at their turn
+	GroupedMessages   prometheus.Counter     // messages settled in groups (hub.partner_pipeline)
+	GroupSize         prometheus.Histogram   // messages per group settle
+	GroupFallbacks    *prometheus.CounterVec // reason: groups settled one at a time instead
 	Alerts            *prometheus.CounterVec // alert, sink, result
 	Abandoned         prometheus.Gauge
 	Duplicates        prometheus.Counter
@@ -98,6 +101,18 @@ func New(reg prometheus.Registerer) *Pipeline {
 			Name: "edihub_partner_pipeline_rechecked_total",
 			Help: "Messages that ran ahead of an earlier one of their partner and were found, at their turn, to be duplicates of what settled before them.",
 		}),
+		GroupedMessages: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_partner_pipeline_grouped_messages_total",
+			Help: "Messages settled in a group with others of their partner: one atomic batch of outputs, one ledger group, acks in order.",
+		}),
+		GroupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "edihub_partner_pipeline_group_size_messages", Help: "Messages per group settle (the head and the ready ones behind it).",
+			Buckets: []float64{2, 3, 4, 6, 8, 12, 16, 24, 32, 64},
+		}),
+		GroupFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_partner_pipeline_group_fallbacks_total",
+			Help: "Groups not stored, settled from the head one at a time: reason duplicate (a dedupe id stored before), unavailable (no atomic batches on the server or stream), failed (anything else).",
+		}, []string{"reason"}),
 		Alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alerts_sent_total", Help: "Alerts handed to a sink, by result.",
 		}, []string{"alert", "sink", "result"}),
@@ -131,7 +146,7 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
-		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
+		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.GroupedMessages, m.GroupSize, m.GroupFallbacks, m.Alerts, m.Abandoned,
 		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes, m.Refetches)
 	return m
 }
