@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	ejs "github.com/edihub/edihub/jetstream"
 )
@@ -54,6 +55,12 @@ type index struct {
 	loaded       atomic.Bool // the bucket was read to its end once
 	legacy       time.Time   // meta.legacy-until, as last read
 	swept        time.Time
+
+	// gen counts the files detached (damage.go): a lookup that failed on
+	// one that was replaced meanwhile tries again
+	gen      atomic.Uint64
+	onDamage func(reason string, err error) // the store's indexDamaged
+	log      zerolog.Logger
 
 	flushMu    sync.Mutex  // one write to the file at a time
 	flushing   atomic.Bool // a write started by put is under way

@@ -1,0 +1,204 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
+)
+
+const damagedInterchanges = 400
+
+// writeIndexFile records damagedInterchanges interchanges with an index
+// file at path, checkpoints them all into it and closes the store.
+func writeIndexFile(t *testing.T, js jetstream.JetStream, path string) {
+	t.Helper()
+	a := openKV(t, js, &KVOptions{IndexFile: path})
+	commitKeys(t, a, 0, damagedInterchanges)
+	mustSeen(t, a, ckKey(0), true)
+	if err := a.Checkpoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := a.ix.inMemory(); n != 0 {
+		t.Fatalf("%d marks not in the file", n)
+	}
+	a.Close()
+}
+
+// damageLeaf overwrites, byte by byte, the first leaf page of the marks
+// bucket in the (closed) file at path with garbage, and returns the
+// interchanges (ckKey numbers) whose marks that page held.
+func damageLeaf(t *testing.T, path string) []int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pageSize := db.Info().PageSize
+	var root uint64
+	_ = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket(diskMarks).Root()); return nil })
+	db.Close()
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(id uint64) []byte { return file[id*uint64(pageSize) : (id+1)*uint64(pageSize)] }
+	// a page: id u64, flags u16 (1 branch, 2 leaf), count u16, overflow
+	// u32; then count elements: branch (pos u32, ksize u32, pgid u64),
+	// leaf (flags u32, pos u32, ksize u32, vsize u32), pos counted from
+	// the element
+	id := root
+	for binary.LittleEndian.Uint16(page(id)[8:]) == 0x01 {
+		id = binary.LittleEndian.Uint64(page(id)[16+8:]) // the first child
+	}
+	p := page(id)
+	if binary.LittleEndian.Uint16(p[8:]) != 0x02 || id == root {
+		t.Fatalf("page %d (the marks' root %d) is not a leaf under a branch: flags %x", id, root, p[8:10])
+	}
+	byDigest := map[digest]int{}
+	for i := range damagedInterchanges {
+		byDigest[ckKey(i).digest()] = i
+	}
+	var on []int
+	for e := range int(binary.LittleEndian.Uint16(p[10:])) {
+		el := p[16+16*e:]
+		pos, ksize := binary.LittleEndian.Uint32(el[4:]), binary.LittleEndian.Uint32(el[8:])
+		k := el[pos : pos+ksize]
+		i, ok := byDigest[digest(k)]
+		if !ok {
+			t.Fatalf("leaf %d holds a key %x of no interchange", id, k)
+		}
+		on = append(on, i)
+	}
+	if len(on) == 0 || len(on) == damagedInterchanges {
+		t.Fatalf("leaf %d holds %d of %d marks", id, len(on), damagedInterchanges)
+	}
+	copy(p, bytes.Repeat([]byte{0xa5}, pageSize))
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return on
+}
+
+// afterRebuild checks what a rebuild leaves: every interchange seen, one
+// rebuild for reason, one damaged copy kept, and a new file that holds
+// every mark (marks of them) once the store has written it.
+func afterRebuild(t *testing.T, s *KVStore, path, reason string, marks int) {
+	t.Helper()
+	for i := range damagedInterchanges {
+		mustSeen(t, s, ckKey(i), true)
+	}
+	mustSeen(t, s, ckKey(damagedInterchanges), false)
+	for _, r := range RebuildReasons {
+		want := int64(0)
+		if r == reason {
+			want = 1
+		}
+		if n := s.IndexRebuilds(r); n != want {
+			t.Fatalf("rebuilds for %s: %d, want %d", r, n, want)
+		}
+	}
+	kept, _ := filepath.Glob(path + ".damaged-*")
+	if len(kept) != 1 {
+		t.Fatalf("damaged copies kept: %v, want one", kept)
+	}
+	if !s.ix.onDisk() {
+		t.Fatal("no new index file")
+	}
+	if err := s.Checkpoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket(diskMarks).Stats().KeyN; n != marks {
+			t.Errorf("the new file holds %d marks, want %d", n, marks)
+		}
+		for err := range tx.Check() {
+			t.Errorf("the new file: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A damaged leaf of the marks found by the check after open: the file is
+// moved aside and rebuilt from the bucket, and every stored interchange
+// is seen.
+func TestIndexFileDamageFoundByTheCheck(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	path := filepath.Join(t.TempDir(), "ledger-index.db")
+	writeIndexFile(t, js, path)
+	damageLeaf(t, path)
+	s := openKV(t, js, &KVOptions{IndexFile: path})
+	// the bucket's end is read into memory at open: answered without the file
+	commitKeys(t, s, damagedInterchanges+10, damagedInterchanges+11)
+	mustSeen(t, s, ckKey(damagedInterchanges+10), true)
+	jetstreamtest.Eventually(t, 30*time.Second, func() bool { return s.IndexRebuilds(RebuildCheck) == 1 }, "the check found the damage")
+	afterRebuild(t, s, path, RebuildCheck, damagedInterchanges+1)
+}
+
+// The same damage found by a lookup that reaches the page (the check is
+// off): the lookup is answered from the bucket, rightly.
+func TestIndexFileDamageFoundByALookup(t *testing.T) {
+	defer func(v bool) { verifyAtOpen = v }(verifyAtOpen)
+	verifyAtOpen = false
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	path := filepath.Join(t.TempDir(), "ledger-index.db")
+	writeIndexFile(t, js, path)
+	on := damageLeaf(t, path)
+	s := openKV(t, js, &KVOptions{IndexFile: path})
+	for _, i := range on { // each on the damaged page
+		mustSeen(t, s, ckKey(i), true)
+	}
+	afterRebuild(t, s, path, RebuildLookup, damagedInterchanges)
+}
+
+// The same damage found by a write: an interchange of the damaged page
+// recorded again (a replay) is written at the checkpoint, which fails on
+// the page; the file is rebuilt and the one damaged copy kept replaces
+// an older one.
+func TestIndexFileDamageFoundByAWrite(t *testing.T) {
+	defer func(v bool) { verifyAtOpen = v }(verifyAtOpen)
+	verifyAtOpen = false
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	path := filepath.Join(t.TempDir(), "ledger-index.db")
+	older := path + ".damaged-20260101T000000Z"
+	if err := os.WriteFile(older, []byte("an earlier damaged copy"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeIndexFile(t, js, path)
+	on := damageLeaf(t, path)
+	s := openKV(t, js, &KVOptions{IndexFile: path})
+	mustSeen(t, s, ckKey(damagedInterchanges+1), false) // a new one: not on the damaged page
+	if err := s.Commit([]Key{ckKey(on[0])}, "INGEST:9999")(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(context.Background()); err == nil || !isDamage(err) {
+		t.Fatalf("checkpoint on a damaged page: %v, want the damage", err)
+	}
+	if _, err := os.Stat(older); !os.IsNotExist(err) {
+		t.Fatalf("the older damaged copy is still there: %v", err)
+	}
+	if by, err := s.ProcessedBy(ckKey(on[0])); err != nil || by != "INGEST:9999" {
+		t.Fatalf("the replayed interchange after the rebuild: by %q, %v", by, err)
+	}
+	afterRebuild(t, s, path, RebuildWrite, damagedInterchanges)
+}
