@@ -33,23 +33,30 @@ func writeIndexFile(t *testing.T, js jetstream.JetStream, path string) {
 	a.Close()
 }
 
-// damageLeaf overwrites, byte by byte, the first leaf page of the marks
-// bucket in the (closed) file at path with garbage, and returns the
-// interchanges (ckKey numbers) whose marks that page held.
-func damageLeaf(t *testing.T, path string) []int {
+// marksPages reads the file at path and returns it, its page size and the
+// marks bucket's root page.
+func marksPages(t *testing.T, path string) (file []byte, pageSize int, root uint64) {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pageSize := db.Info().PageSize
-	var root uint64
+	pageSize = db.Info().PageSize
 	_ = db.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket(diskMarks).Root()); return nil })
 	db.Close()
-	file, err := os.ReadFile(path)
+	file, err = os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return file, pageSize, root
+}
+
+// damageLeaf overwrites, byte by byte, the first leaf page of the marks
+// bucket in the (closed) file at path with garbage, and returns the
+// interchanges (ckKey numbers) whose marks that page held.
+func damageLeaf(t *testing.T, path string) []int {
+	t.Helper()
+	file, pageSize, root := marksPages(t, path)
 	page := func(id uint64) []byte { return file[id*uint64(pageSize) : (id+1)*uint64(pageSize)] }
 	// a page: id u64, flags u16 (1 branch, 2 leaf), count u16, overflow
 	// u32; then count elements: branch (pos u32, ksize u32, pgid u64),
@@ -201,4 +208,32 @@ func TestIndexFileDamageFoundByAWrite(t *testing.T) {
 		t.Fatalf("the replayed interchange after the rebuild: by %q, %v", by, err)
 	}
 	afterRebuild(t, s, path, RebuildWrite, damagedInterchanges)
+}
+
+// A branch element of the marks that points far past the file: bbolt
+// reads the page from its memory map at that offset, a fault that would
+// kill the process; the lookup turns it into damage and is answered from
+// the bucket.
+func TestIndexFileBadPointerIsCaught(t *testing.T) {
+	defer func(v bool) { verifyAtOpen = v }(verifyAtOpen)
+	verifyAtOpen = false
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	path := filepath.Join(t.TempDir(), "ledger-index.db")
+	writeIndexFile(t, js, path)
+	file, pageSize, root := marksPages(t, path)
+	p := file[root*uint64(pageSize):]
+	if binary.LittleEndian.Uint16(p[8:]) != 0x01 {
+		t.Fatalf("the marks' root %d is not a branch", root)
+	}
+	for e := range int(binary.LittleEndian.Uint16(p[10:])) {
+		// 4 TiB into the map: within bbolt's array, mapped by nothing
+		binary.LittleEndian.PutUint64(p[16+16*e+8:], 1<<42/uint64(pageSize))
+	}
+	if err := os.WriteFile(path, file, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openKV(t, js, &KVOptions{IndexFile: path})
+	mustSeen(t, s, ckKey(7), true)
+	afterRebuild(t, s, path, RebuildLookup, damagedInterchanges)
 }
