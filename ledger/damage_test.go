@@ -35,7 +35,7 @@ func writeIndexFile(t *testing.T, js jetstream.JetStream, path string) {
 
 // marksPages reads the file at path and returns it, its page size and the
 // marks bucket's root page.
-func marksPages(t *testing.T, path string) (file []byte, pageSize int, root uint64) {
+func marksPages(t testing.TB, path string) (file []byte, pageSize int, root uint64) {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
@@ -53,8 +53,8 @@ func marksPages(t *testing.T, path string) (file []byte, pageSize int, root uint
 
 // damageLeaf overwrites, byte by byte, the first leaf page of the marks
 // bucket in the (closed) file at path with garbage, and returns the
-// interchanges (ckKey numbers) whose marks that page held.
-func damageLeaf(t *testing.T, path string) []int {
+// interchanges (ckKey numbers, of the first n) whose marks that page held.
+func damageLeaf(t testing.TB, path string, n int) []int {
 	t.Helper()
 	file, pageSize, root := marksPages(t, path)
 	page := func(id uint64) []byte { return file[id*uint64(pageSize) : (id+1)*uint64(pageSize)] }
@@ -71,7 +71,7 @@ func damageLeaf(t *testing.T, path string) []int {
 		t.Fatalf("page %d (the marks' root %d) is not a leaf under a branch: flags %x", id, root, p[8:10])
 	}
 	byDigest := map[digest]int{}
-	for i := range damagedInterchanges {
+	for i := range n {
 		byDigest[ckKey(i).digest()] = i
 	}
 	var on []int
@@ -85,8 +85,8 @@ func damageLeaf(t *testing.T, path string) []int {
 		}
 		on = append(on, i)
 	}
-	if len(on) == 0 || len(on) == damagedInterchanges {
-		t.Fatalf("leaf %d holds %d of %d marks", id, len(on), damagedInterchanges)
+	if len(on) == 0 || len(on) == n {
+		t.Fatalf("leaf %d holds %d of %d marks", id, len(on), n)
 	}
 	copy(p, bytes.Repeat([]byte{0xa5}, pageSize))
 	if err := os.WriteFile(path, file, 0o600); err != nil {
@@ -151,7 +151,7 @@ func TestIndexFileDamageFoundByTheCheck(t *testing.T) {
 	_, js := jetstreamtest.Connect(t, srv.URL)
 	path := filepath.Join(t.TempDir(), "ledger-index.db")
 	writeIndexFile(t, js, path)
-	damageLeaf(t, path)
+	damageLeaf(t, path, damagedInterchanges)
 	s := openKV(t, js, &KVOptions{IndexFile: path})
 	// the bucket's end is read into memory at open: answered without the file
 	commitKeys(t, s, damagedInterchanges+10, damagedInterchanges+11)
@@ -169,7 +169,7 @@ func TestIndexFileDamageFoundByALookup(t *testing.T) {
 	_, js := jetstreamtest.Connect(t, srv.URL)
 	path := filepath.Join(t.TempDir(), "ledger-index.db")
 	writeIndexFile(t, js, path)
-	on := damageLeaf(t, path)
+	on := damageLeaf(t, path, damagedInterchanges)
 	s := openKV(t, js, &KVOptions{IndexFile: path})
 	for _, i := range on { // each on the damaged page
 		mustSeen(t, s, ckKey(i), true)
@@ -192,7 +192,7 @@ func TestIndexFileDamageFoundByAWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeIndexFile(t, js, path)
-	on := damageLeaf(t, path)
+	on := damageLeaf(t, path, damagedInterchanges)
 	s := openKV(t, js, &KVOptions{IndexFile: path})
 	mustSeen(t, s, ckKey(damagedInterchanges+1), false) // a new one: not on the damaged page
 	if err := s.Commit([]Key{ckKey(on[0])}, "INGEST:9999")(context.Background()); err != nil {
