@@ -126,14 +126,15 @@ func environmental(err error) bool {
 // its own, where it would not be. It holds writeMu: tx.Check reads the
 // free list, which a write changes. Its cost is one read of the file
 // (BENCHMARKS.md, issue 25); close stops the walk early.
-func (di *diskIndex) verify() error {
+func (di *diskIndex) verify() (err error) {
+	defer func() { di.checkDone(err) }()
 	di.writeMu.Lock()
 	defer di.writeMu.Unlock()
 	if di.stop.Load() {
 		return nil
 	}
 	var stopped bool
-	err := guard(func() error {
+	err = guard(func() error {
 		return di.db.View(func(tx *bolt.Tx) error {
 			for _, b := range []struct {
 				name    []byte
@@ -169,6 +170,39 @@ func (di *diskIndex) verify() error {
 		return nil
 	}
 	return di.tag(err)
+}
+
+// checkDone ends the wait for the check after open, with its result.
+func (di *diskIndex) checkDone(err error) {
+	di.checkOnce.Do(func() {
+		di.checkErr = err
+		close(di.checked)
+	})
+}
+
+// errStillChecking: a lookup the file did not answer waited the store's
+// Timeout for the check after open (the environment's: tried again).
+var errStillChecking = errors.New("ledger index file: the check after open is still running")
+
+// awaitCheck waits, up to timeout, for the check after open: a file that
+// does not have a mark may have lost it to a damaged page that reads
+// without a panic (keys out of order: the check finds it), so "unseen" is
+// not answered from the file before the check is done. Found and healthy
+// answers need no wait. Returns the check's damage, if any.
+func (di *diskIndex) awaitCheck(timeout time.Duration) error {
+	select {
+	case <-di.checked:
+		return di.checkErr
+	default:
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-di.checked:
+		return di.checkErr
+	case <-t.C:
+		return errStillChecking
+	}
 }
 
 // rebuild is why a file was replaced and where the damaged one went.

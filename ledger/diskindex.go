@@ -67,6 +67,12 @@ type diskIndex struct {
 	// Check reads the free list, which a write changes)
 	writeMu sync.Mutex
 	stop    atomic.Bool // close: the check ends early
+	// checked is closed when the check after open is done (at once when
+	// there is none), checkErr set before: until then a lookup that the
+	// file does not answer waits for it (awaitCheck)
+	checked   chan struct{}
+	checkOnce sync.Once
+	checkErr  error
 
 	// Lookups share one read transaction between writes: a transaction
 	// of their own cost each ~10 allocations. A write closes it first
@@ -200,7 +206,10 @@ func openDiskFile(path, bucket string, created time.Time, lastSeq uint64) (di *d
 	if err != nil {
 		return nil, st, err
 	}
-	di = &diskIndex{db: db, path: path, existing: existing}
+	di = &diskIndex{db: db, path: path, existing: existing, checked: make(chan struct{})}
+	if !existing || !verifyAtOpen {
+		di.checkDone(nil) // nothing to check
+	}
 	di.count.Store(int64(count))
 	di.openRead()
 	return di, st, nil

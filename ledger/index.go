@@ -60,7 +60,10 @@ type index struct {
 	// one that was replaced meanwhile tries again
 	gen      atomic.Uint64
 	onDamage func(reason string, err error) // the store's indexDamaged
-	log      zerolog.Logger
+	// checkWait bounds a lookup's wait for the check after open (the
+	// store's Timeout)
+	checkWait time.Duration
+	log       zerolog.Logger
 
 	flushMu    sync.Mutex  // one write to the file at a time
 	flushing   atomic.Bool // a write started by put is under way
@@ -112,6 +115,15 @@ func (ix *index) get(d digest) (mark, bool, error) {
 		var err error
 		if m, ok, err = disk.get(d); err != nil {
 			return mark{}, false, err
+		}
+		if !ok { // "unseen" only from a checked file (damage.go)
+			if err := disk.awaitCheck(ix.checkWait); err != nil {
+				ix.report(RebuildCheck, err)
+				return mark{}, false, err
+			}
+			if m, ok, err = disk.get(d); err != nil {
+				return mark{}, false, err
+			}
 		}
 	}
 	if ok && ix.now().UnixNano()-m.at >= int64(ix.ttl) {

@@ -170,6 +170,7 @@ func newKVStore(js jetstream.JetStream, kv jetstream.KeyValue, o KVOptions) *KVS
 		s.rebuilds[r] = new(atomic.Int64)
 	}
 	s.ix.log = o.Log
+	s.ix.checkWait = o.Timeout
 	s.ix.onDamage = s.indexDamaged
 	return s
 }
