@@ -31,7 +31,7 @@ func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
 	)
 	for _, reason := range ledger.RebuildReasons {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_index_rebuilds_total",
-			Help:        "Times the ledger's index file (data/ledger-index.db) was replaced and rebuilt from the bucket, by reason: stale (another bucket or stream, a newer format), open, check, lookup, write (damaged; the file is kept as ledger-index.db.damaged-<time>).",
+			Help:        "Times the ledger's index file (data/ledger-index.db) was found unusable and replaced by one rebuilt from the bucket, by reason: stale (another bucket or stream, a newer format), open, check, lookup, write (damaged: kept as ledger-index.db.damaged-<time>; damaged again within 10 min of a rebuild, the index stays in memory until a restart).",
 			ConstLabels: prometheus.Labels{"reason": reason}},
 			func() float64 { return float64(ls.IndexRebuilds(reason)) }))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -252,4 +253,42 @@ func TestIndexFileBadPointerIsCaught(t *testing.T) {
 	s := openKV(t, js, &KVOptions{IndexFile: path})
 	mustSeen(t, s, ckKey(7), true)
 	afterRebuild(t, s, path, RebuildLookup, damagedInterchanges)
+}
+
+// A file damaged again soon after a rebuild is the disk's: the second
+// one is moved aside too, but no third is made; the index stays in
+// memory and still answers rightly.
+func TestIndexFileDamagedAgainSoonStaysInMemory(t *testing.T) {
+	defer func(v bool) { verifyAtOpen = v }(verifyAtOpen)
+	verifyAtOpen = false
+	srv := jetstreamtest.StartServer(t, nil)
+	_, js := jetstreamtest.Connect(t, srv.URL)
+	path := filepath.Join(t.TempDir(), "ledger-index.db")
+	writeIndexFile(t, js, path)
+	on := damageLeaf(t, path, damagedInterchanges)
+	s := openKV(t, js, &KVOptions{IndexFile: path})
+	mustSeen(t, s, ckKey(on[0]), true) // the first rebuild
+	if !s.ix.onDisk() {
+		t.Fatal("no file after the first rebuild")
+	}
+	s.ix.mu.RLock()
+	second := s.ix.disk
+	s.ix.mu.RUnlock()
+	// what a lookup reports when it hits a bad page of the new file
+	s.indexDamaged(RebuildLookup, &damageError{di: second, err: errors.New("a bad page again")})
+	for i := range damagedInterchanges {
+		mustSeen(t, s, ckKey(i), true)
+	}
+	if s.ix.onDisk() {
+		t.Fatal("a third file was made after damage twice within the backoff")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("an index file at %s: %v", path, err)
+	}
+	if n := s.IndexRebuilds(RebuildLookup); n != 2 {
+		t.Fatalf("rebuilds for lookup: %d, want 2", n)
+	}
+	if kept, _ := filepath.Glob(path + ".damaged-*"); len(kept) != 1 {
+		t.Fatalf("damaged copies kept: %v, want one", kept)
+	}
 }
