@@ -26,7 +26,7 @@ import (
 // Batches of ten, checkpoints every 50 000, as BenchmarkRestartRead. Run:
 //
 //	go test -run '^$' -bench IndexRebuild -benchtime 1x -timeout 60m ./ledger/
-//	go test -run '^$' -bench 'IndexRebuild/interchanges=100000/' -benchtime 3x ./ledger/
+//	go test -run '^$' -bench 'IndexRebuild/interchanges=100000$/' -benchtime 3x ./ledger/
 func BenchmarkIndexRebuild(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("interchanges=%d", n), func(b *testing.B) { benchIndexRebuild(b, n) })

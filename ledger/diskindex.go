@@ -52,6 +52,9 @@ var (
 // written by a newer edihub and is built again rather than misread.
 const diskFormat = 1
 
+// writeChunk bounds the marks of one transaction of a write (write).
+const writeChunk = 65536
+
 // sweepBatch bounds the expired marks one write removes (the rest go with
 // the next write), so that a write after a long stop stays short.
 const sweepBatch = 50_000
@@ -270,7 +273,6 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 	// in key order: bbolt fills pages one after another instead of
 	// splitting them at random
 	slices.SortFunc(ds, func(a, b digest) int { return bytes.Compare(a[:], b[:]) })
-	var count int64
 	di.writeMu.Lock()
 	defer di.writeMu.Unlock()
 	di.readMu.Lock()
@@ -281,12 +283,39 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 		di.openRead()
 		di.readMu.Unlock()
 	}()
+	// In transactions of at most writeChunk marks: bbolt splits a node
+	// only at commit, so one transaction of a whole rebuilt index (a
+	// million marks after a first start) grew its nodes without bound and
+	// each insert moved them (hours). Only the last records applied: a
+	// crash between two leaves marks the file has beyond its sequence,
+	// which the bucket's read gives again.
+	for from := 0; ; from += writeChunk {
+		to := min(from+writeChunk, len(ds))
+		if err := di.writeChunk(ds[from:to], marks, to == len(ds), applied, legacy, cut); err != nil {
+			return di.tag(fmt.Errorf("ledger index file: %w", err))
+		}
+		if to == len(ds) {
+			return nil
+		}
+	}
+}
+
+// writeChunk is one transaction of write: the marks of ds, and with last
+// the sweep of the expired and applied and legacy.
+func (di *diskIndex) writeChunk(ds []digest, marks map[digest]mark, last bool, applied uint64, legacy time.Time, cut int64) error {
+	var count int64
 	err := guard(func() error {
 		return di.db.Update(func(tx *bolt.Tx) error {
 			mb, eb, meta := tx.Bucket(diskMarks), tx.Bucket(diskExpiry), tx.Bucket(diskMeta)
 			c, _ := getU64(meta, metaCount)
 			count = int64(c)
-			var ek [8 + 32]byte
+			expiryKey := func(at uint64, d digest) []byte {
+				return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+32), at), d[:]...)
+			}
+			// expiry keys are written after the marks, in their own key
+			// order (time first): in the marks' order they fell at random
+			// into the last page, one move of it each
+			var expDel, expPut [][]byte
 			for _, d := range ds {
 				m := marks[d]
 				if m.at <= cut {
@@ -297,11 +326,7 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 					if int64(curAt) >= m.at {
 						continue
 					}
-					binary.BigEndian.PutUint64(ek[:], curAt)
-					copy(ek[8:], d[:])
-					if err := eb.Delete(ek[:]); err != nil {
-						return err
-					}
+					expDel = append(expDel, expiryKey(curAt, d))
 				} else {
 					count++
 				}
@@ -309,11 +334,23 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 				if err := mb.Put(bytes.Clone(d[:]), append(v, m.origin...)); err != nil {
 					return err
 				}
-				binary.BigEndian.PutUint64(ek[:], uint64(m.at))
-				copy(ek[8:], d[:])
-				if err := eb.Put(bytes.Clone(ek[:]), nil); err != nil {
+				expPut = append(expPut, expiryKey(uint64(m.at), d))
+			}
+			for _, ks := range [][][]byte{expDel, expPut} {
+				slices.SortFunc(ks, bytes.Compare)
+			}
+			for _, k := range expDel {
+				if err := eb.Delete(k); err != nil {
 					return err
 				}
+			}
+			for _, k := range expPut {
+				if err := eb.Put(k, nil); err != nil {
+					return err
+				}
+			}
+			if !last {
+				return meta.Put(metaCount, u64(uint64(max(count, 0))))
 			}
 			// the expired, oldest first; deleted after the walk (a cursor
 			// that deletes as it goes may skip keys)
@@ -346,7 +383,7 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 		})
 	})
 	if err != nil {
-		return di.tag(fmt.Errorf("ledger index file: %w", err))
+		return err
 	}
 	di.count.Store(count)
 	return nil
