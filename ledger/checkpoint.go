@@ -13,7 +13,8 @@ import (
 // and reads only the bucket's messages after the sequence the file has
 // read to. Lookups that memory does not answer read the file.
 //
-// Writes go out in batches, one transaction and one fsync each: when
+// Writes go out in batches, one transaction and one fsync each (per
+// writeChunk marks: a batch can be larger while a write is slow): when
 // flushAfter marks wait in memory (started by the commit that adds the
 // last of them, done by a goroutine of its own), and at each Checkpoint,
 // which first reads the bucket to its end so that the sequence the file
