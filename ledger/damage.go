@@ -188,20 +188,21 @@ var errStillChecking = errors.New("ledger index file: the check after open is st
 // does not have a mark may have lost it to a damaged page that reads
 // without a panic (keys out of order: the check finds it), so "unseen" is
 // not answered from the file before the check is done. Found and healthy
-// answers need no wait. Returns the check's damage, if any.
-func (di *diskIndex) awaitCheck(timeout time.Duration) error {
+// answers need no wait. It says whether it waited (the file may have had
+// a write meanwhile) and returns the check's damage, if any.
+func (di *diskIndex) awaitCheck(timeout time.Duration) (waited bool, err error) {
 	select {
 	case <-di.checked:
-		return di.checkErr
+		return false, di.checkErr
 	default:
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case <-di.checked:
-		return di.checkErr
+		return true, di.checkErr
 	case <-t.C:
-		return errStillChecking
+		return true, errStillChecking
 	}
 }
 

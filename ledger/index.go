@@ -117,12 +117,15 @@ func (ix *index) get(d digest) (mark, bool, error) {
 			return mark{}, false, err
 		}
 		if !ok { // "unseen" only from a checked file (damage.go)
-			if err := disk.awaitCheck(ix.checkWait); err != nil {
+			waited, err := disk.awaitCheck(ix.checkWait)
+			if err != nil {
 				ix.report(RebuildCheck, err)
 				return mark{}, false, err
 			}
-			if m, ok, err = disk.get(d); err != nil {
-				return mark{}, false, err
+			if waited {
+				if m, ok, err = disk.get(d); err != nil {
+					return mark{}, false, err
+				}
 			}
 		}
 	}
