@@ -252,17 +252,21 @@ func (s *KVStore) indexDamaged(reason string, err error) {
 	}
 	aside, merr := moveAside(de.di.path, time.Now())
 	r := &rebuild{reason: reason, cause: err, aside: aside}
-	if merr != nil {
+	switch again := !s.lastRebuild.IsZero() && time.Since(s.lastRebuild) < rebuildBackoff; {
+	case merr != nil:
 		s.checkpointTried = true
-		s.opts.Log.Error().Err(merr).Str("file", de.di.path).Msg("damaged ledger index file cannot be moved aside or removed; the index stays in memory until a restart")
-	} else if again := !s.lastRebuild.IsZero() && time.Since(s.lastRebuild) < rebuildBackoff; again {
+		s.rebuilds[reason].Add(1)
+		s.opts.Log.Error().Err(merr).AnErr("damage", err).Str("file", de.di.path).
+			Msg("damaged ledger index file cannot be moved aside or removed; the index stays in memory until a restart")
+	case again:
 		s.checkpointTried = true
-		s.opts.Log.Error().Str("file", de.di.path).Dur("since_last_rebuild", time.Since(s.lastRebuild)).
+		s.rebuilds[reason].Add(1)
+		s.opts.Log.Error().Err(err).Str("file", de.di.path).Str("kept_as", aside).Dur("since_last_rebuild", time.Since(s.lastRebuild)).
 			Msg("ledger index file damaged again soon after a rebuild (check the disk); the index stays in memory until a restart")
-	} else {
+	default:
 		s.checkpointTried = false // the next read opens a new one
+		s.rebuilt(r)
 	}
-	s.rebuilt(r)
 }
 
 // rebuilt counts and logs a file replaced; readMu is held.

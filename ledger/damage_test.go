@@ -7,9 +7,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
@@ -187,9 +190,16 @@ func TestIndexFileDamageFoundByALookup(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger-index.db")
 	writeIndexFile(t, js, path)
 	on := damageLeaf(t, path, damagedInterchanges)
-	s := openKV(t, js, &KVOptions{IndexFile: path})
+	var logged syncBuffer
+	s := openKV(t, js, &KVOptions{IndexFile: path, Log: zerolog.New(&logged).With().Str("component", "ledger").Logger()})
 	for _, i := range on { // each on the damaged page
 		mustSeen(t, s, ckKey(i), true)
+	}
+	line := logged.String()
+	for _, want := range []string{`"level":"warn"`, `"component":"ledger"`, `"reason":"lookup"`, `"kept_as":"` + path + `.damaged-`, "nothing to do"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the log %q lacks %s", line, want)
+		}
 	}
 	afterRebuild(t, s, path, RebuildLookup, damagedInterchanges)
 }
@@ -291,4 +301,23 @@ func TestIndexFileDamagedAgainSoonStaysInMemory(t *testing.T) {
 	if kept, _ := filepath.Glob(path + ".damaged-*"); len(kept) != 1 {
 		t.Fatalf("damaged copies kept: %v, want one", kept)
 	}
+}
+
+// syncBuffer is a log sink for tests: the rebuild may log from another
+// goroutine.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
