@@ -29,6 +29,12 @@ func registerLedgerMetrics(reg prometheus.Registerer, ls *ledger.KVStore) {
 			Help: "Interchanges the ledger's index holds, in its file in the data folder and in memory (expired ones until its next write)."},
 			func() float64 { return float64(ls.Indexed()) }),
 	)
+	for _, reason := range ledger.RebuildReasons {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edihub_ledger_index_rebuilds_total",
+			Help:        "Times the ledger's index file (data/ledger-index.db) was found unusable and replaced by one rebuilt from the bucket, by reason: stale (another bucket or stream, a newer format), open, check, lookup, write (damaged: kept as ledger-index.db.damaged-<time>; damaged again within 10 min of a rebuild, the index stays in memory until a restart).",
+			ConstLabels: prometheus.Labels{"reason": reason}},
+			func() float64 { return float64(ls.IndexRebuilds(reason)) }))
+	}
 }
 
 // openLedger opens the interchange ledger on its KV bucket (entries expire
@@ -40,7 +46,7 @@ func openLedger(ctx context.Context, j js.JetStream, cfg *Config, log zerolog.Lo
 	}
 	log = log.With().Str("component", "ledger").Logger()
 	ls, err := ledger.OpenKV(ctx, j, &ledger.KVOptions{Bucket: cfg.Ledger.Bucket, TTL: cfg.Ledger.TTL, Replicas: cfg.Ledger.Replicas,
-		IndexFile: filepath.Join(cfg.DataDir, ledgerIndexFile), CommitTimeout: cfg.Hub.Cluster.OutputAttempt()})
+		IndexFile: filepath.Join(cfg.DataDir, ledgerIndexFile), CommitTimeout: cfg.Hub.Cluster.OutputAttempt(), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/edihub/edihub/edifact/edifacttest"
 	"github.com/edihub/edihub/jetstream/jetstreamtest"
+	"github.com/edihub/edihub/ledger"
 )
 
 // A clean stop writes the ledger's index to its file in the data folder
@@ -37,4 +39,40 @@ func TestCleanStopWritesTheLedgerIndexFile(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The rebuild counter has a series for every reason from the start (an
+// alert on a rise needs the zero), under one name.
+func TestLedgerMetricsHaveEveryRebuildReason(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL)
+	ls, err := ledger.OpenKV(context.Background(), j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	reg := prometheus.NewRegistry()
+	registerLedgerMetrics(reg, ls)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, mf := range mfs {
+		if mf.GetName() != "edihub_ledger_index_rebuilds_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && m.GetCounter().GetValue() == 0 {
+					got[l.GetValue()] = true
+				}
+			}
+		}
+	}
+	for _, r := range ledger.RebuildReasons {
+		if !got[r] {
+			t.Errorf("no edihub_ledger_index_rebuilds_total{reason=%q} at 0 (have %v)", r, got)
+		}
+	}
 }

@@ -255,7 +255,7 @@ func BenchmarkLookup(b *testing.B) {
 	}
 	mem := newIndex(30*24*time.Hour, time.Now)
 	file := newIndex(30*24*time.Hour, time.Now)
-	di, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
+	di, _, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func BenchmarkIndexFileWrite(b *testing.B) {
 		binary.BigEndian.PutUint64(d[:], uint64(i)*0x9e3779b97f4a7c15)
 		return d
 	}
-	di, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
+	di, _, _, err := openDisk(filepath.Join(b.TempDir(), "ledger-index.db"), "bench", time.Unix(1, 0), 0)
 	if err != nil {
 		b.Fatal(err)
 	}

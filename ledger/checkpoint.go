@@ -13,7 +13,8 @@ import (
 // and reads only the bucket's messages after the sequence the file has
 // read to. Lookups that memory does not answer read the file.
 //
-// Writes go out in batches, one transaction and one fsync each: when
+// Writes go out in batches, one transaction and one fsync each (per
+// writeChunk marks: a batch can be larger while a write is slow): when
 // flushAfter marks wait in memory (started by the commit that adds the
 // last of them, done by a goroutine of its own), and at each Checkpoint,
 // which first reads the bucket to its end so that the sequence the file
@@ -50,18 +51,20 @@ func (s *KVStore) Checkpoint(ctx context.Context) error {
 		return fmt.Errorf("ledger checkpoint: %w", err)
 	}
 	if err := s.ix.flush(); err != nil {
+		s.ix.report(RebuildWrite, err)
 		return fmt.Errorf("ledger checkpoint: %w", err)
 	}
 	return nil
 }
 
 // open starts the index from the file at path (made if missing or not
-// usable) for the bucket's stream; the caller then reads the bucket after
-// the sequence it sets.
-func (ix *index) open(path, bucket string, created time.Time, lastSeq uint64) error {
-	di, st, err := openDisk(path, bucket, created, lastSeq)
+// usable: rebuilt says why) for the bucket's stream; the caller then reads
+// the bucket after the sequence it sets. A file that was there is checked
+// in the background (verify, damage.go).
+func (ix *index) open(path, bucket string, created time.Time, lastSeq uint64) (*rebuild, error) {
+	di, st, rebuilt, err := openDisk(path, bucket, created, lastSeq)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -70,7 +73,46 @@ func (ix *index) open(path, bucket string, created time.Time, lastSeq uint64) er
 	if st.legacy.After(ix.legacy) {
 		ix.legacy = st.legacy
 	}
-	return nil
+	if di.existing && rebuilt == nil && verifyAtOpen {
+		go func() {
+			start := time.Now()
+			if err := di.verify(); err != nil {
+				ix.report(RebuildCheck, err)
+				return
+			}
+			ix.log.Debug().Dur("took", time.Since(start)).Str("file", path).Msg("ledger index file checked")
+		}()
+	}
+	return rebuilt, nil
+}
+
+// report passes an error that is the file's to the store (onDamage),
+// which replaces the file; other errors are the environment's.
+func (ix *index) report(reason string, err error) {
+	if isDamage(err) && ix.onDamage != nil {
+		ix.onDamage(reason, err)
+	}
+}
+
+// detach drops di, damaged, from the index and closes it: the index
+// starts again as at a first start (the next lookup reads the whole
+// bucket; what memory holds stays, the bucket has it too). False when di
+// is no longer the index's file.
+func (ix *index) detach(di *diskIndex) bool {
+	ix.flushMu.Lock() // no write under way
+	defer ix.flushMu.Unlock()
+	ix.mu.Lock()
+	if ix.disk != di {
+		ix.mu.Unlock()
+		return false
+	}
+	ix.disk, ix.recent, ix.recentOnDisk, ix.applied = nil, nil, false, 0
+	ix.loaded.Store(false)
+	ix.flushFail.Store(0)
+	ix.gen.Add(1)
+	ix.mu.Unlock()
+	_ = di.close()
+	return true
 }
 
 func (ix *index) onDisk() bool {
@@ -93,6 +135,7 @@ func (ix *index) flushSoon() {
 			err := ix.flush()
 			if err != nil {
 				ix.flushFail.Store(time.Now().UnixNano())
+				ix.report(RebuildWrite, err)
 			}
 			ix.flushing.Store(false)
 			// commits that came during the write and found it under way

@@ -185,13 +185,14 @@ func TestIndexFileNotUsableIsRebuiltFromTheBucket(t *testing.T) {
 	newerFile, _ := os.ReadFile(newer)
 
 	for _, c := range []struct {
-		name string
-		file []byte
+		name   string
+		file   []byte
+		reason string // the rebuild's: stale ones are removed, damaged ones kept
 	}{
-		{"another stream", good},
-		{"cut short", current[:len(current)/2]},
-		{"garbage", []byte("not a bbolt file, not at all, not even close to a page")},
-		{"written by a newer edihub", newerFile},
+		{"another stream", good, RebuildStale},
+		{"cut short", current[:len(current)/2], RebuildOpen},
+		{"garbage", []byte("not a bbolt file, not at all, not even close to a page"), RebuildOpen},
+		{"written by a newer edihub", newerFile, RebuildStale},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if err := os.WriteFile(path, c.file, 0o600); err != nil {
@@ -207,6 +208,16 @@ func TestIndexFileNotUsableIsRebuiltFromTheBucket(t *testing.T) {
 			}
 			if !s.ix.onDisk() {
 				t.Fatal("the index did not make a new file")
+			}
+			if n := s.IndexRebuilds(c.reason); n != 1 {
+				t.Fatalf("rebuilds for %s: %d, want 1", c.reason, n)
+			}
+			kept, _ := filepath.Glob(path + ".damaged-*")
+			for _, k := range kept {
+				os.Remove(k)
+			}
+			if want := c.reason == RebuildOpen; (len(kept) == 1) != want {
+				t.Fatalf("damaged copies kept: %v (a copy wanted: %v)", kept, want)
 			}
 			s.Close()
 		})

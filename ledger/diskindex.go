@@ -24,9 +24,11 @@ import (
 // and one fsync, the marks not yet on disk, the sequence every message up
 // to which they include, and the removal of marks past the TTL: a kill -9
 // at any point leaves the file at its last complete write, whose sequence
-// never claims a message whose marks it lacks. A file that does not open,
-// is shorter than its own pages, names another bucket or stream, or has a
-// newer format is removed and built again from the bucket.
+// never claims a message whose marks it lacks. A file that names another
+// bucket or stream, has a newer format or claims more than the stream
+// holds is removed and built again from the bucket; one that is damaged
+// (does not open, is shorter than its own pages, fails a lookup, a write
+// or the check after open) is moved aside and built again (damage.go).
 //
 // Buckets of the file:
 //
@@ -50,13 +52,30 @@ var (
 // written by a newer edihub and is built again rather than misread.
 const diskFormat = 1
 
+// writeChunk bounds the marks of one transaction of a write (write).
+const writeChunk = 65536
+
 // sweepBatch bounds the expired marks one write removes (the rest go with
 // the next write), so that a write after a long stop stays short.
 const sweepBatch = 50_000
 
 type diskIndex struct {
 	db    *bolt.DB
+	path  string
 	count atomic.Int64 // marks on disk, as of the last write
+	// existing: the file was there before this open (the check after
+	// open, damage.go, has something to check)
+	existing bool
+	// writeMu: one writer at a time, the writes and the check (bbolt's
+	// Check reads the free list, which a write changes)
+	writeMu sync.Mutex
+	stop    atomic.Bool // close: the check ends early
+	// checked is closed when the check after open is done (at once when
+	// there is none), checkErr set before: until then a lookup that the
+	// file does not answer waits for it (awaitCheck)
+	checked   chan struct{}
+	checkOnce sync.Once
+	checkErr  error
 
 	// Lookups share one read transaction between writes: a transaction
 	// of their own cost each ~10 allocations. A write closes it first
@@ -94,37 +113,50 @@ var errIndexBusy = errors.New("ledger index file is in use by another process")
 
 // openDisk opens the index file at path for the bucket's stream (its
 // creation time and last sequence); a file that cannot be used is removed
-// and made again, empty.
-func openDisk(path, bucket string, created time.Time, lastSeq uint64) (*diskIndex, diskState, error) {
-	di, st, err := openDiskFile(path, bucket, created, lastSeq)
+// (a damaged one moved aside) and made again, empty: rebuilt says why.
+func openDisk(path, bucket string, created time.Time, lastSeq uint64) (di *diskIndex, st diskState, rebuilt *rebuild, err error) {
+	di, st, err = openDiskFile(path, bucket, created, lastSeq)
 	if err == nil || errors.Is(err, errIndexBusy) {
-		return di, st, err
+		return di, st, nil, err
 	}
-	if rerr := os.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-		return nil, diskState{}, fmt.Errorf("ledger index %s: %w (and it cannot be removed: %v)", path, err, rerr)
+	rebuilt = &rebuild{reason: RebuildStale, cause: err}
+	if isDamage(err) {
+		rebuilt.reason = RebuildOpen
+		rebuilt.aside, err = moveAside(path, time.Now())
+	} else {
+		err = os.Remove(path)
 	}
-	di, st, err2 := openDiskFile(path, bucket, created, lastSeq)
-	if err2 != nil {
-		return nil, diskState{}, fmt.Errorf("ledger index %s: %w", path, err2)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, diskState{}, nil, fmt.Errorf("ledger index %s: %w (and it cannot be removed: %v)", path, rebuilt.cause, err)
 	}
-	return di, st, nil
+	di, st, err = openDiskFile(path, bucket, created, lastSeq)
+	if err != nil {
+		return nil, diskState{}, nil, fmt.Errorf("ledger index %s: %w", path, err)
+	}
+	return di, st, rebuilt, nil
 }
 
 func openDiskFile(path, bucket string, created time.Time, lastSeq uint64) (di *diskIndex, st diskState, err error) {
 	var db *bolt.DB
 	defer func() {
-		if r := recover(); r != nil { // bbolt panics on some damaged pages
-			err = fmt.Errorf("damaged: %v", r)
-		}
 		if err != nil && db != nil {
 			db.Close()
 			di = nil
 		}
 	}()
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, st, errIndexBusy
-	}
+	_, statErr := os.Stat(path)
+	existing := statErr == nil
+	err = guard(func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 2 * time.Second})
+		if errors.Is(err, bolt.ErrTimeout) {
+			return errIndexBusy
+		}
+		if err != nil && !environmental(err) {
+			return damaged(err) // not a bbolt file, a bad meta page, ...
+		}
+		return err
+	})
 	if err != nil {
 		return nil, st, err
 	}
@@ -133,49 +165,54 @@ func openDiskFile(path, bucket string, created time.Time, lastSeq uint64) (di *d
 		return nil, st, err
 	}
 	var count uint64
-	err = db.Update(func(tx *bolt.Tx) error {
-		if tx.Size() > fi.Size() {
-			return fmt.Errorf("damaged: %d bytes of pages in a file of %d", tx.Size(), fi.Size())
-		}
-		meta := tx.Bucket(diskMeta)
-		if meta == nil { // a new file
-			for _, name := range [][]byte{diskMeta, diskMarks, diskExpiry} {
-				if _, err := tx.CreateBucket(name); err != nil {
-					return err
-				}
+	err = guard(func() error {
+		return db.Update(func(tx *bolt.Tx) error {
+			if tx.Size() > fi.Size() {
+				return damaged(fmt.Errorf("%d bytes of pages in a file of %d", tx.Size(), fi.Size()))
 			}
-			meta = tx.Bucket(diskMeta)
-			return errors.Join(meta.Put(metaFormat, u64(diskFormat)), meta.Put(metaBucket, []byte(bucket)),
-				meta.Put(metaCreated, u64(uint64(created.UnixNano()))), meta.Put(metaApplied, u64(0)),
-				meta.Put(metaLegacy, u64(0)), meta.Put(metaCount, u64(0)))
-		}
-		if tx.Bucket(diskMarks) == nil || tx.Bucket(diskExpiry) == nil {
-			return errors.New("not a ledger index")
-		}
-		format, ok := getU64(meta, metaFormat)
-		if !ok || format > diskFormat {
-			return fmt.Errorf("format %d, this edihub reads %d", format, diskFormat)
-		}
-		if string(meta.Get(metaBucket)) != bucket {
-			return fmt.Errorf("written for bucket %q", meta.Get(metaBucket))
-		}
-		if c, _ := getU64(meta, metaCreated); int64(c) != created.UnixNano() {
-			return errors.New("written for another stream of the bucket (deleted and made again)")
-		}
-		st.applied, _ = getU64(meta, metaApplied)
-		if st.applied > lastSeq {
-			return fmt.Errorf("has read to sequence %d, past the bucket's end %d", st.applied, lastSeq)
-		}
-		if l, _ := getU64(meta, metaLegacy); l != 0 {
-			st.legacy = time.Unix(0, int64(l))
-		}
-		count, _ = getU64(meta, metaCount)
-		return nil
+			meta := tx.Bucket(diskMeta)
+			if meta == nil { // a new file
+				for _, name := range [][]byte{diskMeta, diskMarks, diskExpiry} {
+					if _, err := tx.CreateBucket(name); err != nil {
+						return err
+					}
+				}
+				meta = tx.Bucket(diskMeta)
+				return errors.Join(meta.Put(metaFormat, u64(diskFormat)), meta.Put(metaBucket, []byte(bucket)),
+					meta.Put(metaCreated, u64(uint64(created.UnixNano()))), meta.Put(metaApplied, u64(0)),
+					meta.Put(metaLegacy, u64(0)), meta.Put(metaCount, u64(0)))
+			}
+			if tx.Bucket(diskMarks) == nil || tx.Bucket(diskExpiry) == nil {
+				return errors.New("not a ledger index")
+			}
+			format, ok := getU64(meta, metaFormat)
+			if !ok || format > diskFormat {
+				return fmt.Errorf("format %d, this edihub reads %d", format, diskFormat)
+			}
+			if string(meta.Get(metaBucket)) != bucket {
+				return fmt.Errorf("written for bucket %q", meta.Get(metaBucket))
+			}
+			if c, _ := getU64(meta, metaCreated); int64(c) != created.UnixNano() {
+				return errors.New("written for another stream of the bucket (deleted and made again)")
+			}
+			st.applied, _ = getU64(meta, metaApplied)
+			if st.applied > lastSeq {
+				return fmt.Errorf("has read to sequence %d, past the bucket's end %d", st.applied, lastSeq)
+			}
+			if l, _ := getU64(meta, metaLegacy); l != 0 {
+				st.legacy = time.Unix(0, int64(l))
+			}
+			count, _ = getU64(meta, metaCount)
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, st, err
 	}
-	di = &diskIndex{db: db}
+	di = &diskIndex{db: db, path: path, existing: existing, checked: make(chan struct{})}
+	if !existing || !verifyAtOpen {
+		di.checkDone(nil) // nothing to check
+	}
 	di.count.Store(int64(count))
 	di.openRead()
 	return di, st, nil
@@ -191,31 +228,36 @@ func getU64(b *bolt.Bucket, k []byte) (uint64, bool) {
 	return binary.BigEndian.Uint64(v), true
 }
 
-// get reads d's mark from the file.
+// get reads d's mark from the file. An error that is the file's (bbolt
+// panicked on a damaged page, or faulted on a pointer out of the file) is
+// a *damageError.
 func (di *diskIndex) get(d digest) (m mark, ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("ledger index file damaged: %v", r)
-		}
-	}()
 	decode := func(v []byte) { // v is the file's memory: copied out
 		if len(v) >= 8 {
 			m, ok = mark{at: int64(binary.BigEndian.Uint64(v)), origin: string(v[8:])}, true
 		}
 	}
-	di.readMu.RLock()
-	if di.marks != nil {
-		decode(di.marks.Get(d[:]))
-		di.readMu.RUnlock()
-		return m, ok, nil
-	}
-	di.readMu.RUnlock()
-	err = di.db.View(func(tx *bolt.Tx) error {
-		decode(tx.Bucket(diskMarks).Get(d[:]))
+	shared := false
+	err = guard(func() error {
+		di.readMu.RLock()
+		defer di.readMu.RUnlock()
+		if di.marks != nil {
+			shared = true
+			decode(di.marks.Get(d[:]))
+		}
 		return nil
 	})
+	if err != nil || shared {
+		return m, ok, di.tag(err)
+	}
+	err = guard(func() error {
+		return di.db.View(func(tx *bolt.Tx) error {
+			decode(tx.Bucket(diskMarks).Get(d[:]))
+			return nil
+		})
+	})
 	if err != nil {
-		return mark{}, false, fmt.Errorf("ledger index file: %w", err)
+		return mark{}, false, di.tag(fmt.Errorf("ledger index file: %w", err))
 	}
 	return m, ok, nil
 }
@@ -231,7 +273,8 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 	// in key order: bbolt fills pages one after another instead of
 	// splitting them at random
 	slices.SortFunc(ds, func(a, b digest) int { return bytes.Compare(a[:], b[:]) })
-	var count int64
+	di.writeMu.Lock()
+	defer di.writeMu.Unlock()
 	di.readMu.Lock()
 	di.closeRead()
 	di.readMu.Unlock()
@@ -240,76 +283,116 @@ func (di *diskIndex) write(marks map[digest]mark, applied uint64, legacy time.Ti
 		di.openRead()
 		di.readMu.Unlock()
 	}()
-	err := di.db.Update(func(tx *bolt.Tx) error {
-		mb, eb, meta := tx.Bucket(diskMarks), tx.Bucket(diskExpiry), tx.Bucket(diskMeta)
-		c, _ := getU64(meta, metaCount)
-		count = int64(c)
-		var ek [8 + 32]byte
-		for _, d := range ds {
-			m := marks[d]
-			if m.at <= cut {
-				continue
+	// In transactions of at most writeChunk marks: bbolt splits a node
+	// only at commit, so one transaction of a whole rebuilt index (a
+	// million marks after a first start) grew its nodes without bound and
+	// each insert moved them (hours). Only the last records applied: a
+	// crash between two leaves marks the file has beyond its sequence,
+	// which the bucket's read gives again.
+	for from := 0; ; from += writeChunk {
+		to := min(from+writeChunk, len(ds))
+		if err := di.writeChunk(ds[from:to], marks, to == len(ds), applied, legacy, cut); err != nil {
+			return di.tag(fmt.Errorf("ledger index file: %w", err))
+		}
+		if to == len(ds) {
+			return nil
+		}
+	}
+}
+
+// writeChunk is one transaction of write: the marks of ds, and with last
+// the sweep of the expired and applied and legacy.
+func (di *diskIndex) writeChunk(ds []digest, marks map[digest]mark, last bool, applied uint64, legacy time.Time, cut int64) error {
+	var count int64
+	err := guard(func() error {
+		return di.db.Update(func(tx *bolt.Tx) error {
+			mb, eb, meta := tx.Bucket(diskMarks), tx.Bucket(diskExpiry), tx.Bucket(diskMeta)
+			c, _ := getU64(meta, metaCount)
+			count = int64(c)
+			expiryKey := func(at uint64, d digest) []byte {
+				return append(binary.BigEndian.AppendUint64(make([]byte, 0, 8+32), at), d[:]...)
 			}
-			if cur := mb.Get(d[:]); len(cur) >= 8 {
-				curAt := binary.BigEndian.Uint64(cur)
-				if int64(curAt) >= m.at {
+			// expiry keys are written after the marks, in their own key
+			// order (time first): in the marks' order they fell at random
+			// into the last page, one move of it each
+			var expDel, expPut [][]byte
+			for _, d := range ds {
+				m := marks[d]
+				if m.at <= cut {
 					continue
 				}
-				binary.BigEndian.PutUint64(ek[:], curAt)
-				copy(ek[8:], d[:])
-				if err := eb.Delete(ek[:]); err != nil {
+				if cur := mb.Get(d[:]); len(cur) >= 8 {
+					curAt := binary.BigEndian.Uint64(cur)
+					if int64(curAt) >= m.at {
+						continue
+					}
+					expDel = append(expDel, expiryKey(curAt, d))
+				} else {
+					count++
+				}
+				v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(m.origin)), uint64(m.at))
+				if err := mb.Put(bytes.Clone(d[:]), append(v, m.origin...)); err != nil {
 					return err
 				}
-			} else {
-				count++
+				expPut = append(expPut, expiryKey(uint64(m.at), d))
 			}
-			v := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(m.origin)), uint64(m.at))
-			if err := mb.Put(bytes.Clone(d[:]), append(v, m.origin...)); err != nil {
-				return err
+			for _, ks := range [][][]byte{expDel, expPut} {
+				slices.SortFunc(ks, bytes.Compare)
 			}
-			binary.BigEndian.PutUint64(ek[:], uint64(m.at))
-			copy(ek[8:], d[:])
-			if err := eb.Put(bytes.Clone(ek[:]), nil); err != nil {
-				return err
-			}
-		}
-		// the expired, oldest first; deleted after the walk (a cursor
-		// that deletes as it goes may skip keys)
-		var gone [][]byte
-		cur := eb.Cursor()
-		for k, _ := cur.First(); k != nil && len(gone) < sweepBatch; k, _ = cur.Next() {
-			if len(k) != 8+32 || int64(binary.BigEndian.Uint64(k)) > cut {
-				break
-			}
-			gone = append(gone, bytes.Clone(k))
-		}
-		for _, k := range gone {
-			if err := eb.Delete(k); err != nil {
-				return err
-			}
-			if v := mb.Get(k[8:]); len(v) >= 8 && bytes.Equal(v[:8], k[:8]) {
-				if err := mb.Delete(k[8:]); err != nil {
+			for _, k := range expDel {
+				if err := eb.Delete(k); err != nil {
 					return err
 				}
-				count--
 			}
-		}
-		old, _ := getU64(meta, metaApplied)
-		var l uint64
-		if !legacy.IsZero() {
-			l = uint64(legacy.UnixNano())
-		}
-		return errors.Join(meta.Put(metaApplied, u64(max(old, applied))), meta.Put(metaLegacy, u64(l)),
-			meta.Put(metaCount, u64(uint64(max(count, 0)))))
+			for _, k := range expPut {
+				if err := eb.Put(k, nil); err != nil {
+					return err
+				}
+			}
+			if !last {
+				return meta.Put(metaCount, u64(uint64(max(count, 0))))
+			}
+			// the expired, oldest first; deleted after the walk (a cursor
+			// that deletes as it goes may skip keys)
+			var gone [][]byte
+			cur := eb.Cursor()
+			for k, _ := cur.First(); k != nil && len(gone) < sweepBatch; k, _ = cur.Next() {
+				if len(k) != 8+32 || int64(binary.BigEndian.Uint64(k)) > cut {
+					break
+				}
+				gone = append(gone, bytes.Clone(k))
+			}
+			for _, k := range gone {
+				if err := eb.Delete(k); err != nil {
+					return err
+				}
+				if v := mb.Get(k[8:]); len(v) >= 8 && bytes.Equal(v[:8], k[:8]) {
+					if err := mb.Delete(k[8:]); err != nil {
+						return err
+					}
+					count--
+				}
+			}
+			old, _ := getU64(meta, metaApplied)
+			var l uint64
+			if !legacy.IsZero() {
+				l = uint64(legacy.UnixNano())
+			}
+			return errors.Join(meta.Put(metaApplied, u64(max(old, applied))), meta.Put(metaLegacy, u64(l)),
+				meta.Put(metaCount, u64(uint64(max(count, 0)))))
+		})
 	})
 	if err != nil {
-		return fmt.Errorf("ledger index file: %w", err)
+		return err
 	}
 	di.count.Store(count)
 	return nil
 }
 
 func (di *diskIndex) close() error {
+	di.stop.Store(true)
+	di.writeMu.Lock() // a write or the check under way ends first
+	defer di.writeMu.Unlock()
 	di.readMu.Lock()
 	di.closeRead()
 	di.readMu.Unlock()

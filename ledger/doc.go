@@ -36,7 +36,8 @@
 //     is in memory, or with KVOptions.IndexFile in a local bbolt file
 //     (diskindex.go) with in memory only what is not written yet: a
 //     restarted store opens the file and reads only the bucket's messages
-//     after the sequence it records (checkpoint.go).
+//     after the sequence it records (checkpoint.go). A damaged file is
+//     moved aside and rebuilt from the bucket (damage.go).
 //
 //     Single entries, $KV.<bucket>.ix.<partner hash>.<sha256> with a
 //     per-key TTL (Nats-TTL), are what earlier versions wrote and what a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	ejs "github.com/edihub/edihub/jetstream"
 )
@@ -54,6 +55,15 @@ type index struct {
 	loaded       atomic.Bool // the bucket was read to its end once
 	legacy       time.Time   // meta.legacy-until, as last read
 	swept        time.Time
+
+	// gen counts the files detached (damage.go): a lookup that failed on
+	// one that was replaced meanwhile tries again
+	gen      atomic.Uint64
+	onDamage func(reason string, err error) // the store's indexDamaged
+	// checkWait bounds a lookup's wait for the check after open (the
+	// store's Timeout)
+	checkWait time.Duration
+	log       zerolog.Logger
 
 	flushMu    sync.Mutex  // one write to the file at a time
 	flushing   atomic.Bool // a write started by put is under way
@@ -105,6 +115,18 @@ func (ix *index) get(d digest) (mark, bool, error) {
 		var err error
 		if m, ok, err = disk.get(d); err != nil {
 			return mark{}, false, err
+		}
+		if !ok { // "unseen" only from a checked file (damage.go)
+			waited, err := disk.awaitCheck(ix.checkWait)
+			if err != nil {
+				ix.report(RebuildCheck, err)
+				return mark{}, false, err
+			}
+			if waited {
+				if m, ok, err = disk.get(d); err != nil {
+					return mark{}, false, err
+				}
+			}
 		}
 	}
 	if ok && ix.now().UnixNano()-m.at >= int64(ix.ttl) {

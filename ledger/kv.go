@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
 
 	ejs "github.com/edihub/edihub/jetstream"
 )
@@ -43,6 +44,9 @@ type KVOptions struct {
 	CommitTimeout time.Duration
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// Log gets a line when the index file is rebuilt (damage.go); the
+	// zero value logs nothing.
+	Log zerolog.Logger
 }
 
 func (o *KVOptions) setDefaults() {
@@ -103,10 +107,12 @@ type KVStore struct {
 	stream string // KV_<bucket>
 
 	ix              *index
-	readMu          sync.Mutex  // one reader of the bucket at a time
-	callMu          sync.Mutex  // guards reading
-	reading         *readCall   // the read lookups share, if one is in progress
-	checkpointTried bool        // under readMu
+	readMu          sync.Mutex // one reader of the bucket at a time
+	callMu          sync.Mutex // guards reading
+	reading         *readCall  // the read lookups share, if one is in progress
+	checkpointTried bool       // under readMu: no (further) file is opened
+	lastRebuild     time.Time  // under readMu
+	rebuilds        map[string]*atomic.Int64
 	reread          atomic.Bool // Forget was called: read what was stored since
 	commit          committer
 	acks            commitAcks
@@ -158,8 +164,15 @@ func BindKV(ctx context.Context, js jetstream.JetStream, opts *KVOptions) (*KVSt
 }
 
 func newKVStore(js jetstream.JetStream, kv jetstream.KeyValue, o KVOptions) *KVStore {
-	return &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + ".", stream: "KV_" + o.Bucket,
-		ix: newIndex(o.TTL, o.Now)}
+	s := &KVStore{js: js, kv: kv, opts: o, pre: "$KV." + o.Bucket + ".", stream: "KV_" + o.Bucket,
+		ix: newIndex(o.TTL, o.Now), rebuilds: map[string]*atomic.Int64{}}
+	for _, r := range RebuildReasons {
+		s.rebuilds[r] = new(atomic.Int64)
+	}
+	s.ix.log = o.Log
+	s.ix.checkWait = o.Timeout
+	s.ix.onDamage = s.indexDamaged
+	return s
 }
 
 func (s *KVStore) ctx() (context.Context, context.CancelFunc) {
@@ -248,6 +261,24 @@ func (s *KVStore) ProcessedBy(k Key) (string, error) {
 // after a Forget); partner-less keys of a migrated ledger are tried while
 // they may be live.
 func (s *KVStore) lookup(k Key) (mark, bool, error) {
+	for try := 1; ; try++ {
+		gen := s.ix.gen.Load()
+		m, ok, err := s.lookupOnce(k)
+		if err == nil || try == 3 {
+			return m, ok, err
+		}
+		if isDamage(err) { // the file is replaced; this lookup reads the bucket
+			s.indexDamaged(RebuildLookup, err)
+			continue
+		}
+		if s.ix.gen.Load() == gen {
+			return m, ok, err
+		}
+		// it failed on a file that was replaced meanwhile
+	}
+}
+
+func (s *KVStore) lookupOnce(k Key) (mark, bool, error) {
 	if err := s.read(); err != nil {
 		return mark{}, false, fmt.Errorf("ledger lookup %s: %w", k, err)
 	}
@@ -325,7 +356,9 @@ func (s *KVStore) readOnce() error {
 			s.checkpointTried = true // once: a failed read below goes on from what it opened
 			info := st.CachedInfo()
 			// none usable (in use by another process): in memory, read it all
-			_ = s.ix.open(s.opts.IndexFile, s.opts.Bucket, info.Created, info.State.LastSeq)
+			if rebuilt, err := s.ix.open(s.opts.IndexFile, s.opts.Bucket, info.Created, info.State.LastSeq); err == nil && rebuilt != nil {
+				s.rebuilt(rebuilt)
+			}
 		}
 	}
 	if err := s.ix.catchUp(ctx, s.js, s.stream, s.pre); err != nil {
