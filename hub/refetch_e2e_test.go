@@ -121,7 +121,7 @@ func (p *cutProxy) cut() {
 }
 
 // A message retried in place whose nak is lost with its connection: the
-// server would hand it back only when its ack wait (30 s here) runs out,
+// server would hand it back only when its ack wait (120 s here) runs out,
 // and the lane used to wait for it up to twice that, holding its partner.
 // After the reconnect the lane asks for it again at once: it and the
 // partner's message behind it reach PARSED well within the ack wait, in
@@ -131,8 +131,12 @@ func TestLostNakIsAskedForAgainAfterReconnect(t *testing.T) {
 	proxy := startCutProxy(t, srv.HostPort)
 	cfg := fastConfig()
 	cfg.Partitions = 1
-	cfg.Attempts.AckWait = 30 * time.Second
-	cfg.Attempts.Deadline = 30 * time.Second // the first attempt waits for the test (below)
+	// an ack wait far longer than the recovery may take on a loaded machine:
+	// what the test tells apart is "asked for again" from "handed back by
+	// the server after the ack wait"
+	cfg.Attempts.AckWait = 120 * time.Second
+	cfg.Attempts.Deadline = 120 * time.Second // the first attempt waits for the test (below)
+	cfg.DuplicateWindow = 5 * time.Minute     // at least twice the ack wait (Validate)
 	var attempts atomic.Int32
 	bothOut := make(chan struct{})
 	stage := echoStage("parse", func(m *Message) error {
@@ -170,9 +174,9 @@ func TestLostNakIsAskedForAgainAfterReconnect(t *testing.T) {
 	cutAt := time.Now()
 	proxy.cut()
 
-	// well within the 30 s ack wait: the server did not hand it back by itself
-	jetstreamtest.Eventually(t, 15*time.Second, func() bool { return jetstreamtest.CountMsgs(t, j, "PARSED") >= 2 },
-		"the partner's messages did not reach PARSED within 15 s of the reconnect (ack_wait 30 s)")
+	// well within the 120 s ack wait: the server did not hand it back by itself
+	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return jetstreamtest.CountMsgs(t, j, "PARSED") >= 2 },
+		"the partner's messages did not reach PARSED within 60 s of the reconnect (ack_wait 120 s)")
 	if d := time.Since(cutAt); d >= cfg.Attempts.AckWait {
 		t.Fatalf("recovered %v after the cut, not before the ack wait (%v)", d, cfg.Attempts.AckWait)
 	}
