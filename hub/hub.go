@@ -177,8 +177,7 @@ type Hub struct {
 	forgetPartners func(partners []string)
 	claim          ClaimChecker
 	claimMet       *metrics.ClaimCheck
-	bulk           *bulkhead    // nil: the bulkhead is off
-	parksLeft      map[int]bool // bulkhead off: partitions with a park consumer left (parking.go)
+	bulk           *bulkhead // nil: the bulkhead is off
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -352,11 +351,6 @@ func (h *Hub) Run(ctx context.Context) error {
 			return failed(err)
 		}
 		start("bulkhead", follow)
-	} else {
-		var err error
-		if h.parksLeft, err = h.leftParks(ctx); err != nil {
-			return failed(err)
-		}
 	}
 	h.setPhase("creating the consumers")
 	for p := 0; p < h.cfg.Partitions; p++ {

@@ -30,7 +30,7 @@ type source struct {
 	// are what is in hand (see pull).
 	workers, window int
 	lanes           *lanes
-	parked          *parks           // a partition's paused partners out of its window (parking.go); nil: no bulkhead
+	parked          *parks           // a partition's paused and spilled partners out of its window (parking.go); nil: not a partition
 	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
 	// pinID is the server's pin of this instance on the partition, and
 	// partners those seen since (see notePin).
@@ -124,18 +124,18 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	}
 	s.lanes, s.parked = ln, nil
 	if b := s.h.bulk; b != nil && s.partition >= 0 {
-		ln.paused = b.isPaused
 		b.attach(ln)
 		defer b.detach(ln)
 	}
 	s.armBarrier(ctx)
-	if s.partition >= 0 && (s.h.bulk != nil || s.h.parksLeft[s.partition]) {
+	if s.partition >= 0 {
 		pk, err := s.openParks(ctx, ln, s.h.bulk)
 		if err != nil {
 			return err
 		}
 		s.parked = pk
 		defer pk.stop()
+		ln.paused = pk.holdsLane // set before anything is pulled or run
 	}
 	it, err := s.cons.Messages(opts...)
 	if err != nil {

@@ -33,6 +33,8 @@ type Pipeline struct {
 	DuplicatesSkipped prometheus.Counter
 	CopyFailures      *prometheus.CounterVec // kind
 	PinChanges        prometheus.Counter
+	Spilled           prometheus.Gauge   // partners over hub.partner_max_in_flight on a park consumer of their own
+	Spills            prometheus.Counter // times a partner spilled
 
 	// the happy path's series, looked up once
 	OKMessages prometheus.Counter
@@ -118,12 +120,20 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.PinChanges = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "edihub_cluster_partition_pins_total", Help: "Times the server pinned a partition to this instance (a take-over on a cluster).",
 	})
+	m.Spilled = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "edihub_partition_spilled_partners",
+		Help: "Partners that had more than hub.partner_max_in_flight messages in hand and now run from a park consumer of their own, out of their partition's window (in the partitions this instance runs).",
+	})
+	m.Spills = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "edihub_partition_spills_total",
+		Help: "Times a partner went over hub.partner_max_in_flight and spilled to a park consumer of its own.",
+	})
 	m.OKMessages = m.Messages.WithLabelValues("pipeline", "ok")
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
 		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.Alerts, m.Abandoned,
-		m.Duplicates, m.MaxDeliveries, m.PinChanges)
+		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.Spilled, m.Spills)
 	return m
 }
 
