@@ -175,7 +175,9 @@ func TestQuietPartnerIsNotHeldByAFloodInItsPartition(t *testing.T) {
 	if err := <-floodErr; err != nil {
 		t.Fatal(err)
 	}
-	jetstreamtest.Eventually(t, 2*time.Minute, func() bool {
+	// the flood's drain, serial: 2 minutes, or 4 ms a message for a larger
+	// flood (the race detector on a loaded machine)
+	jetstreamtest.Eventually(t, max(2*time.Minute, time.Duration(flood)*4*time.Millisecond), func() bool {
 		return jetstreamtest.CountMsgs(t, env.js, "PARSED") >= flood+2*quiet
 	})
 	close(sampling)

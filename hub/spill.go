@@ -1,10 +1,15 @@
 package hub
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/edihub/edihub/escape"
 )
 
 // A partner that floods its partition would hold the partition's window
@@ -16,7 +21,8 @@ import (
 // consumer then acks (skips) what it is handed of the partner and keeps
 // its window for the others; the park consumer hands the partner's
 // messages into its lane partner_max_in_flight at a time, in order, until
-// it has none left, and the partition takes the partner back.
+// it has none left, and the partition takes the partner back. The drain
+// below is every park's, paused or spilled.
 
 // holds is how many of partner's messages are in its lane: queued, or
 // taken (running, waiting for their turn).
@@ -115,4 +121,131 @@ func (h *drainHold) quiet(now time.Time, every time.Duration) []js.Msg {
 		}
 	}
 	return out
+}
+
+// drainPoll is how long a drain waits for its next message before asking
+// whether the park consumer is empty, and how often a drain whose partner
+// is paused again (or whose lanes are behind a barrier) looks again.
+const drainPoll = time.Second
+
+// drainStep is how soon a drain whose partner's lane is full looks again
+// (a refill is due when a quarter of the batch is free), doubled while it
+// stays full up to drainStepMax: the three quarters left in the lane
+// cover that at several thousand messages a second.
+const (
+	drainStep    = 2 * time.Millisecond
+	drainStepMax = 10 * time.Millisecond
+)
+
+// drain hands the park consumer's messages to the partner's lane, up to
+// batch at a time, until it has none left.
+func (pk *parks) drain(p *park) {
+	defer pk.wg.Done()
+	log := pk.s.h.log.With().Str("partner", escape.Line(p.partner)).Str("consumer", p.name).Logger()
+	log.Info().Uint64("from", p.from).Bool("spill", p.spill).Msg("parked partner drains: its parked messages run, in order")
+	hold := pk.holdAtStart(p)
+	var asked time.Time // when a hold last asked the server what is out
+	step := drainStep
+	for pk.ctx.Err() == nil {
+		now := time.Now()
+		if hold != nil {
+			for _, m := range hold.quiet(now, pk.s.h.exec.heartbeat/2) {
+				_ = m.InProgress()
+			}
+		}
+		_, _, barrier := pk.ln.held()
+		if barrier || pk.paused(p.partner) { // paused again: those in hand wait, with progress
+			pk.wait(drainPoll / 5)
+			continue
+		}
+		if hold != nil {
+			pending, known := 0, false
+			if now.Sub(asked) >= barrierPoll {
+				asked = now
+				pending, known = pk.pending(p)
+			}
+			if hold.lifted(now, pending, known) {
+				for _, seq := range hold.seqs() {
+					m := hold.byseq[seq]
+					pk.ln.addDelivery(m.msg, seq, p.partner, m.size, m.redelivered, now)
+				}
+				pk.s.gauge(pk.ln)
+				log.Info().Int("in_hand", len(hold.byseq)).Msg("what the park consumer had out before is back; the partner's drain runs")
+				hold = nil
+			}
+		}
+		room, least := pk.batch-pk.ln.holds(p.partner), max(1, pk.batch/4)
+		if hold != nil {
+			// every free place: those out before come back only into a
+			// waiting request
+			room, least = pk.batch-len(hold.byseq), 1
+		}
+		if room < least {
+			pk.wait(step)
+			step = min(2*step, drainStepMax)
+			continue
+		}
+		step = drainStep
+		wait := drainPoll
+		if hold != nil {
+			wait = barrierPoll
+		}
+		batch, err := p.cons.Fetch(room, js.FetchMaxWait(wait))
+		if err != nil {
+			if pk.ctx.Err() == nil {
+				log.Warn().Err(err).Msg("pull from a park consumer failed; retrying")
+				pk.wait(drainPoll)
+			}
+			continue
+		}
+		got := 0
+		for msg := range batch.Messages() {
+			got++
+			md, err := msg.Metadata()
+			if err != nil {
+				continue
+			}
+			now := time.Now()
+			if hold != nil {
+				hold.keep(msg, md.Sequence.Stream, len(msg.Data()), md.NumDelivered > 1, now)
+				continue
+			}
+			pk.ln.addDelivery(msg, md.Sequence.Stream, p.partner, len(msg.Data()), md.NumDelivered > 1, now)
+			pk.s.gauge(pk.ln)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && pk.ctx.Err() == nil {
+			log.Warn().Err(err).Msg("pull from a park consumer failed; retrying")
+			pk.wait(drainPoll)
+			continue
+		}
+		if got == 0 && hold == nil && pk.handover(p) {
+			log.Info().Msg("parked messages all ran; the partition takes the partner back")
+			return
+		}
+	}
+}
+
+// holdAtStart is the drain's hold when its park consumer has messages out
+// from before (drainHold), nil when it has none. Unreadable, the drain
+// holds for the longest one could take to come back.
+func (pk *parks) holdAtStart(p *park) *drainHold {
+	ctx, cancel := context.WithTimeout(pk.ctx, 5*time.Second)
+	defer cancel()
+	till := time.Now().Add(pk.s.barrierFor())
+	info, err := p.cons.Info(ctx)
+	if err != nil {
+		return newDrainHold(^uint64(0), 1<<30, till)
+	}
+	return newDrainHold(info.Delivered.Stream, info.NumAckPending, till)
+}
+
+// pending is how many messages the park consumer has out.
+func (pk *parks) pending(p *park) (int, bool) {
+	ctx, cancel := context.WithTimeout(pk.ctx, 5*time.Second)
+	defer cancel()
+	info, err := p.cons.Info(ctx)
+	if err != nil {
+		return 0, false
+	}
+	return info.NumAckPending, true
 }
