@@ -32,6 +32,7 @@ type source struct {
 	lanes           *lanes
 	parked          *parks           // a partition's paused and spilled partners out of its window (parking.go); nil: not a partition
 	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
+	gaugeMu         sync.Mutex
 	// pinID is the server's pin of this instance on the partition, and
 	// partners those seen since (see notePin).
 	pinID    string
@@ -262,6 +263,10 @@ func (s *source) gauge(ln *lanes) {
 	if s.partition < 0 {
 		return
 	}
+	// read and set as one: workers and park drains update it at once, and
+	// an older reading set last would stay
+	s.gaugeMu.Lock()
+	defer s.gaugeMu.Unlock()
 	held, running, _ := ln.held()
 	s.heldG.Set(float64(held))
 	s.runningG.Set(float64(running))
