@@ -217,8 +217,8 @@ func TestQuietPartnerIsNotHeldByAFloodInItsPartition(t *testing.T) {
 	ql, cl := lat(q), lat(control)
 	mu.Unlock()
 	p99 := func(l []time.Duration) time.Duration { return l[(len(l)*99+99)/100-1] }
-	t.Logf("flood %d, quiet %d (%d sent behind a backlog), window %d, partner bound %d, at most %d in hand: quiet partner in the flood's partition p50 %v p99 %v; control partner alone in the other partition p50 %v p99 %v",
-		flood, quiet, behind, window, bound, maxHeld.Load(), ql[len(ql)/2], p99(ql), cl[len(cl)/2], p99(cl))
+	t.Logf("flood %d, quiet %d (%d sent behind a backlog), window %d, partner bound %d, at most %d in hand, %v spills: quiet partner in the flood's partition p50 %v p99 %v; control partner alone in the other partition p50 %v p99 %v",
+		flood, quiet, behind, window, bound, maxHeld.Load(), jetstreamtest.MetricSum(t, env.reg, "edihub_partition_spills_total"), ql[len(ql)/2], p99(ql), cl[len(cl)/2], p99(cl))
 	// 250 ms, unless the machine itself gave the control partner, which
 	// waits for nobody, more than that: then the quiet one must fare as
 	// well as the control (a partition serial behind the flood's backlog
