@@ -11,6 +11,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -415,13 +416,33 @@ func (b *bench) runPlain(ctx context.Context, round, n int) (float64, error) {
 	return sw.rate(n), nil
 }
 
+// resetIngestConsumers deletes the hub's consumers of INGEST, partitions
+// and parks (a partner spilled in one side's run), so that the next side's
+// hub reads the same messages from the start.
+func (b *bench) resetIngestConsumers(ctx context.Context) {
+	for p := 0; p < b.partitions; p++ {
+		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
+	}
+	st, err := b.js.Stream(ctx, wire.DefaultIngestStream)
+	if err != nil {
+		return
+	}
+	var parks []string
+	for n := range st.ConsumerNames(ctx).Name() {
+		if strings.HasPrefix(n, "park-") {
+			parks = append(parks, n)
+		}
+	}
+	for _, n := range parks {
+		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, n)
+	}
+}
+
 // runHub runs a fresh hub (its partition consumers re-created) over the
 // same INGEST messages until n messages for which counts says yes (nil: all)
 // went through stage; it returns their rate and the counter-store writes.
 func (b *bench) runHub(ctx context.Context, n int, cfg hub.Config, stage hub.Handler, counts func(*hub.Message) bool) (float64, float64, error) {
-	for p := 0; p < b.partitions; p++ {
-		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
-	}
+	b.resetIngestConsumers(ctx)
 	var done atomic.Int64
 	var sw stopwatch
 	finished := make(chan struct{})

@@ -181,9 +181,7 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // of a partner's at once (hub.partner_pipeline 4, or --pipeline), "ledger"
 // and "noledger" --pipeline deep when given.
 func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
-	for p := 0; p < b.partitions; p++ {
-		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
-	}
+	b.resetIngestConsumers(ctx)
 	cfg := b.config()
 	switch shape {
 	case "serial":

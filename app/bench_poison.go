@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"strconv"
 	"sync"
 	"time"
 
@@ -42,9 +41,7 @@ func (b *bench) poisonLatency(ctx context.Context) (float64, int, error) {
 		}
 		return nil
 	}
-	for p := 0; p < b.partitions; p++ {
-		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, "ingest-p"+strconv.Itoa(p))
-	}
+	b.resetIngestConsumers(ctx)
 	h, _, err := b.newHub(b.config(), stage)
 	if err != nil {
 		return 0, 0, err

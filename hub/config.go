@@ -22,11 +22,18 @@ type Config struct {
 	PartitionConcurrency int `yaml:"partition_concurrency"`
 	// PartitionMaxInFlight is how many messages a partition's consumer has
 	// out at once (its MaxAckPending): running, and waiting behind their
-	// partner's head. A quiet partner behind a flooding one in the same
-	// partition is reached once the flood's backlog ahead of it fits in
-	// this window. Memory in hand is at most this many messages per
-	// partition.
+	// partner's head. No partner holds more than partner_max_in_flight
+	// of it (a partner over it spills). Memory in hand is at most this
+	// many messages per partition, plus partner_max_in_flight per spilled
+	// partner.
 	PartitionMaxInFlight int `yaml:"partition_max_in_flight"`
+	// PartnerMaxInFlight bounds one partner's share of its partition's
+	// window: a partner with more than this many messages in its lane
+	// spills to a park consumer of its own (parking.go, spill.go), which
+	// hands it this many at a time, so a flood never holds the window
+	// its neighbours need. At or above partition_max_in_flight no partner
+	// spills.
+	PartnerMaxInFlight int `yaml:"partner_max_in_flight"`
 	// PartnerPipeline is how many of one partner's messages a partition
 	// takes at once: the ones behind the first run their stages while the
 	// one before is stored, and settle (outputs, ledger, ack) strictly in
@@ -108,6 +115,13 @@ type AttemptConfig struct {
 // one round trip each, and the stage it hides is a fifth of the cycle.
 const defaultPartnerPipeline = 1
 
+// defaultPartnerMaxInFlight is hub.partner_max_in_flight's default: a
+// quarter of the default window, so three floods in one partition still
+// leave a quarter of it to the quiet partners, and 64 in hand are 45 ms
+// of work for one partner's serial drain at ~1 400 msg/s (no gap while
+// the park consumer refills its lane).
+const defaultPartnerMaxInFlight = 64
+
 func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
@@ -118,6 +132,7 @@ func (c *Config) setDefaults() {
 	if c.GroupSettle == "" {
 		c.GroupSettle = GroupSettleAuto
 	}
+	setInt(&c.PartnerMaxInFlight, defaultPartnerMaxInFlight)
 	c.Streams.SetDefaults()
 	a := &c.Attempts
 	setInt(&a.Threshold, 5)
@@ -158,6 +173,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GroupSettle != GroupSettleAuto && c.GroupSettle != GroupSettleAlways && c.GroupSettle != GroupSettleOff {
 		bad("group_settle: %q, want auto, always or off", c.GroupSettle)
+	}
+	if c.PartnerMaxInFlight < c.PartnerPipeline || c.PartnerMaxInFlight > 100000 {
+		bad("partner_max_in_flight: %d, want partner_pipeline (%d)..100000", c.PartnerMaxInFlight, c.PartnerPipeline)
 	}
 	if c.Attempts.Threshold < 1 {
 		bad("attempts.threshold: %d, want >= 1", c.Attempts.Threshold)

@@ -187,9 +187,8 @@ type Hub struct {
 	forgetPartners func(partners []string)
 	claim          ClaimChecker
 	claimMet       *metrics.ClaimCheck
-	bulk           *bulkhead    // nil: the bulkhead is off
-	groups         groupSettle  // a partner's pipelined messages settled together (group.go)
-	parksLeft      map[int]bool // bulkhead off: partitions with a park consumer left (parking.go)
+	bulk           *bulkhead   // nil: the bulkhead is off
+	groups         groupSettle // a partner's pipelined messages settled together (group.go)
 }
 
 // New checks the configuration and builds a hub; Run starts it.
@@ -367,11 +366,6 @@ func (h *Hub) Run(ctx context.Context) error {
 			return failed(err)
 		}
 		start("bulkhead", follow)
-	} else {
-		var err error
-		if h.parksLeft, err = h.leftParks(ctx); err != nil {
-			return failed(err)
-		}
 	}
 	stopPeers, err := h.subscribePeers() // before any partition is pulled
 	if err != nil {

@@ -11,30 +11,33 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/wire"
 )
 
-// parks is one partition's parked partners. A paused partner's messages
-// must not stay out of the partition consumer: every message it has out
-// counts against partition_max_in_flight until it is acked (a nak, with
-// or without a delay, keeps it out), so a paused partner that keeps
-// sending would fill the window and its neighbours would wait again.
-// So a paused partner is parked: a durable consumer of its subject alone
+// parks is one partition's parked partners: paused ones (the bulkhead)
+// and spilled ones (over hub.partner_max_in_flight, spill.go). A paused
+// partner's messages must not stay out of the partition consumer: every
+// message it has out counts against partition_max_in_flight until it is
+// acked (a nak, with or without a delay, keeps it out), so a paused
+// partner that keeps sending would fill the window and its neighbours
+// would wait again; a flooding one would fill it all the same.
+// So such a partner is parked: a durable consumer of its subject alone
 // (park-p<partition>-<hash>) is created at its earliest unsettled message,
 // and only then are its messages acked off the partition consumer, which
 // from then on acks every one of them it is handed (they stay in INGEST,
 // which keeps what is acked). The park consumer is the parked state: it
-// outlives the process and is found again at the next pull. On resume its
-// messages are pulled one at a time (MaxAckPending 1: the server keeps
-// their order, whoever pulls) into the partner's lane and run as any
-// other; once it has nothing more, the partition consumer takes the
-// partner back and the park consumer is deleted. A parked message is
-// delivered afresh by its park consumer: no attempt is charged for the
-// wait, and it is no suspect.
+// outlives the process and is found again at the next pull. On resume (a
+// spilled partner: at once) its messages are fetched into the partner's
+// lane, up to partner_max_in_flight at a time (the consumer's
+// MaxAckPending), and run as any other, in order; a drain that starts
+// while the park consumer has messages out from before holds them until
+// those are back (drainHold). Once it has nothing more, the partition
+// consumer takes the partner back and the park consumer is deleted. A
+// parked message is delivered afresh by its park consumer: no attempt is
+// charged for the wait, and it is no suspect.
 type parks struct {
 	s      *source
 	ln     *lanes
@@ -42,6 +45,15 @@ type parks struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// spillAt is the partition's per-partner bound (0: none spills), batch
+	// how many of a partner's messages a drain has out at once.
+	spillAt, batch int
+
+	// parking are the partners whose park is being taken: their lanes
+	// are not taken meanwhile (a head taken between lowest and drop
+	// would run here and again from the park).
+	parkingMu sync.Mutex
+	parking   map[string]bool
 
 	mu      sync.Mutex
 	by      map[string]*park
@@ -57,7 +69,16 @@ type park struct {
 	name     string
 	cons     js.Consumer
 	draining bool
+	spill    bool // spilled (over the bound), not paused: counted apart
 }
+
+// parkKind is the park consumers' metadata key that says why a partner
+// was parked (parkSpill or parkPause): a restart counts it where it was.
+const (
+	parkKind  = "edihub-park"
+	parkSpill = "spill"
+	parkPause = "pause"
+)
 
 // parkPrefix names the park consumers of partition p.
 func parkPrefix(p int) string { return "park-p" + strconv.Itoa(p) + "-" }
@@ -69,11 +90,13 @@ func parkName(p int, partner string) string {
 
 // openParks finds the partition's park consumers (a partner parked before
 // this pull) and drains those whose partner is not paused. b is nil when
-// the bulkhead is off: parks left from before drain, none is taken.
+// the bulkhead is off: parks left from before drain, only spills are
+// taken.
 func (s *source) openParks(ctx context.Context, ln *lanes, b *bulkhead) (*parks, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	pk := &parks{s: s, ln: ln, b: b, ctx: pctx, cancel: cancel,
-		by: map[string]*park{}, done: map[string][2]uint64{}, retryAt: map[string]time.Time{}}
+		spillAt: spillBound(s.h.cfg.PartnerMaxInFlight, s.window), batch: max(1, s.h.cfg.PartnerMaxInFlight),
+		by: map[string]*park{}, done: map[string][2]uint64{}, retryAt: map[string]time.Time{}, parking: map[string]bool{}}
 	lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer lcancel()
 	st, err := s.h.js.Stream(lctx, s.h.cfg.Streams.Ingest)
@@ -95,7 +118,9 @@ func (s *source) openParks(ctx context.Context, ln *lanes, b *bulkhead) (*parks,
 			cancel()
 			return nil, fmt.Errorf("park consumer %s: %w", info.Name, err)
 		}
-		pk.by[partner] = &park{partner: partner, from: info.Config.OptStartSeq, name: info.Name, cons: c}
+		pp := &park{partner: partner, from: info.Config.OptStartSeq, name: info.Name, cons: c, spill: info.Config.Metadata[parkKind] == parkSpill}
+		pk.by[partner] = pp
+		pk.count(pp, 1)
 	}
 	if err := list.Err(); err != nil {
 		cancel()
@@ -103,7 +128,6 @@ func (s *source) openParks(ctx context.Context, ln *lanes, b *bulkhead) (*parks,
 	}
 	if b != nil {
 		b.attachParks(pk)
-		b.met.Parked(len(pk.by))
 	}
 	for partner := range pk.by {
 		pk.wake(partner)
@@ -129,21 +153,36 @@ func (pk *parks) skip(partner string, seq uint64, msg js.Msg) bool {
 	return skip
 }
 
-// added parks partner if it is paused and has messages in the lanes; the
-// lanes must hold every message the consumer had out before (no barrier),
-// or an earlier one could come back after the park was taken.
+// count adds n to the parked partners' gauge p counts in.
+func (pk *parks) count(p *park, n int) {
+	switch {
+	case p.spill:
+		pk.s.h.met.Spilled.Add(float64(n))
+	case pk.b != nil:
+		pk.b.met.Parked(n)
+	}
+}
+
+// added parks partner if it is paused or over the per-partner bound, and
+// has messages in the lanes; the lanes must hold every message the
+// consumer had out before (no barrier), or an earlier one could come back
+// after the park was taken.
 func (pk *parks) added(partner string) {
-	if pk == nil || !pk.paused(partner) {
+	if pk == nil {
+		return
+	}
+	paused := pk.paused(partner)
+	if !paused && !spills(pk.ln.holds(partner), pk.spillAt) {
 		return
 	}
 	if _, _, barrier := pk.ln.held(); barrier {
 		return // parkHeld takes it once the barrier is down
 	}
-	pk.park(partner)
+	pk.park(partner, !paused)
 }
 
-// parkHeld parks the paused partners with messages in the lanes (those
-// that came while a barrier was up).
+// parkHeld parks the paused partners with messages in the lanes, and
+// those over the bound (those that came while a barrier was up).
 func (pk *parks) parkHeld() {
 	if pk == nil {
 		return
@@ -152,8 +191,11 @@ func (pk *parks) parkHeld() {
 		return
 	}
 	for _, partner := range pk.ln.queuedPartners() {
-		if pk.paused(partner) {
-			pk.park(partner)
+		switch {
+		case pk.paused(partner):
+			pk.park(partner, false)
+		case spills(pk.ln.holds(partner), pk.spillAt):
+			pk.park(partner, true)
 		}
 	}
 }
@@ -164,53 +206,96 @@ const parkRetry = time.Second
 
 // park creates partner's park consumer at its earliest unsettled message,
 // then acks its messages in the lanes: until the consumer is stored,
-// nothing of the partner is acked.
-func (pk *parks) park(partner string) {
+// nothing of the partner is acked. spill says it is parked for holding
+// too much, not for a pause.
+func (pk *parks) park(partner string, spill bool) {
 	pk.mu.Lock()
 	if pk.by[partner] != nil || pk.stopped || time.Now().Before(pk.retryAt[partner]) {
 		pk.mu.Unlock()
 		return
 	}
 	pk.mu.Unlock()
+	pk.holdLane(partner, true)
+	defer pk.holdLane(partner, false)
 	from, ok := pk.ln.lowest(partner)
 	if !ok {
 		return
 	}
-	cons, from, err := pk.create(partner, from)
+	cons, from, spill, err := pk.create(partner, from, spill)
 	if err != nil {
 		pk.mu.Lock()
 		pk.retryAt[partner] = time.Now().Add(parkRetry)
 		pk.mu.Unlock()
 		pk.s.h.log.Error().Err(err).Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).
-			Msg("paused partner not parked; its messages wait in hand (counted in the partition's window) and parking is tried again")
+			Bool("spill", spill).Msg("partner not parked; its messages wait in hand (counted in the partition's window) and parking is tried again")
 		return
 	}
+	p := &park{partner: partner, from: from, name: parkName(pk.s.partition, partner), cons: cons, spill: spill}
 	pk.mu.Lock()
-	pk.by[partner] = &park{partner: partner, from: from, name: parkName(pk.s.partition, partner), cons: cons}
+	pk.by[partner] = p
 	pk.mu.Unlock()
-	pk.b.met.Parked(1) // park runs only with a bulkhead: a partner is paused
+	pk.count(p, 1)
+	if spill {
+		pk.s.h.met.Spills.Inc()
+	}
 	dropped := pk.ln.drop(partner, from)
 	for _, m := range dropped {
 		_ = m.msg.Ack()
 	}
 	pk.s.gauge(pk.ln)
-	pk.s.h.log.Info().Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).Uint64("from", from).Int("in_hand", len(dropped)).
-		Msg("paused partner parked: its messages wait in INGEST, out of the partition's window, until it is resumed")
+	if spill {
+		pk.s.h.log.Info().Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).Uint64("from", from).Int("in_hand", len(dropped)).
+			Int("partner_max_in_flight", pk.spillAt).Msg("partner over its share of the partition's window spilled: its messages run from a consumer of its own, in order")
+	} else {
+		pk.s.h.log.Info().Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).Uint64("from", from).Int("in_hand", len(dropped)).
+			Msg("paused partner parked: its messages wait in INGEST, out of the partition's window, until it is resumed")
+	}
 	if !pk.paused(partner) {
 		pk.wake(partner) // resumed meanwhile: no wake came for a park not yet taken
 	}
 }
 
-func (pk *parks) create(partner string, from uint64) (js.Consumer, uint64, error) {
+// holdLane holds partner's lane (on) while its park is taken, and offers
+// it again (off).
+func (pk *parks) holdLane(partner string, on bool) {
+	pk.parkingMu.Lock()
+	if on {
+		pk.parking[partner] = true
+	} else {
+		delete(pk.parking, partner)
+	}
+	pk.parkingMu.Unlock()
+	if !on {
+		pk.ln.wake(partner)
+	}
+}
+
+// holdsLane is the lanes' question (lanes.paused): may partner's lane not
+// be taken now? Paused by the bulkhead, or its park being taken.
+func (pk *parks) holdsLane(partner string) bool {
+	if pk.paused(partner) {
+		return true
+	}
+	pk.parkingMu.Lock()
+	defer pk.parkingMu.Unlock()
+	return pk.parking[partner]
+}
+
+func (pk *parks) create(partner string, from uint64, spill bool) (js.Consumer, uint64, bool, error) {
 	h := pk.s.h
 	ctx, cancel := context.WithTimeout(pk.ctx, 10*time.Second)
 	defer cancel()
+	desc, kind := fmt.Sprintf("edihub: partner %s paused; its messages wait here until resumed", escape.Line(partner)), parkPause
+	if spill {
+		desc, kind = fmt.Sprintf("edihub: partner %s over hub.partner_max_in_flight; its messages run from here, in order", escape.Line(partner)), parkSpill
+	}
 	cfg := js.ConsumerConfig{
 		Durable:       parkName(pk.s.partition, partner),
-		Description:   fmt.Sprintf("edihub: partner %s paused; its messages wait here until resumed", escape.Line(partner)),
+		Description:   desc,
 		FilterSubject: wire.IngestStoredSubject(pk.s.partition, partner),
 		DeliverPolicy: js.DeliverByStartSequencePolicy, OptStartSeq: from,
-		AckPolicy: js.AckExplicitPolicy, AckWait: h.cfg.Attempts.AckWait, MaxAckPending: 1, MaxDeliver: -1,
+		AckPolicy: js.AckExplicitPolicy, AckWait: h.cfg.Attempts.AckWait, MaxAckPending: pk.batch, MaxDeliver: -1,
+		Metadata: map[string]string{parkKind: kind},
 	}
 	c, err := h.js.CreateConsumer(ctx, h.cfg.Streams.Ingest, cfg)
 	if errors.Is(err, js.ErrConsumerExists) {
@@ -220,13 +305,13 @@ func (pk *parks) create(partner string, from uint64) (js.Consumer, uint64, error
 		// would leave what that one has acked unread. (One left by a drain
 		// hands over what ran already again: the ledger drops those.)
 		if c, err = h.js.Consumer(ctx, h.cfg.Streams.Ingest, cfg.Durable); err == nil {
-			from = c.CachedInfo().Config.OptStartSeq
+			from, spill = c.CachedInfo().Config.OptStartSeq, c.CachedInfo().Config.Metadata[parkKind] == parkSpill
 		}
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("park consumer %s: %w", cfg.Durable, err)
+		return nil, 0, false, fmt.Errorf("park consumer %s: %w", cfg.Durable, err)
 	}
-	return c, from, nil
+	return c, from, spill, nil
 }
 
 // wake starts draining partner's park consumer (its pause was lifted).
@@ -240,47 +325,6 @@ func (pk *parks) wake(partner string) {
 	p.draining = true
 	pk.wg.Add(1)
 	go pk.drain(p)
-}
-
-// drainPoll is how long a drain waits for its next message before asking
-// whether the park consumer is empty, and how often a drain whose partner
-// is paused again (or whose lanes are behind a barrier) looks again.
-const drainPoll = time.Second
-
-// drain hands the park consumer's messages to the partner's lane, one at
-// a time, until it has none left.
-func (pk *parks) drain(p *park) {
-	defer pk.wg.Done()
-	log := pk.s.h.log.With().Str("partner", escape.Line(p.partner)).Str("consumer", p.name).Logger()
-	log.Info().Uint64("from", p.from).Msg("resumed partner: its parked messages run, in order")
-	for pk.ctx.Err() == nil {
-		_, _, barrier := pk.ln.held()
-		if barrier || pk.paused(p.partner) { // paused again: the one in hand waits, with progress
-			pk.wait(drainPoll / 5)
-			continue
-		}
-		msg, err := p.cons.Next(js.FetchMaxWait(drainPoll))
-		if err == nil {
-			md, err := msg.Metadata()
-			if err != nil {
-				continue
-			}
-			pk.ln.addDelivery(msg, md.Sequence.Stream, p.partner, len(msg.Data()), md.NumDelivered > 1, time.Now())
-			pk.s.gauge(pk.ln)
-			continue
-		}
-		if !errors.Is(err, nats.ErrTimeout) {
-			if pk.ctx.Err() == nil {
-				log.Warn().Err(err).Msg("pull from a park consumer failed; retrying")
-				pk.wait(drainPoll)
-			}
-			continue
-		}
-		if pk.handover(p) {
-			log.Info().Msg("parked messages all ran; the partition takes the partner back")
-			return
-		}
-	}
 }
 
 // handover ends a park whose consumer has nothing more, none out: the
@@ -307,9 +351,7 @@ func (pk *parks) handover(p *park) bool {
 	pk.done[p.partner] = [2]uint64{p.from, info.Delivered.Stream}
 	delete(pk.by, p.partner)
 	p.draining = false
-	if pk.b != nil {
-		pk.b.met.Parked(-1)
-	}
+	pk.count(p, -1)
 	if err := pk.s.h.js.DeleteConsumer(ctx, pk.s.h.cfg.Streams.Ingest, p.name); err != nil && !errors.Is(err, js.ErrConsumerNotFound) {
 		// A park consumer left over is found at the next pull and drained:
 		// it has nothing, so it ends there.
@@ -348,37 +390,19 @@ func (pk *parks) stop() {
 	pk.mu.Unlock()
 	pk.cancel()
 	pk.wg.Wait()
-	if !was && pk.b != nil {
+	if was {
+		return
+	}
+	if pk.b != nil {
 		pk.b.detachParks(pk)
-		pk.b.met.Parked(-pk.parked())
+	}
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	for _, p := range pk.by {
+		pk.count(p, -1)
 	}
 }
 
 // paused is the bulkhead's answer (none without a bulkhead: a park left
 // from when it was on drains).
 func (pk *parks) paused(partner string) bool { return pk.b != nil && pk.b.isPaused(partner) }
-
-// leftParks lists the partitions with a park consumer left in INGEST: with
-// the bulkhead off they are drained all the same (their messages were
-// acked off the partition consumer).
-func (h *Hub) leftParks(ctx context.Context) (map[int]bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	st, err := h.js.Stream(ctx, h.cfg.Streams.Ingest)
-	if err != nil {
-		return nil, fmt.Errorf("park consumers: %w", err)
-	}
-	out := map[int]bool{}
-	names := st.ConsumerNames(ctx)
-	for n := range names.Name() {
-		for p := 0; p < h.cfg.Partitions; p++ {
-			if strings.HasPrefix(n, parkPrefix(p)) {
-				out[p] = true
-			}
-		}
-	}
-	if err := names.Err(); err != nil {
-		return nil, fmt.Errorf("park consumers: %w", err)
-	}
-	return out, nil
-}

@@ -31,8 +31,9 @@ type source struct {
 	// are what is in hand (see pull).
 	workers, window int
 	lanes           *lanes
-	parked          *parks           // a partition's paused partners out of its window (parking.go); nil: no bulkhead
+	parked          *parks           // a partition's paused and spilled partners out of its window (parking.go); nil: not a partition
 	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
+	gaugeMu         sync.Mutex
 	// pinID is the server's pin of this instance on the partition, and
 	// partners those seen since (see notePin).
 	pinID    string
@@ -134,18 +135,18 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	}
 	s.lanes, s.parked = ln, nil
 	if b := s.h.bulk; b != nil && s.partition >= 0 {
-		ln.paused = b.isPaused
 		b.attach(ln)
 		defer b.detach(ln)
 	}
 	s.armBarrier(ctx)
-	if s.partition >= 0 && (s.h.bulk != nil || s.h.parksLeft[s.partition]) {
+	if s.partition >= 0 {
 		pk, err := s.openParks(ctx, ln, s.h.bulk)
 		if err != nil {
 			return err
 		}
 		s.parked = pk
 		defer pk.stop()
+		ln.paused = pk.holdsLane // set before anything is pulled or run
 	}
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
@@ -279,6 +280,10 @@ func (s *source) gauge(ln *lanes) {
 	if s.partition < 0 {
 		return
 	}
+	// read and set as one: workers and park drains update it at once, and
+	// an older reading set last would stay
+	s.gaugeMu.Lock()
+	defer s.gaugeMu.Unlock()
 	held, running, _ := ln.held()
 	s.heldG.Set(float64(held))
 	s.runningG.Set(float64(running))

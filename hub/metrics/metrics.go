@@ -38,6 +38,8 @@ type Pipeline struct {
 	PinChanges        prometheus.Counter
 	PeerOutcomes      *prometheus.CounterVec // event: see hub/peers.go
 	Refetches         *prometheus.CounterVec // how: nak-again, handed-back (hub/refetch.go)
+	Spilled           prometheus.Gauge       // partners over hub.partner_max_in_flight on a park consumer of their own
+	Spills            prometheus.Counter     // times a partner spilled
 
 	// the happy path's series, looked up once
 	OKMessages prometheus.Counter
@@ -142,12 +144,20 @@ func New(reg prometheus.Registerer) *Pipeline {
 	m.Refetches = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "edihub_partition_refetches_total", Help: "Late retried-in-place heads asked for again (nak-again), and messages handed back to the instance holding the pin (handed-back).",
 	}, []string{"how"})
+	m.Spilled = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "edihub_partition_spilled_partners",
+		Help: "Partners that had more than hub.partner_max_in_flight messages in hand and now run from a park consumer of their own, out of their partition's window (in the partitions this instance runs).",
+	})
+	m.Spills = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "edihub_partition_spills_total",
+		Help: "Times a partner went over hub.partner_max_in_flight and spilled to a park consumer of its own.",
+	})
 	m.OKMessages = m.Messages.WithLabelValues("pipeline", "ok")
 	m.OKDuration = m.Duration.WithLabelValues("pipeline")
 	m.OKAttempts = m.Attempts.WithLabelValues("ok")
 	reg.MustRegister(m.DuplicatesSkipped, m.CopyFailures, m.Messages, m.Duration, m.Attempts, m.Poison, m.Retries, m.DeadLetters, m.DLQDepth,
 		m.CounterRecords, m.CounterWrites, m.CounterErrors, m.Lag, m.Redeliveries, m.InFlight, m.PipelineDiscarded, m.PipelineRechecked, m.GroupedMessages, m.GroupSize, m.GroupFallbacks, m.Alerts, m.Abandoned,
-		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes, m.Refetches)
+		m.Duplicates, m.MaxDeliveries, m.PinChanges, m.PeerOutcomes, m.Refetches, m.Spilled, m.Spills)
 	return m
 }
 
