@@ -305,9 +305,14 @@ func (o *Ops) Edit(ctx context.Context, id string, payload []byte, reason string
 	m.Header.Set(wire.HdrEditedAt, o.o.Now().UTC().Format(time.RFC3339Nano))
 	// The edit carries the hub's mark only if the original did: a replay
 	// trusts the recorded partner of signed copies alone (see replayOne).
+	// A v2 mark vouches for the partner: an older hub's v1 copy gets it
+	// only when its original confirms the partner it names.
 	keys := o.o.Auditor.Keyring()
-	if keys != nil && audit.VerifyCopy(keys, raw.Header, raw.Data) != nil {
-		keys = nil
+	if keys != nil {
+		if v, err := audit.CheckCopy(keys, raw.Header, raw.Data); err != nil ||
+			v < audit.CopyMACv2 && o.confirmPartner(ctx, raw.Header, e.Partner) != nil {
+			keys = nil
+		}
 	}
 	audit.SignCopy(keys, m.Header, m.Data)
 	if ttl := raw.Header.Get(wire.HdrTTL); ttl != "" && o.o.Streams.KindOf(ref.Stream) == wire.KindDLQ {

@@ -130,6 +130,10 @@ var (
 	// ErrNotHubCopy: the message does not carry the hub's x-hub-mac, so its
 	// x-partner-id cannot be trusted to pick the destination.
 	ErrNotHubCopy = errors.New("not a copy the hub made (or made before its audit key); name the destination")
+	// ErrUnvouchedPartner: a copy an older hub made (x-hub-mac v1) does not
+	// vouch for its x-partner-id, and its original, which would, cannot be
+	// read or was stored for another partner.
+	ErrUnvouchedPartner = errors.New("an older hub's copy (x-hub-mac v1) does not vouch for its x-partner-id, and its original does not confirm it; name the destination (--to edi.ingest.<partner>)")
 	// ErrNoDestination: the message has no valid x-partner-id of the hub's
 	// and the request named no destination.
 	ErrNoDestination = errors.New("the hub recorded no valid partner (x-partner-id) for this message; name the destination")
@@ -140,7 +144,7 @@ func reasonOf(err error) string {
 	switch {
 	case errors.Is(err, ErrPoisonNotAllowed):
 		return "poison-not-allowed"
-	case errors.Is(err, ErrNoDestination), errors.Is(err, ErrNotHubCopy):
+	case errors.Is(err, ErrNoDestination), errors.Is(err, ErrNotHubCopy), errors.Is(err, ErrUnvouchedPartner):
 		return "no-destination"
 	case errors.Is(err, ErrEditPending):
 		return "edit-pending"
@@ -309,8 +313,14 @@ func (o *Ops) replayOne(ctx context.Context, ref wire.MsgRef, req *ReplayRequest
 		// Whoever may publish on a DLQ subject can write x-partner-id; with
 		// the audit key the hub's own copies are told apart by x-hub-mac.
 		if keys := o.o.Auditor.Keyring(); keys != nil {
-			if err := audit.VerifyCopy(keys, raw.Header, raw.Data); err != nil {
+			v, err := audit.CheckCopy(keys, raw.Header, raw.Data)
+			if err != nil {
 				return fail(OutcomeFailed, fmt.Errorf("%w (%v)", ErrNotHubCopy, err))
+			}
+			if v < audit.CopyMACv2 {
+				if err := o.confirmPartner(ctx, raw.Header, e.Partner); err != nil {
+					return fail(OutcomeFailed, err)
+				}
 			}
 		}
 		it.Subject = wire.IngestSubject(e.Partner)
