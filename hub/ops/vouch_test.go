@@ -19,7 +19,8 @@ import (
 // original's stream and sequence but not x-partner-id. A replay of it goes
 // where its original says, never where a rewritten x-partner-id says: a
 // v1 copy naming another partner than its original was stored for is
-// refused (name the destination), one naming the right partner replays.
+// refused (name the destination), one naming the right partner replays;
+// an edit of the first is stored without the hub's mark, of the second signed.
 func TestReplayOfAnOlderHubsCopyGoesWhereItsOriginalSays(t *testing.T) {
 	env, _, o := keyedOps(t)
 	ctx := context.Background()
@@ -67,6 +68,29 @@ func TestReplayOfAnOlderHubsCopyGoesWhereItsOriginalSays(t *testing.T) {
 	}
 	if err := o.confirmPartner(ctx, jetstreamtest.StreamMsgs(t, env.JS, "DLQ")[1].Header, "EVIL"); !errors.Is(err, ErrUnvouchedPartner) {
 		t.Fatalf("confirmPartner: %v", err)
+	}
+
+	// an edit of each: the one naming its original's partner is signed (v2)
+	// again, the other is stored without the hub's mark
+	for _, c := range []struct {
+		id     string
+		signed bool
+	}{{evil, false}, {acme, true}} {
+		er, err := o.Edit(ctx, c.id, []byte(edifacttest.Invoice("V1E")), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := wire.ParseMsgRef(er.Edited, "DLQ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := o.getMsg(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := audit.CheckCopy(keys, m.Header, m.Data); (err == nil) != c.signed {
+			t.Fatalf("edit of %s: signed %v, want %v", c.id, err == nil, c.signed)
+		}
 	}
 
 	rep, err = o.Replay(ctx, ReplayRequest{IDs: []string{acme}, Reason: "test"})
