@@ -221,19 +221,32 @@ func runBinary(t *testing.T, timeout time.Duration, setup func(*exec.Cmd), args 
 // the x-original-seq header), reading every message.
 func originSeqs(t testing.TB, j js.JetStream, stream string) map[uint64]int {
 	t.Helper()
-	ctx := context.Background()
-	s, err := j.Stream(ctx, stream)
+	out, err := readOriginSeqs(context.Background(), j, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+// readOriginSeqs is originSeqs as one try that may fail: a poller whose
+// server can go down under it (a kill test's killer takes the embedded
+// server with it) tries again instead of failing the test.
+func readOriginSeqs(ctx context.Context, j js.JetStream, stream string) (map[uint64]int, error) {
+	s, err := j.Stream(ctx, stream)
+	if err != nil {
+		return nil, err
+	}
 	info, err := s.Info(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out := map[uint64]int{}
 	for seq := info.State.FirstSeq; info.State.Msgs > 0 && seq <= info.State.LastSeq; seq++ {
 		m, err := s.GetMsg(ctx, seq)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			continue
 		}
 		o, _ := strconv.ParseUint(m.Header.Get("x-original-seq"), 10, 64)
@@ -244,5 +257,5 @@ func originSeqs(t testing.TB, j js.JetStream, stream string) map[uint64]int {
 		}
 		out[o]++
 	}
-	return out
+	return out, nil
 }
