@@ -108,3 +108,15 @@ func unsafeRune(r rune) bool {
 	}
 	return false
 }
+
+// Cut shortens s to at most n bytes, never inside a character: a bound on
+// an untrusted text's length that keeps it valid UTF-8 where it was.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -54,3 +54,15 @@ func TestJSONEscapesC1AndBidi(t *testing.T) {
 		t.Fatalf("invalid UTF-8: %s", got)
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{{"abc", 5, "abc"}, {"abc", 3, "abc"}, {"abcd", 2, "ab"}, {"aÜb", 2, "a"}, {"aÜb", 3, "aÜ"}, {"Ü", 1, ""}, {"abc", 0, ""}} {
+		if got := Cut(c.in, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

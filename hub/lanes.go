@@ -34,11 +34,8 @@ type lanes struct {
 	closed  bool
 	// barrier holds every lane after a (re)start until the messages the
 	// consumer had out before are back in hand (see arm).
-	barrier     bool
-	barrierUpTo uint64 // the consumer's last delivered sequence when armed
-	barrierWant int    // how many were out then
-	barrierSeen int    // of those, how many are back
-	barrierTill time.Time
+	barrier bool
+	back    awaitBack // what the barrier waits for
 	// paused says a partner's lane is not to be taken (the bulkhead): its
 	// messages stay in hand, with progress, until wake. nil: never.
 	paused func(partner string) bool
@@ -122,11 +119,8 @@ func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, re
 		}
 		return false
 	}
-	if l.barrier && seq <= l.barrierUpTo {
-		l.barrierSeen++
-		if l.barrierSeen >= l.barrierWant {
-			l.lift()
-		}
+	if l.barrier && l.back.saw(seq) {
+		l.lift()
 	}
 	ln := l.byKey[partner]
 	if ln == nil {
@@ -374,7 +368,7 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 			}
 		}
 	}
-	if l.barrier && now.After(l.barrierTill) {
+	if l.barrier && l.back.timeUp(now) {
 		l.lift()
 		lifted = true
 	}
@@ -393,18 +387,38 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	seen := 0
+	b := awaitBack{upTo: upTo, want: want, till: till}
 	for seq := range l.bySeq {
-		if seq <= upTo {
-			seen++
-		}
+		b.saw(seq)
 	}
-	if want <= seen {
+	if b.allBack() {
 		return false
 	}
-	l.barrier, l.barrierUpTo, l.barrierWant, l.barrierSeen, l.barrierTill = true, upTo, want, seen, till
+	l.barrier, l.back = true, b
 	return true
 }
+
+// awaitBack counts the messages a consumer had out (want of them, up to
+// stream sequence upTo) as they come back into hand, until till: what the
+// lanes' barrier and a park drain's hold (drainHold) wait for.
+type awaitBack struct {
+	upTo       uint64
+	want, seen int
+	till       time.Time
+}
+
+// saw counts seq if it is one of those (each is to be counted once); it
+// reports whether every one is back.
+func (a *awaitBack) saw(seq uint64) bool {
+	if seq <= a.upTo {
+		a.seen++
+	}
+	return a.allBack()
+}
+
+func (a *awaitBack) allBack() bool { return a.seen >= a.want }
+
+func (a *awaitBack) timeUp(now time.Time) bool { return now.After(a.till) }
 
 // liftIfAllInHand lifts the barrier when the consumer has no more
 // messages out than are in hand: nothing older is still to come.

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/escape"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -194,13 +194,7 @@ func (h *Hub) announce(op string, k counter.Key, f counter.Failure) {
 	if !h.sharesOutcomes() {
 		return
 	}
-	if len(f.Message) > maxAnnouncedMessage {
-		m := f.Message[:maxAnnouncedMessage]
-		for !utf8.ValidString(m) {
-			m = m[:len(m)-1]
-		}
-		f.Message = m
-	}
+	f.Message = escape.Cut(f.Message, maxAnnouncedMessage)
 	body, err := json.Marshal(announcement{Op: op, From: h.instance, Stream: k.Stream, Consumer: k.Consumer, Seq: k.Seq, Failure: f})
 	if err != nil {
 		return

@@ -57,10 +57,8 @@ func spillBound(partnerMax, window int) int {
 // barrier (lanes.arm) for a partition, it is up until those are back in
 // hand, or the consumer has no more out than is in hand, or till.
 type drainHold struct {
-	upTo       uint64 // the park consumer's last delivered stream sequence at the start
-	want, seen int    // how many were out then; of those, how many are back
-	till       time.Time
-	byseq      map[uint64]heldBack
+	awaitBack // the park consumer's messages out at the start
+	byseq     map[uint64]heldBack
 }
 
 // heldBack is one message a hold keeps.
@@ -77,14 +75,14 @@ func newDrainHold(upTo uint64, want int, till time.Time) *drainHold {
 	if want <= 0 {
 		return nil
 	}
-	return &drainHold{upTo: upTo, want: want, till: till, byseq: map[uint64]heldBack{}}
+	return &drainHold{awaitBack: awaitBack{upTo: upTo, want: want, till: till}, byseq: map[uint64]heldBack{}}
 }
 
 // keep takes a message fetched while the hold is up; a delivery of one
 // already kept replaces its handle.
 func (h *drainHold) keep(msg js.Msg, seq uint64, size int, redelivered bool, now time.Time) {
-	if _, again := h.byseq[seq]; !again && seq <= h.upTo {
-		h.seen++
+	if _, again := h.byseq[seq]; !again {
+		h.saw(seq)
 	}
 	h.byseq[seq] = heldBack{msg: msg, size: size, redelivered: redelivered, beat: now}
 }
@@ -94,7 +92,7 @@ func (h *drainHold) keep(msg js.Msg, seq uint64, size int, redelivered bool, now
 // when known: those out before were acked meanwhile by the one that had
 // them), or its time is up.
 func (h *drainHold) lifted(now time.Time, pending int, known bool) bool {
-	return h.seen >= h.want || known && pending <= len(h.byseq) || now.After(h.till)
+	return h.allBack() || known && pending <= len(h.byseq) || h.timeUp(now)
 }
 
 // seqs are the kept messages' sequences in stream order: the order they

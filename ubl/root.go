@@ -3,7 +3,8 @@ package ubl
 import (
 	"bytes"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/edihub/edihub/escape"
 )
 
 // rootType finds the root element of data (skipping a BOM, the XML
@@ -122,8 +123,5 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n-- // never half a character
-	}
-	return s[:n] + "..."
+	return escape.Cut(s, n) + "..."
 }

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
@@ -324,11 +323,7 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	n--
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n-- // never half a character (an escaped value keeps Ü and —)
-	}
-	return s[:n] + "…"
+	return escape.Cut(s, n-1) + "…" // an escaped value keeps Ü and —
 }
 
 // age prints a duration the way people read ages: 45s, 12m, 3h, 5d.
