@@ -2,8 +2,9 @@ package hub
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,20 +20,27 @@ import (
 // and the messages right behind it ran their stages ahead and wait for
 // their turn, ready to be acked (plain first deliveries: never a
 // redelivery, a suspect or a retry), they settle together: their outputs
-// go to PARSED as one JetStream atomic batch (all stored or none, each
-// with its own dedupe id), their ledger records are started together (the
-// ledger groups them into one entry), then everything is acked in stream
-// order. One round trip for the lot instead of one per message.
+// go to PARSED as one JetStream batch (each with its own dedupe id), their
+// ledger records are started together (the ledger groups them into one
+// entry), then everything is acked in stream order. One round trip for
+// the lot instead of one per message.
 //
-// Nothing is acked before the group's outputs and records are stored, and
-// a batch stores all or nothing, so per-partner order holds: a group that
-// fails (a store fault, a refused batch, a dedupe id stored before — the
-// redelivery of a group whose acks were lost) is settled from the head one
-// at a time, the path without groups, each output deduplicated on its
-// own. A server or stream without atomic publish is found at the first
-// group, logged once, and every group after settles one at a time. Each
-// member keeps its worker and its in-flight table row until its turn,
-// where it finds itself settled.
+// The batch is atomic (all stored or none, staged by the server) on a
+// replicated or memory PARSED, and fast ("gap: fail": stored as it
+// arrives, and what is stored is always a first part of the batch) on a
+// single-replica file PARSED, where an atomic batch costs a synced
+// staging file (groupBatchFor).
+//
+// Nothing is acked before the group's outputs and records are stored,
+// and a batch stores all of it, nothing or a first part, so per-partner
+// order holds: a group that fails (a store fault, a refused batch, a
+// dedupe id stored before — the redelivery of a group whose acks were
+// lost) is settled from the head one at a time, the path without groups,
+// each output deduplicated on its own (what a first part stored is
+// answered as a duplicate). A server or stream without the batch picked
+// is found at the first group, logged once, and every group after settles
+// one at a time. Each member keeps its worker and its in-flight table row
+// until its turn, where it finds itself settled.
 
 // groupMember is a message that ran ahead, finished its stages and waits
 // for its turn, offered to the head's group (pipeTurn.ready).
@@ -55,32 +63,72 @@ const (
 
 // groupSettle is the hub's state of group settles.
 type groupSettle struct {
-	off      atomic.Bool  // off, or the server or PARSED takes no atomic batches (or stages them on disk, auto)
-	checked  atomic.Bool  // PARSED's configuration was read (groupsWorth)
+	off      atomic.Bool  // off, or PARSED takes no batch worth a group
+	checked  atomic.Bool  // PARSED's configuration was read (checkGroups)
 	inFlight atomic.Int32 // batches with the server
+
+	mu   sync.Mutex // checkGroups, close
+	kind groupBatch // set before checked
+	fast *ejs.FastBatcher
 }
 
-// groupsWorth says whether a stream of this configuration is worth atomic
-// batches under setting (hub.group_settle), and if not, why. A
-// single-replica file stream stages each batch in a file store of its
-// own, synced before the commit: slower than the round trips it saves
-// (BenchmarkPublishGroup in package jetstream).
-func groupsWorth(setting string, c js.StreamConfig) (bool, string) {
+// groupBatch is how a group's outputs go to PARSED.
+type groupBatch int
+
+const (
+	batchNone   groupBatch = iota
+	batchAtomic            // all or none, staged by the server (jetstream.PublishAtomic)
+	batchFast              // a prefix, stored as it arrives (jetstream.FastBatcher)
+)
+
+// groupBatchFor picks how a group's outputs go to a stream of
+// configuration c on a server of version under setting
+// (hub.group_settle), or batchNone and why no group is worth it. A
+// single-replica file stream stages each atomic batch in a file store of
+// its own, synced before the commit, slower than the round trips a group
+// saves; a fast batch is not staged (BenchmarkPublishGroup in package
+// jetstream). A replicated or memory stream stages atomic batches in
+// memory and commits one as one entry: atomic there.
+func groupBatchFor(setting string, c js.StreamConfig, version string) (groupBatch, string) {
+	atomicOK := c.AllowAtomicPublish && ejs.AtomicServer(version)
+	fastOK := c.AllowBatchPublish && ejs.FastServer(version) && prefixOnly(c)
 	switch {
 	case setting == GroupSettleOff:
-		return false, "hub.group_settle is off"
-	case !c.AllowAtomicPublish:
-		return false, "the stream does not allow atomic publish"
-	case setting == GroupSettleAuto && c.Replicas <= 1 && c.Storage == js.FileStorage:
-		return false, "a single-replica file stream syncs a staging file per atomic batch, slower than the round trips a group saves (hub.group_settle always overrides)"
+		return batchNone, "hub.group_settle is off"
+	case c.Replicas <= 1 && c.Storage == js.FileStorage && fastOK:
+		return batchFast, ""
+	case c.Replicas <= 1 && c.Storage == js.FileStorage && atomicOK && setting == GroupSettleAlways:
+		return batchAtomic, ""
+	case c.Replicas <= 1 && c.Storage == js.FileStorage && atomicOK:
+		return batchNone, "a single-replica file stream syncs a staging file per atomic batch, slower than the round trips a group saves, and it takes no fast batches (nats-server 2.14 or later and allow_batched on the stream; hub.group_settle always uses atomic batches anyway)"
+	case atomicOK:
+		return batchAtomic, ""
+	case fastOK:
+		return batchFast, ""
 	}
-	return true, ""
+	return batchNone, "the server or the stream takes neither atomic batches (nats-server 2.12, allow_atomic) nor fast batches (nats-server 2.14, allow_batched)"
 }
 
-// checkGroups reads PARSED's configuration once and turns group settles
-// off, said once, where groupsWorth says so; false: off.
+// prefixOnly says a fast batch into a stream of configuration c stores a
+// first part of it whatever fails. The server ends a "gap: fail" batch at
+// a message it refuses before storing (a gap, the server's or the
+// account's limits) and a file store's write error stays until a
+// restart, but a stream limit with discard new refuses one message and
+// may take a smaller or a later one after it. The hub's PARSED discards
+// old (EnsureStream sets it back at each start).
+func prefixOnly(c js.StreamConfig) bool {
+	return c.Discard == js.DiscardOld && !c.DiscardNewPerSubject || c.MaxMsgs <= 0 && c.MaxBytes <= 0 && c.MaxMsgsPerSubject <= 0
+}
+
+// checkGroups reads PARSED's configuration once and picks the groups'
+// batch, or turns group settles off, said once; false: off.
 func (h *Hub) checkGroups() bool {
 	gs := &h.groups
+	if gs.checked.Load() {
+		return !gs.off.Load()
+	}
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
 	if gs.checked.Load() {
 		return !gs.off.Load()
 	}
@@ -90,13 +138,46 @@ func (h *Hub) checkGroups() bool {
 	if err != nil {
 		return false // asked again at the next group
 	}
-	ok, why := groupsWorth(h.cfg.GroupSettle, st.CachedInfo().Config)
-	if !ok && gs.off.CompareAndSwap(false, true) {
+	kind, why := groupBatchFor(h.cfg.GroupSettle, st.CachedInfo().Config, h.nc.ConnectedServerVersion())
+	if kind == batchFast && gs.fast == nil {
+		if gs.fast, err = ejs.NewFastBatcher(h.nc); err != nil {
+			return false // asked again at the next group
+		}
+	}
+	gs.kind = kind
+	if kind == batchNone && gs.off.CompareAndSwap(false, true) {
 		h.log.Info().Str("stream", h.cfg.Streams.Parsed).Str("why", why).
 			Msg("a partner's pipelined messages settle one at a time, not in groups")
 	}
 	gs.checked.Store(true)
-	return ok
+	return kind != batchNone
+}
+
+// close ends the fast batches' answers (Run's end).
+func (gs *groupSettle) close() {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.fast != nil {
+		gs.fast.Close()
+		gs.fast = nil
+	}
+	gs.off.Store(true)
+}
+
+// publish sends a group's outputs as one batch of the kind checkGroups
+// picked.
+func (gs *groupSettle) publish(ctx context.Context, nc *nats.Conn, outs []*nats.Msg, ids []string) error {
+	idOf := func(i int) string { return ids[i] }
+	gs.mu.Lock()
+	kind, fast := gs.kind, gs.fast
+	gs.mu.Unlock()
+	if kind == batchFast {
+		if fast == nil {
+			return errors.New("group settle: the hub is stopping")
+		}
+		return fast.Publish(ctx, outs, idOf)
+	}
+	return ejs.PublishAtomic(ctx, nc, outs, idOf)
 }
 
 // maxGroupsInFlight stays below the server's 50 open atomic batches per
@@ -197,10 +278,6 @@ func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 	if d.turn == nil || gs.off.Load() || d.meta.NumDelivered != 1 || d.solo || !h.checkGroups() {
 		return false
 	}
-	if v := h.nc.ConnectedServerVersion(); !ejs.AtomicServer(v) {
-		h.groupFailed(d, 0, fmt.Errorf("nats-server %s: %w", v, ejs.ErrAtomicUnsupported))
-		return false
-	}
 	members := h.groupOf(m, d.turn.l.readyBehind(d.turn.m, ejs.MaxAtomicBatch))
 	if len(members) == 0 {
 		return false
@@ -230,7 +307,7 @@ func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 	if attempt > 0 {
 		bctx, bcancel = context.WithTimeout(ctx, attempt)
 	}
-	err := ejs.PublishAtomic(bctx, h.nc, outs, func(i int) string { return ids[i] })
+	err := gs.publish(bctx, h.nc, outs, ids)
 	bcancel()
 	for i := range waits {
 		if err != nil {
@@ -264,20 +341,23 @@ func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 }
 
 // groupFailed says why a group settles one at a time; a server or stream
-// that takes no atomic batches is said once, and no group is tried again.
+// that takes no batches of the kind picked is said once, and no group is
+// tried again.
 func (h *Hub) groupFailed(d *delivery, n int, err error) {
-	reason := "failed"
+	reason, what := "failed", "nothing of it stored"
 	switch {
-	case ejs.AtomicUnavailable(err):
+	case ejs.AtomicUnavailable(err) || ejs.FastUnavailable(err):
 		reason = "unavailable"
 		if h.groups.off.CompareAndSwap(false, true) {
 			h.log.Warn().Err(err).Str("stream", h.cfg.Streams.Parsed).
-				Msg("the server or the stream takes no atomic batches: a partner's pipelined messages settle one at a time (nats-server 2.12 or later and allow_atomic on the stream group them)")
+				Msg("the server or the stream takes no batches: a partner's pipelined messages settle one at a time (atomic batches need nats-server 2.12 and allow_atomic, fast batches 2.14 and allow_batched)")
 		}
 	case ejs.AtomicDuplicate(err):
 		reason = "duplicate"
+	case errors.Is(err, ejs.ErrFastPrefix):
+		reason, what = "prefix", "a first part of it stored"
 	}
 	h.met.GroupFallbacks.WithLabelValues(reason).Inc()
 	h.log.Debug().Err(err).Str("partner", d.partner).Uint64("seq", d.origSeq).Int("messages", n).Str("reason", reason).
-		Msg("group settle failed, nothing of it stored; settled from the head one at a time")
+		Msg("group settle failed, " + what + "; settled from the head one at a time")
 }

@@ -67,17 +67,29 @@ func (g *groupHold) stage(t *testing.T) Stage {
 	})
 }
 
-// groupConfig is pipelineConfig with group settles on the test server's
-// single-replica file PARSED (auto leaves them off there).
+// groupConfig is pipelineConfig with group settles always on.
 func groupConfig() Config {
 	cfg := pipelineConfig()
 	cfg.GroupSettle = GroupSettleAlways
 	return cfg
 }
 
-func groupHub(t *testing.T, g *groupHold) (*jetstreamtest.Server, *testEnv) {
+// The two batches a group's outputs go in: fast on the test server's
+// single-replica file PARSED (what auto picks there), atomic where PARSED
+// takes no fast batches (allow_batched turned off before the first group)
+// and hub.group_settle is always.
+var groupBatches = []string{"fast", "atomic"}
+
+func groupHub(t *testing.T, g *groupHold, batch string) (*jetstreamtest.Server, *testEnv) {
 	srv := jetstreamtest.StartServer(t, nil)
-	env := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	cfg := pipelineConfig()
+	if batch == "atomic" {
+		cfg = groupConfig()
+	}
+	env := startHub(t, srv.URL, "", cfg, []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	if batch == "atomic" {
+		updateParsed(t, env, func(c *js.StreamConfig) { c.AllowBatchPublish = false })
+	}
 	return srv, env
 }
 
@@ -92,31 +104,50 @@ func checkOutputIDs(t *testing.T, env *testEnv, seqOf map[string]uint64) {
 	}
 }
 
-// With hub.group_settle auto, the test server's single-replica file PARSED
-// gets no groups: every message settles one at a time, once, in order.
-func TestGroupSettleAutoIsOffOnASingleReplicaFileStream(t *testing.T) {
-	const n = 40
-	g := newGroupHold("A00", 3)
-	srv := jetstreamtest.StartServer(t, nil)
-	env := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
-	for i := 0; i < n; i++ {
-		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
-	}
-	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
-	checkExactlyInOrder(t, "ACME", parsedData(t, env), n, "A%02d")
-	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total") + testCounter(t, env, "edihub_partner_pipeline_group_fallbacks_total"); got != 0 {
-		t.Errorf("groups tried on a single-replica file stream with group_settle auto: %v", got)
+// With hub.group_settle auto, a single-replica file PARSED that takes
+// no fast batches gets no groups (an atomic batch there syncs a staging
+// file): every message settles one at a time, once, in order. With fast
+// batches (the hub's own PARSED) it gets groups.
+func TestGroupSettleAutoOnASingleReplicaFileStream(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		t.Run(fmt.Sprintf("fast=%v", fast), func(t *testing.T) {
+			const n = 40
+			g := newGroupHold("A00", 3)
+			srv := jetstreamtest.StartServer(t, nil)
+			env := startHub(t, srv.URL, "", pipelineConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+			if !fast {
+				updateParsed(t, env, func(c *js.StreamConfig) { c.AllowBatchPublish = false })
+			}
+			for i := 0; i < n; i++ {
+				jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
+			}
+			jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
+			checkExactlyInOrder(t, "ACME", parsedData(t, env), n, "A%02d")
+			grouped, fallbacks := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total"), testCounter(t, env, "edihub_partner_pipeline_group_fallbacks_total")
+			switch {
+			case !fast && grouped+fallbacks != 0:
+				t.Errorf("groups tried on a single-replica file stream without fast batches, group_settle auto: %v grouped, %v fallbacks", grouped, fallbacks)
+			case fast && (grouped < 4 || fallbacks != 0):
+				t.Errorf("fast batches on a single-replica file stream: %v grouped (want at least the first four), %v fallbacks", grouped, fallbacks)
+			}
+		})
 	}
 }
 
 // One partner's backlog, four deep: the head settles with the three runs
-// ahead behind it as one group (one atomic batch); every message reaches
-// PARSED once, in order, with its own dedupe id, and the metrics count the
+// ahead behind it as one group (one batch); every message reaches PARSED
+// once, in order, with its own dedupe id, and the metrics count the
 // groups.
 func TestGroupSettleBacklogOnceInOrder(t *testing.T) {
+	for _, batch := range groupBatches {
+		t.Run(batch, func(t *testing.T) { testGroupSettleBacklog(t, batch) })
+	}
+}
+
+func testGroupSettleBacklog(t *testing.T, batch string) {
 	const n = 200
 	g := newGroupHold("A000", 3)
-	_, env := groupHub(t, g)
+	_, env := groupHub(t, g, batch)
 	seqOf := map[string]uint64{}
 	for i := 0; i < n; i++ {
 		d := fmt.Sprintf("A%03d", i)
@@ -158,11 +189,13 @@ func updateParsed(t *testing.T, env *testEnv, change func(*js.StreamConfig)) {
 // A group the store refuses (PARSED full, discard new: the batch of four
 // does not fit) stores nothing; it is settled from the head one at a
 // time, the head whose output no longer fits waits, and when the stream
-// has room again every message is in PARSED once, in order.
+// has room again every message is in PARSED once, in order. (A stream
+// limit with discard new takes no fast batches, prefixOnly: the batch is
+// atomic.)
 func TestGroupSettleStoreFaultRedoesFromTheHead(t *testing.T) {
 	const n = 8
 	g := newGroupHold("A00", 3)
-	_, env := groupHub(t, g)
+	_, env := groupHub(t, g, "atomic")
 	updateParsed(t, env, func(c *js.StreamConfig) { c.MaxMsgs, c.Discard = 2, js.DiscardNew })
 	for i := 0; i < n; i++ {
 		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
@@ -181,23 +214,31 @@ func TestGroupSettleStoreFaultRedoesFromTheHead(t *testing.T) {
 	}
 }
 
-// Atomic publish turned off on PARSED while the hub runs, after a first
-// group was stored: the next group is refused, nothing of it stored, it
-// settles one at a time, and no group is tried again (found once): every
-// message once, in order.
-func TestGroupSettleAtomicDisabledMidRun(t *testing.T) {
+// The batch of the groups (atomic or fast publish) turned off on PARSED
+// while the hub runs, after a first group was stored: the next group is
+// refused, nothing of it stored, it settles one at a time, and no group
+// is tried again (found once): every message once, in order.
+func TestGroupSettleBatchDisabledMidRun(t *testing.T) {
+	for _, batch := range groupBatches {
+		t.Run(batch, func(t *testing.T) { testGroupSettleDisabledMidRun(t, batch) })
+	}
+}
+
+func testGroupSettleDisabledMidRun(t *testing.T, batch string) {
 	const n = 40
 	g := newGroupHold("A00", 3)
-	_, env := groupHub(t, g)
+	_, env := groupHub(t, g, batch)
 	for i := 0; i < n/2; i++ {
 		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
 	}
 	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n/2 })
 	grouped := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total")
 	if grouped < 4 {
-		t.Fatalf("%v messages settled in groups before atomic publish was turned off, want at least 4", grouped)
+		t.Fatalf("%v messages settled in groups before %s publish was turned off, want at least 4", grouped, batch)
 	}
-	updateParsed(t, env, func(c *js.StreamConfig) { c.AllowAtomicPublish = false })
+	updateParsed(t, env, func(c *js.StreamConfig) {
+		c.AllowAtomicPublish, c.AllowBatchPublish = batch != "atomic", batch != "fast"
+	})
 	g.arm(fmt.Sprintf("A%02d", n/2))
 	for i := n / 2; i < n; i++ {
 		jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%02d", i), nil)
@@ -208,44 +249,78 @@ func TestGroupSettleAtomicDisabledMidRun(t *testing.T) {
 		t.Errorf("%v groups fell back as unavailable, want the first (then no group is tried)", got)
 	}
 	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total"); got != grouped {
-		t.Errorf("%v messages settled in groups after atomic publish was turned off", got-grouped)
+		t.Errorf("%v messages settled in groups after %s publish was turned off", got-grouped, batch)
 	}
 }
 
-// The outputs of a group's second message are in PARSED already (as after
-// a crash between a stored batch and its acks): the server refuses the
-// batch for that dedupe id, the group settles one at a time, each output
-// deduplicated on its own: no output twice.
-func TestGroupSettleWithAnOutputStoredBeforeFallsBack(t *testing.T) {
+// The outputs of a group's member are in PARSED already (as after a
+// crash between a stored batch and its acks). An atomic batch is refused
+// for that dedupe id, and the group settles one at a time; a fast batch
+// skips the duplicate, also its first message, and stores the rest. No
+// output twice, the others in order.
+func TestGroupSettleWithAnOutputStoredBefore(t *testing.T) {
+	for _, c := range []struct {
+		batch, stored, fallback string
+	}{
+		{"atomic", "A01", "duplicate"},
+		{"fast", "A01", ""},
+		{"fast", "A00", ""},
+	} {
+		t.Run(c.batch+"/"+c.stored, func(t *testing.T) { testGroupSettleStoredBefore(t, c.batch, c.stored, c.fallback) })
+	}
+}
+
+func testGroupSettleStoredBefore(t *testing.T, batch, stored, fallback string) {
 	const n = 8
 	g := newGroupHold("A00", 3)
 	srv := jetstreamtest.StartServer(t, nil)
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	// the hub's streams, then the inputs, then A01's output as the
-	// batch would store it, then the hub
-	probe := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, nil)
+	// the hub's streams, then the inputs, then one output as the batch
+	// would store it, then the hub
+	cfg := pipelineConfig()
+	if batch == "atomic" {
+		cfg = groupConfig()
+	}
+	probe := startHub(t, srv.URL, "", cfg, []Stage{g.stage(t)}, nil)
 	probe.stop()
 	seqOf := map[string]uint64{}
 	for i := 0; i < n; i++ {
 		d := fmt.Sprintf("A%02d", i)
 		seqOf[d] = jetstreamtest.PublishIngest(t, j, "ACME", d, nil)
 	}
-	if _, err := ejs.Publish(ctx, j, &nats.Msg{Subject: wire.ParsedSubject("ACME", "TEST"), Header: nats.Header{wire.HdrPartnerID: []string{"ACME"}}, Data: []byte("A01")},
-		wire.OutputMsgID("INGEST", seqOf["A01"], 0)); err != nil {
+	if _, err := ejs.Publish(ctx, j, &nats.Msg{Subject: wire.ParsedSubject("ACME", "TEST"), Header: nats.Header{wire.HdrPartnerID: []string{"ACME"}}, Data: []byte(stored)},
+		wire.OutputMsgID("INGEST", seqOf[stored], 0)); err != nil {
 		t.Fatal(err)
 	}
-	env := startHub(t, srv.URL, "", groupConfig(), []Stage{g.stage(t)}, func(o *Options) { o.testHooks.groupReady = g.ready })
+	env := startHub(t, srv.URL, "", cfg, []Stage{g.stage(t)}, func(o *Options) {
+		o.testHooks.groupReady = g.ready
+		if batch == "atomic" {
+			o.testHooks.afterProvision = func() {
+				updateParsed(t, &testEnv{t: t, js: j}, func(c *js.StreamConfig) { c.AllowBatchPublish = false })
+			}
+		}
+	})
 	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= n })
-	got := parsedData(t, env)
-	want := []string{"A01", "A00", "A02", "A03", "A04", "A05", "A06", "A07"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("PARSED %v, want %v (the stored A01 first, then each once)", got, want)
+	want := []string{stored}
+	for i := 0; i < n; i++ {
+		if d := fmt.Sprintf("A%02d", i); d != stored {
+			want = append(want, d)
+		}
+	}
+	if got := parsedData(t, env); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("PARSED %v, want %v (the stored %s first, then each once)", got, want, stored)
 	}
 	checkOutputIDs(t, env, seqOf)
-	if got := env.groupFallbacks("duplicate"); got < 1 {
-		t.Errorf("no group fell back on the stored dedupe id")
+	if got := testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total"); got < 1 && fallback == "" {
+		t.Errorf("no group settled")
+	}
+	switch all := testCounter(t, env, "edihub_partner_pipeline_group_fallbacks_total"); {
+	case fallback == "" && all != 0:
+		t.Errorf("%v groups fell back", all)
+	case fallback != "" && env.groupFallbacks(fallback) < 1:
+		t.Errorf("no group fell back as %s on the stored dedupe id (%v fallbacks: failed %v, prefix %v, duplicate %v)", fallback, all, env.groupFallbacks("failed"), env.groupFallbacks("prefix"), env.groupFallbacks("duplicate"))
 	}
 }
 

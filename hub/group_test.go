@@ -61,26 +61,44 @@ func TestGroupOfStopsAtTheFirstThatMayNotJoin(t *testing.T) {
 	}
 }
 
-func TestGroupsWorth(t *testing.T) {
-	r1file := js.StreamConfig{Storage: js.FileStorage, Replicas: 1, AllowAtomicPublish: true}
-	r3file := js.StreamConfig{Storage: js.FileStorage, Replicas: 3, AllowAtomicPublish: true}
+func TestGroupBatchFor(t *testing.T) {
+	r1file := js.StreamConfig{Storage: js.FileStorage, Replicas: 1, AllowAtomicPublish: true, AllowBatchPublish: true}
+	r1atomic := js.StreamConfig{Storage: js.FileStorage, Replicas: 1, AllowAtomicPublish: true}
+	r3file := js.StreamConfig{Storage: js.FileStorage, Replicas: 3, AllowAtomicPublish: true, AllowBatchPublish: true}
+	r3fast := js.StreamConfig{Storage: js.FileStorage, Replicas: 3, AllowBatchPublish: true}
 	mem := js.StreamConfig{Storage: js.MemoryStorage, Replicas: 1, AllowAtomicPublish: true}
 	closed := js.StreamConfig{Storage: js.FileStorage, Replicas: 3}
+	full := r1file
+	full.Discard, full.MaxBytes = js.DiscardNew, 1<<20 // a smaller message may fit after one refused
+	fullMsgs := r1file
+	fullMsgs.Discard, fullMsgs.MaxMsgs = js.DiscardNew, 10
+	const now, v212, v211 = "2.15.2", "v2.12.1", "2.11.9"
 	for _, c := range []struct {
 		setting string
 		stream  js.StreamConfig
-		want    bool
+		version string
+		want    groupBatch
 	}{
-		{GroupSettleAuto, r1file, false},
-		{GroupSettleAuto, r3file, true},
-		{GroupSettleAuto, mem, true},
-		{GroupSettleAuto, closed, false},
-		{GroupSettleAlways, r1file, true},
-		{GroupSettleAlways, closed, false},
-		{GroupSettleOff, r3file, false},
+		{GroupSettleAuto, r1file, now, batchFast},
+		{GroupSettleAlways, r1file, now, batchFast},
+		{GroupSettleAuto, r1file, v212, batchNone}, // no fast batches before 2.14; atomic ones sync a file
+		{GroupSettleAlways, r1file, v212, batchAtomic},
+		{GroupSettleAuto, r1atomic, now, batchNone},
+		{GroupSettleAlways, r1atomic, now, batchAtomic},
+		{GroupSettleAuto, r3file, now, batchAtomic},
+		{GroupSettleAuto, r3file, v211, batchNone},
+		{GroupSettleAuto, r3fast, now, batchFast},
+		{GroupSettleAuto, mem, now, batchAtomic},
+		{GroupSettleAuto, closed, now, batchNone},
+		{GroupSettleAlways, closed, now, batchNone},
+		{GroupSettleOff, r3file, now, batchNone},
+		{GroupSettleOff, r1file, now, batchNone},
+		{GroupSettleAuto, full, now, batchNone},
+		{GroupSettleAlways, full, now, batchAtomic},
+		{GroupSettleAuto, fullMsgs, now, batchNone},
 	} {
-		if got, why := groupsWorth(c.setting, c.stream); got != c.want || got == (why != "") {
-			t.Errorf("%s on %+v: %v (%q), want %v", c.setting, c.stream, got, why, c.want)
+		if got, why := groupBatchFor(c.setting, c.stream, c.version); got != c.want || (got == batchNone) != (why != "") {
+			t.Errorf("%s on %+v, server %s: %v (%q), want %v", c.setting, c.stream, c.version, got, why, c.want)
 		}
 	}
 }

@@ -133,6 +133,8 @@ type testHooks struct {
 	noPeerOutcomes bool
 	// groupReady: a run ahead was offered to its head's group
 	groupReady func(seq uint64)
+	// afterProvision: Run provisioned the streams, before any consumer
+	afterProvision func()
 }
 
 // Hub is a running pipeline.
@@ -346,6 +348,10 @@ func (h *Hub) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h.runCtx = ctx
+	defer h.groups.close() // after the workers (wg.Wait below)
+	if h.hooks.afterProvision != nil {
+		h.hooks.afterProvision()
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, h.cfg.Partitions+len(h.stages)+4)
 	start := func(name string, f func(context.Context) error) {

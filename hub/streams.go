@@ -36,7 +36,7 @@ func (h *Hub) streamConfigs() []js.StreamConfig {
 		// allow_atomic: a partner's pipelined outputs are stored as one
 		// atomic batch (group.go)
 		{Name: c.Streams.Parsed, Subjects: []string{wire.ParsedAll}, Storage: js.FileStorage, Duplicates: c.DuplicateWindow,
-			MaxAge: c.Retention.Parsed.MaxAge, MaxBytes: c.Retention.Parsed.MaxBytes, Discard: js.DiscardOld, AllowAtomicPublish: true},
+			MaxAge: c.Retention.Parsed.MaxAge, MaxBytes: c.Retention.Parsed.MaxBytes, Discard: js.DiscardOld, AllowAtomicPublish: true, AllowBatchPublish: true},
 		{
 			Name: c.Streams.Retry, Subjects: retry, Storage: js.FileStorage, Retention: js.WorkQueuePolicy,
 			AllowMsgSchedules: true, Duplicates: c.DuplicateWindow,

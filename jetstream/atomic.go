@@ -123,10 +123,14 @@ func AtomicDuplicate(err error) bool {
 // AtomicServer says whether a server of version (nats.Conn's
 // ConnectedServerVersion) stores atomic batches: 2.12 or later. An older
 // one would store a batch's messages one by one, unanswered.
-func AtomicServer(version string) bool {
-	major, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
-	minor, _, _ := strings.Cut(rest, ".")
-	ma, err1 := strconv.Atoi(major)
-	mi, err2 := strconv.Atoi(minor)
-	return err1 == nil && err2 == nil && (ma > 2 || ma == 2 && mi >= 12)
+func AtomicServer(version string) bool { return serverAtLeast(version, 2, 12) }
+
+// serverAtLeast says whether version ("v2.15.2", "2.12.0-RC.1") is at
+// least major.minor.
+func serverAtLeast(version string, major, minor int) bool {
+	ma, rest, _ := strings.Cut(strings.TrimPrefix(version, "v"), ".")
+	mi, _, _ := strings.Cut(rest, ".")
+	a, err1 := strconv.Atoi(ma)
+	i, err2 := strconv.Atoi(mi)
+	return err1 == nil && err2 == nil && (a > major || a == major && i >= minor)
 }

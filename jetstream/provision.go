@@ -25,7 +25,7 @@ var managedFields = []string{
 	"Subjects", "SubjectTransform", "Retention", "Storage", "MaxAge", "MaxBytes",
 	"MaxMsgs", "MaxMsgSize", "Duplicates", "DenyDelete", "DenyPurge",
 	"AllowMsgSchedules", "AllowMsgTTL", "AllowDirect", "Discard", "Replicas",
-	"MaxMsgsPerSubject", "DiscardNewPerSubject", "AllowAtomicPublish",
+	"MaxMsgsPerSubject", "DiscardNewPerSubject", "AllowAtomicPublish", "AllowBatchPublish",
 }
 
 // immutableFields cannot be changed on an existing stream by JetStream.
