@@ -77,10 +77,9 @@ func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 // TestKillerInsideOnePartnersPipeline with group settles
 // (hub.group_settle always, eight deep): the killer dies while groups of
 // the messages before it settle and those behind it run ahead; nothing
-// lost, duplicated or reordered, the killer alone charged. The outputs
-// stored by a group carry the server's Nats-Batch-Id (logged: whether
-// groups formed depends on the machine's timing; the hub package's tests
-// make them form).
+// lost, duplicated or reordered, the killer alone charged. (How many
+// settled in groups is logged: it depends on the machine's timing; the
+// hub package's tests make them form.)
 func TestKillerInsideOnePartnersGroups(t *testing.T) {
 	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
 	const partitions = 4 // fastConfig
@@ -114,13 +113,9 @@ func TestKillerInsideOnePartnersGroups(t *testing.T) {
 		return err == nil && info.State.Msgs >= 1
 	})
 	k.check(partners)
-	batched := 0
-	for _, m := range jetstreamtest.StreamMsgs(t, k.j, "PARSED") {
-		if m.Header.Get("Nats-Batch-Id") != "" {
-			batched++
-		}
-	}
-	t.Logf("%d of PARSED's outputs were stored by group settles", batched)
+	// PARSED is a single-replica file stream: groups go as fast batches,
+	// which leave no mark on what they store; the hub counts them
+	t.Logf("%v messages settled in groups since the hub's last start", metricValue(t, k.h.httpAddr, "edihub_partner_pipeline_grouped_messages_total"))
 }
 
 // killRun is what a kill test sent: each partner's INGEST sequences in
