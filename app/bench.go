@@ -65,7 +65,8 @@ type BenchOptions struct {
 	Mix bool
 	// Pipeline (stage parse) is hub.partner_pipeline of the ledger and pipe
 	// sides (0: the default configuration's for ledger, 4 for pipe);
-	// partition_concurrency is raised to it where lower.
+	// partition_concurrency is raised to twice it where lower (a partner
+	// takes at most half the workers).
 	Pipeline int
 	// GroupSettle (stage parse) is hub.group_settle of those sides ("":
 	// the default, auto).

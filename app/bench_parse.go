@@ -42,7 +42,7 @@ import (
 //	          partner (hub.partner_pipeline 4; --pipeline N: N deep)
 //
 // --pipeline N also runs the ledger side N deep (partition_concurrency at
-// least N): side by side with nopipe, what pipelining and group settle give.
+// least 2N): side by side with nopipe, what pipelining and group settle give.
 //
 // The interchanges go to --partners partners (default benchPartners); with
 // --partners 1 every side drains one partner's backlog.

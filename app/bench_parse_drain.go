@@ -194,7 +194,9 @@ func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profil
 		cfg.PartnerPipeline, cfg.GroupSettle = b.pipeline, b.groups // 0, "": the defaults
 	}
 	cfg.SetDefaults()
-	cfg.PartitionConcurrency = max(cfg.PartitionConcurrency, cfg.PartnerPipeline)
+	if cfg.PartnerPipeline > 1 { // a partner takes at most half the workers (hub's pipelineDepth)
+		cfg.PartitionConcurrency = max(cfg.PartitionConcurrency, 2*cfg.PartnerPipeline)
+	}
 	cfg.PartitionMaxInFlight = max(cfg.PartitionMaxInFlight, cfg.PartitionConcurrency)
 	var pc parse.Config
 	pc.SetDefaults()

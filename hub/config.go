@@ -38,7 +38,8 @@ type Config struct {
 	// takes at once: the ones behind the first run their stages while the
 	// one before is stored, and settle (outputs, ledger, ack) strictly in
 	// order after it (pipeline.go). 1: one at a time. Each takes a worker:
-	// the depth used is at most partition_concurrency.
+	// the depth used is at most half of partition_concurrency, so that a
+	// partner with a slow head leaves workers to its neighbours.
 	PartnerPipeline int `yaml:"partner_pipeline"`
 	// GroupSettle says when a pipelined partner's head settles the ready
 	// messages behind it with it, their outputs one atomic batch (group.go):
@@ -109,11 +110,18 @@ type AttemptConfig struct {
 	CounterTTL time.Duration `yaml:"counter_ttl"`
 }
 
-// defaultPartnerPipeline is hub.partner_pipeline's default: one message
-// of a partner at a time. Four deep measured no faster for one partner's
-// backlog (BENCHMARKS.md, issue 28): the settles stay one after another,
-// one round trip each, and the stage it hides is a fifth of the cycle.
-const defaultPartnerPipeline = 1
+// defaultPartnerPipeline is hub.partner_pipeline's default, and
+// defaultPartitionConcurrency partition_concurrency's (a partner takes at
+// most half the workers, pipelineDepth): eight of a partner's messages
+// run their stages while the ones before settle, and settle in groups
+// (group.go). One partner's 20 000 backlog: 1 message deep 3 300-4 200
+// msg/s, 4 deep 5 600, 8 deep 6 700, 16 deep 7 100 (BENCHMARKS.md, issue
+// 28). The parse memory budget bounds what the workers hold, not their
+// number.
+const (
+	defaultPartnerPipeline      = 8
+	defaultPartitionConcurrency = 16
+)
 
 // defaultPartnerMaxInFlight is hub.partner_max_in_flight's default: a
 // quarter of the default window, so three floods in one partition still
@@ -126,8 +134,13 @@ func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
-	setInt(&c.PartitionConcurrency, 4)
+	setInt(&c.PartitionConcurrency, defaultPartitionConcurrency)
 	setInt(&c.PartitionMaxInFlight, 256)
+	if c.PartnerPipeline == 0 && c.PartnerMaxInFlight > 0 {
+		// a bound set below the default depth: the depth follows it (a
+		// pipeline deeper than the bound would spill its own partner)
+		c.PartnerPipeline = min(defaultPartnerPipeline, c.PartnerMaxInFlight)
+	}
 	setInt(&c.PartnerPipeline, defaultPartnerPipeline)
 	if c.GroupSettle == "" {
 		c.GroupSettle = GroupSettleAuto

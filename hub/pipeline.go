@@ -143,3 +143,14 @@ func (h *Hub) recheck(m *Message, o outcome) outcome {
 	}
 	return o
 }
+
+// pipelineDepth is how many of one partner's messages a partition with
+// workers takes at once under hub.partner_pipeline: at most half its
+// workers. A run ahead that has run its stages keeps its worker until its
+// turn, so a partner whose head is slow (a stage waiting for a service, a
+// large interchange) would otherwise hold every worker, and its
+// neighbours' messages none (TestFloodingPartnerSpillsAndItsNeighbourRuns
+// at two workers).
+func pipelineDepth(pipeline, workers int) int {
+	return max(1, min(pipeline, workers/2))
+}

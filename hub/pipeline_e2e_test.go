@@ -77,7 +77,7 @@ func parsedData(t *testing.T, env *testEnv) []string {
 func pipelineConfig() Config {
 	cfg := fastConfig()
 	cfg.Partitions = 1
-	cfg.PartitionConcurrency = 4
+	cfg.PartitionConcurrency = 8 // a partner takes at most half (pipelineDepth)
 	cfg.PartnerPipeline = 4
 	return cfg
 }

@@ -169,12 +169,27 @@ func TestPartnerPipelineSetting(t *testing.T) {
 	for _, c := range []struct {
 		set, want int
 		ok        bool
-	}{{0, 1, true}, {1, 1, true}, {4, 4, true}, {64, 64, true}, {65, 65, false}, {-1, -1, false}} {
+	}{{0, defaultPartnerPipeline, true}, {1, 1, true}, {4, 4, true}, {64, 64, true}, {65, 65, false}, {-1, -1, false}} {
 		cfg := Config{PartnerPipeline: c.set}
 		cfg.SetDefaults()
 		err := cfg.Validate()
 		if cfg.PartnerPipeline != c.want || (err == nil) != c.ok {
 			t.Errorf("partner_pipeline %d: %d, %v; want %d, ok %v", c.set, cfg.PartnerPipeline, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestPipelineDepth(t *testing.T) {
+	for _, c := range []struct{ pipeline, workers, want int }{
+		{8, 16, 8},  // the defaults
+		{16, 16, 8}, // half the workers, at most
+		{4, 2, 1},   // two workers: one partner takes one
+		{8, 1, 1},
+		{1, 16, 1},
+		{64, 64, 32},
+	} {
+		if got := pipelineDepth(c.pipeline, c.workers); got != c.want {
+			t.Errorf("pipelineDepth(%d, %d) = %d, want %d", c.pipeline, c.workers, got, c.want)
 		}
 	}
 }

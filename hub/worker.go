@@ -131,7 +131,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	}
 	ln := newLanes()
 	if s.partition >= 0 {
-		ln.depth = min(s.h.cfg.PartnerPipeline, s.workers)
+		ln.depth = pipelineDepth(s.h.cfg.PartnerPipeline, s.workers)
 	}
 	s.lanes, s.parked = ln, nil
 	if b := s.h.bulk; b != nil && s.partition >= 0 {

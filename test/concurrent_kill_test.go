@@ -52,7 +52,7 @@ func TestKillerAmongConcurrentPartnersInOnePartition(t *testing.T) {
 // the restart (uncharged), the killer alone until quarantined; nothing
 // lost, duplicated or reordered for either partner.
 func TestKillerInsideOnePartnersPipeline(t *testing.T) {
-	h := startHubConfig(t, "  partition_concurrency: 4\n  partner_pipeline: 4\n", "--drill")
+	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 4\n", "--drill")
 	const partitions = 4 // fastConfig
 	partners := []string{"PIPE"}
 	for i := 0; len(partners) < 2; i++ {
@@ -81,7 +81,7 @@ func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 // settled in groups is logged: it depends on the machine's timing; the
 // hub package's tests make them form.)
 func TestKillerInsideOnePartnersGroups(t *testing.T) {
-	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
+	h := startHubConfig(t, "  partition_concurrency: 16\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
 	const partitions = 4 // fastConfig
 	partners := []string{"PIPE"}
 	for i := 0; len(partners) < 2; i++ {

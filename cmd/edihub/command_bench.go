@@ -22,7 +22,7 @@ func runBench(ctx context.Context, e *env, args []string) error {
 	var o app.BenchOptions
 	fs.StringVar(&o.Stage, "stage", "noop", "noop: the hub's own cost with a no-op stage; parse: the real parse stage and ledger against a plain consume-publish-ack pipeline")
 	fs.StringVar(&o.Sides, "sides", "", "--stage parse: drains per round (default plain,ledger,noledger; plain and ledger are required; add emit for the hub publishing the same outputs without parsing, serial for the ledger side at one message out per partition, nopipe and pipe for it with hub.partner_pipeline 1 and 4)")
-	fs.IntVar(&o.Pipeline, "pipeline", 0, "--stage parse: hub.partner_pipeline of the ledger and pipe sides (default: the configuration's for ledger, 4 for pipe); partition_concurrency is raised to it")
+	fs.IntVar(&o.Pipeline, "pipeline", 0, "--stage parse: hub.partner_pipeline of the ledger and pipe sides (default: the configuration's for ledger, 4 for pipe); partition_concurrency is raised to twice it (a partner takes at most half the workers)")
 	fs.StringVar(&o.GroupSettle, "group-settle", "", "--stage parse: hub.group_settle (auto, always, off) of the ledger, noledger and pipe sides (default auto)")
 	fs.StringVar(&o.Classes, "classes", "1k,100k,5m", "--stage parse: interchange sizes to run (1k: --messages of them; 100k: 1/40 as many; 5m: 1/1250, at least 16)")
 	fs.IntVar(&o.Messages, "messages", 20000, "messages per run")
