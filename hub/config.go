@@ -112,15 +112,15 @@ type AttemptConfig struct {
 
 // defaultPartnerPipeline is hub.partner_pipeline's default, and
 // defaultPartitionConcurrency partition_concurrency's (a partner takes at
-// most half the workers, pipelineDepth): eight of a partner's messages
+// most half the workers, pipelineDepth): sixteen of a partner's messages
 // run their stages while the ones before settle, and settle in groups
-// (group.go). One partner's 20 000 backlog: 1 message deep 3 300-4 200
-// msg/s, 4 deep 5 600, 8 deep 6 700, 16 deep 7 100 (BENCHMARKS.md, issue
-// 28). The parse memory budget bounds what the workers hold, not their
-// number.
+// (group.go). One partner's 20 000 backlog over TCP (scripts/bench-backlog,
+// BENCHMARKS.md, issue 28): one at a time ~2 200 msg/s, 8 deep 3 600, 16
+// deep 5 300-5 900, 32 deep 4 700; embedded 4 800, 6 700, 7 100. The
+// parse memory budget bounds what the workers hold, not their number.
 const (
-	defaultPartnerPipeline      = 8
-	defaultPartitionConcurrency = 16
+	defaultPartnerPipeline      = 16
+	defaultPartitionConcurrency = 32
 )
 
 // defaultPartnerMaxInFlight is hub.partner_max_in_flight's default: a

@@ -181,9 +181,9 @@ func TestPartnerPipelineSetting(t *testing.T) {
 
 func TestPipelineDepth(t *testing.T) {
 	for _, c := range []struct{ pipeline, workers, want int }{
-		{8, 16, 8},  // the defaults
-		{16, 16, 8}, // half the workers, at most
-		{4, 2, 1},   // two workers: one partner takes one
+		{16, 32, 16}, // the defaults
+		{16, 16, 8},  // half the workers, at most
+		{4, 2, 1},    // two workers: one partner takes one
 		{8, 1, 1},
 		{1, 16, 1},
 		{64, 64, 32},
