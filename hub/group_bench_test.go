@@ -60,7 +60,7 @@ func BenchmarkGroupSettleReplicated(b *testing.B) {
 			var grouped float64
 			for b.Loop() {
 				b.StopTimer()
-				cfg := Config{Partitions: 1, PartitionConcurrency: 16, PartnerPipeline: c.depth, GroupSettle: c.group}
+				cfg := Config{Partitions: 1, PartitionConcurrency: 2 * c.depth, PartnerPipeline: c.depth, GroupSettle: c.group}
 				cfg.Cluster.Replicas = 3
 				var first atomic.Int64
 				stage := Stage{Name: "parse", Handle: func(_ context.Context, m *Message) error {

@@ -53,7 +53,7 @@ func pipelinedDuplicate(t *testing.T, groups string) {
 		return inner(ctx, m)
 	}
 	cfg := hubtest.FastConfig()
-	cfg.Partitions, cfg.PartitionConcurrency, cfg.PartnerPipeline, cfg.GroupSettle = 1, 4, 4, groups
+	cfg.Partitions, cfg.PartitionConcurrency, cfg.PartnerPipeline, cfg.GroupSettle = 1, 8, 4, groups
 	env := hubtest.Run(t, &hubtest.Options{URL: url, Config: &cfg, Stages: []hub.Stage{st}})
 	next := strings.ReplaceAll(twoInvoices, "REF0001", "REF0002")
 	jetstreamtest.PublishIngest(t, env.JS, "ACME", twoInvoices, nil)
