@@ -134,6 +134,10 @@ func (c *Config) setDefaults() {
 	if c.Partitions == 0 {
 		c.Partitions = 8
 	}
+	if c.PartitionConcurrency == 0 && c.PartitionMaxInFlight > 0 {
+		// a window set below the default workers: the workers follow it
+		c.PartitionConcurrency = min(defaultPartitionConcurrency, c.PartitionMaxInFlight)
+	}
 	setInt(&c.PartitionConcurrency, defaultPartitionConcurrency)
 	setInt(&c.PartitionMaxInFlight, 256)
 	if c.PartnerPipeline == 0 && c.PartnerMaxInFlight > 0 {

@@ -179,6 +179,25 @@ func TestPartnerPipelineSetting(t *testing.T) {
 	}
 }
 
+// Left unset, the workers and the pipeline follow a smaller window or
+// bound set by hand, rather than make the configuration invalid.
+func TestDefaultsFollowASmallerWindow(t *testing.T) {
+	for _, c := range []struct {
+		window, bound, workers, pipeline int
+	}{
+		{0, 0, defaultPartitionConcurrency, defaultPartnerPipeline},
+		{16, 0, 16, defaultPartnerPipeline},
+		{1, 0, 1, defaultPartnerPipeline},
+		{0, 4, defaultPartitionConcurrency, 4},
+	} {
+		cfg := Config{PartitionMaxInFlight: c.window, PartnerMaxInFlight: c.bound}
+		cfg.SetDefaults()
+		if err := cfg.Validate(); err != nil || cfg.PartitionConcurrency != c.workers || cfg.PartnerPipeline != c.pipeline {
+			t.Errorf("window %d, bound %d: workers %d, pipeline %d, %v; want %d, %d, valid", c.window, c.bound, cfg.PartitionConcurrency, cfg.PartnerPipeline, err, c.workers, c.pipeline)
+		}
+	}
+}
+
 func TestPipelineDepth(t *testing.T) {
 	for _, c := range []struct{ pipeline, workers, want int }{
 		{16, 32, 16}, // the defaults
