@@ -70,6 +70,10 @@ type park struct {
 	cons     js.Consumer
 	draining bool
 	spill    bool // spilled (over the bound), not paused: counted apart
+	// group is the park consumer's priority group when it is pinned
+	// (hub.cluster.pinned: one instance drains it at a time, parkpin),
+	// pinID the server's pin of this instance on it (the drain's).
+	group, pinID string
 }
 
 // parkKind is the park consumers' metadata key that says why a partner
@@ -97,42 +101,89 @@ func (s *source) openParks(ctx context.Context, ln *lanes, b *bulkhead) (*parks,
 	pk := &parks{s: s, ln: ln, b: b, ctx: pctx, cancel: cancel,
 		spillAt: spillBound(s.h.cfg.PartnerMaxInFlight, s.window), batch: max(1, s.h.cfg.PartnerMaxInFlight),
 		by: map[string]*park{}, done: map[string][2]uint64{}, retryAt: map[string]time.Time{}, parking: map[string]bool{}}
+	found, err := pk.find(ctx)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if b != nil {
+		b.attachParks(pk)
+	}
+	for _, partner := range found {
+		pk.wake(partner)
+	}
+	return pk, nil
+}
+
+// find takes the partition's park consumers it does not know yet: those
+// of partners parked before this pull, and (refind) those the instance
+// the partition came from made after this pull began. It returns their
+// partners, to wake.
+func (pk *parks) find(ctx context.Context) ([]string, error) {
+	s := pk.s
 	lctx, lcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer lcancel()
 	st, err := s.h.js.Stream(lctx, s.h.cfg.Streams.Ingest)
 	if err != nil {
-		cancel()
 		return nil, fmt.Errorf("parked partners of %s: %w", s.name, err)
 	}
+	known := func(partner string, from uint64) bool {
+		pk.mu.Lock()
+		defer pk.mu.Unlock()
+		d, drained := pk.done[partner]
+		// one just drained here may still be listed while it is deleted
+		return pk.by[partner] != nil || pk.stopped || drained && d[0] == from
+	}
+	var found []string
 	list := st.ListConsumers(lctx)
 	for info := range list.Info() {
 		if !strings.HasPrefix(info.Name, parkPrefix(s.partition)) {
 			continue
 		}
 		p, partner, ok := wire.ParseIngestSubject(info.Config.FilterSubject)
-		if !ok || p != s.partition {
+		if !ok || p != s.partition || known(partner, info.Config.OptStartSeq) {
 			continue
 		}
 		c, err := st.Consumer(lctx, info.Name)
-		if err != nil {
-			cancel()
-			return nil, fmt.Errorf("park consumer %s: %w", info.Name, err)
+		if errors.Is(err, js.ErrConsumerNotFound) {
+			continue // drained and deleted meanwhile
 		}
-		pp := &park{partner: partner, from: info.Config.OptStartSeq, name: info.Name, cons: c, spill: info.Config.Metadata[parkKind] == parkSpill}
-		pk.by[partner] = pp
-		pk.count(pp, 1)
+		if err != nil {
+			return found, fmt.Errorf("park consumer %s: %w", info.Name, err)
+		}
+		pp := &park{partner: partner, from: info.Config.OptStartSeq, name: info.Name, cons: c, spill: info.Config.Metadata[parkKind] == parkSpill,
+			group: parkGroup(info.Config)}
+		pk.mu.Lock()
+		if pk.by[partner] == nil && !pk.stopped {
+			pk.by[partner] = pp
+			pk.count(pp, 1)
+			found = append(found, partner)
+		}
+		pk.mu.Unlock()
 	}
 	if err := list.Err(); err != nil {
-		cancel()
-		return nil, fmt.Errorf("parked partners of %s: %w", s.name, err)
+		return found, fmt.Errorf("parked partners of %s: %w", s.name, err)
 	}
-	if b != nil {
-		b.attachParks(pk)
+	return found, nil
+}
+
+// refind takes the park consumers made since this pull began by the
+// instance the partition came from (called when the server pins the
+// partition to this one: that instance has stopped pulling, and parks
+// only while it pulls). Not taken, such a park's partner would run here
+// from the partition consumer past the messages its park holds.
+func (pk *parks) refind(ctx context.Context) {
+	if pk == nil {
+		return
 	}
-	for partner := range pk.by {
+	found, err := pk.find(ctx)
+	if err != nil {
+		pk.s.h.log.Warn().Err(err).Str("consumer", pk.s.name).Msg("park consumers not listed after the partition moved here; a park made meanwhile is found at the next pull")
+	}
+	for _, partner := range found {
+		pk.s.h.log.Info().Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).Msg("park consumer made by the partition's previous owner taken over")
 		pk.wake(partner)
 	}
-	return pk, nil
 }
 
 // skip acks a message the partition consumer handed over that its
@@ -214,6 +265,10 @@ func (pk *parks) park(partner string, spill bool) {
 		pk.mu.Unlock()
 		return
 	}
+	// stop waits for a park being taken: one stored after stop counted
+	// the parks would stay in the gauge
+	pk.wg.Add(1)
+	defer pk.wg.Done()
 	pk.mu.Unlock()
 	pk.holdLane(partner, true)
 	defer pk.holdLane(partner, false)
@@ -230,7 +285,8 @@ func (pk *parks) park(partner string, spill bool) {
 			Bool("spill", spill).Msg("partner not parked; its messages wait in hand (counted in the partition's window) and parking is tried again")
 		return
 	}
-	p := &park{partner: partner, from: from, name: parkName(pk.s.partition, partner), cons: cons, spill: spill}
+	p := &park{partner: partner, from: from, name: parkName(pk.s.partition, partner), cons: cons, spill: spill,
+		group: parkGroup(cons.CachedInfo().Config)}
 	pk.mu.Lock()
 	pk.by[partner] = p
 	pk.mu.Unlock()
@@ -297,6 +353,7 @@ func (pk *parks) create(partner string, from uint64, spill bool) (js.Consumer, u
 		AckPolicy: js.AckExplicitPolicy, AckWait: h.cfg.Attempts.AckWait, MaxAckPending: pk.batch, MaxDeliver: -1,
 		Metadata: map[string]string{parkKind: kind},
 	}
+	h.cfg.Cluster.Pin(&cfg, wire.PartitionGroup)
 	c, err := h.js.CreateConsumer(ctx, h.cfg.Streams.Ingest, cfg)
 	if errors.Is(err, js.ErrConsumerExists) {
 		// Another instance parked the partner while it held the partition
@@ -393,6 +450,7 @@ func (pk *parks) stop() {
 	if was {
 		return
 	}
+	pk.unpinParks()
 	if pk.b != nil {
 		pk.b.detachParks(pk)
 	}

@@ -20,12 +20,15 @@ import (
 
 // turnOwners gives every partition to one instance at a time: the test
 // moves them (the worker of the other hands over, as to a joining owner).
+// While both is set every instance prefers it (their views of the
+// membership disagree for a moment).
 type turnOwners struct {
 	turn *atomic.Int32
 	me   int32
+	both *atomic.Bool
 }
 
-func (o turnOwners) Prefers(int) bool { return o.turn.Load() == o.me }
+func (o turnOwners) Prefers(int) bool { return o.turn.Load() == o.me || o.both.Load() }
 
 // refusingKV is a hub's view of the shared attempt bucket whose outcome
 // writes are refused while refuse is set, as a full disk refuses the
@@ -48,6 +51,7 @@ type peerPair struct {
 	hubs  [2]*testEnv
 	kv    [2]*counter.KVStore
 	turn  atomic.Int32
+	both  atomic.Bool
 	calls [2]atomic.Int32
 }
 
@@ -69,7 +73,7 @@ func startPeers(t *testing.T, cfg Config, announce bool, refuse *[2]atomic.Bool,
 		}
 		p.kv[i] = kv
 		p.hubs[i] = startHub(t, srv.URL, "", cfg, []Stage{stage(p, i)}, func(o *Options) {
-			o.Store, o.Keyring, o.Owners = refusingKV{kv, &refuse[i]}, keys, turnOwners{&p.turn, int32(i)}
+			o.Store, o.Keyring, o.Owners = refusingKV{kv, &refuse[i]}, keys, turnOwners{&p.turn, int32(i), &p.both}
 			o.testHooks.noPeerOutcomes = !announce
 		})
 	}

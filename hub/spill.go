@@ -188,7 +188,7 @@ func (pk *parks) drain(p *park) {
 		if hold != nil {
 			wait = barrierPoll
 		}
-		batch, err := p.cons.Fetch(room, js.FetchMaxWait(wait))
+		batch, err := p.cons.Fetch(room, p.fetchOpts(wait)...)
 		if err != nil {
 			if pk.ctx.Err() == nil {
 				log.Warn().Err(err).Msg("pull from a park consumer failed; retrying")
@@ -199,6 +199,11 @@ func (pk *parks) drain(p *park) {
 		got := 0
 		for msg := range batch.Messages() {
 			got++
+			if p.notePin(msg) && hold == nil {
+				// what the consumer has out now, this one too
+				hold = pk.holdAtStart(p)
+				asked = time.Time{}
+			}
 			md, err := msg.Metadata()
 			if err != nil {
 				continue

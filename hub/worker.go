@@ -215,8 +215,10 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 		_, partner, _ = wire.ParseIngestSubject(msg.Subject())
 		if s.notePin(msg.Headers().Get(wire.HdrPinID), partner) {
 			// another instance may have had this partition's messages out:
-			// hold the lanes until they are back in hand
+			// hold the lanes until they are back in hand, and take the
+			// parks it made since this pull began
 			s.armBarrier(ctx)
+			s.parked.refind(ctx)
 		}
 	}
 	if s.parked.skip(partner, md.Sequence.Stream, msg) {
