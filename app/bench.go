@@ -70,6 +70,12 @@ type BenchOptions struct {
 	// GroupSettle (stage parse) is hub.group_settle of those sides ("":
 	// the default, auto).
 	GroupSettle string
+	// Replicas (stage parse) is 1 (default: one embedded server) or 3:
+	// three embedded servers in one cluster in this process, every stream
+	// and bucket R3, the hub configured as serve is on a cluster
+	// (hub.cluster.pinned, counter.store kv); the plain side publishes and
+	// consumes through the same cluster.
+	Replicas int
 	// Classes (stage parse, default "1k,100k,5m") and Sides (the drains
 	// per round, default plain,ledger,noledger; add emit).
 	Classes, Sides string
@@ -109,6 +115,13 @@ func Bench(ctx context.Context, o *BenchOptions) (any, error) {
 	if opt.Messages < 100 || opt.Partitions < 1 || opt.Rounds < 1 {
 		return nil, configErr(errors.New("--messages must be at least 100, --partitions and --rounds at least 1"))
 	}
+	opt.Replicas = cmp.Or(opt.Replicas, 1)
+	if opt.Replicas != 1 && opt.Replicas != 3 {
+		return nil, configErr(fmt.Errorf("--replicas %d: 1 (one embedded server) or 3 (a three-node embedded cluster)", opt.Replicas))
+	}
+	if opt.Replicas != 1 && opt.Stage != "parse" {
+		return nil, configErr(errors.New("--replicas 3 runs with --stage parse only"))
+	}
 	switch opt.Stage {
 	case "noop":
 		rep, err := runBench(ctx, &opt)
@@ -135,7 +148,7 @@ func (o *BenchOptions) say(format string, a ...any) {
 
 func runBench(ctx context.Context, o *BenchOptions) (*BenchReport, error) {
 	n, parts, rounds := &o.Messages, &o.Partitions, &o.Rounds
-	b, err := newBench(*parts)
+	b, err := newBench(ctx, *parts, 1)
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
@@ -147,7 +160,7 @@ func runBench(ctx context.Context, o *BenchOptions) (*BenchReport, error) {
 	defer b.close()
 	say := o.say
 	rep := &BenchReport{Messages: *n, Partitions: *parts}
-	say("edihub bench: %d messages, %d partitions, MaxAckPending=1, explicit ack, embedded NATS in %s", *n, *parts, b.dir)
+	say("edihub bench: %d messages, %d partitions, MaxAckPending=1, explicit ack, %s", *n, *parts, b.where())
 	if err := b.publish(ctx, *n, nil); err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
@@ -236,20 +249,22 @@ func maxOf(xs []float64) float64 {
 	return m
 }
 
-// bench is one embedded server with the hub's streams.
+// bench is one embedded server, or a cluster of three, with the hub's
+// streams.
 type bench struct {
 	dir        string
 	partitions int
+	replicas   int    // of every stream and bucket: 1, or 3 on three nodes
 	partners   int    // stage parse: the fill's partners
 	pipeline   int    // stage parse: --pipeline (0: not given)
 	groups     string // stage parse: --group-settle ("": the default)
-	srv        *server.Server
-	url        string
+	nodes      []*server.Server
+	url        string // every node's client URL, comma separated
 	nc         *nats.Conn
 	js         js.JetStream
 	round      int
 	log        zerolog.Logger // warnings of the hubs under test
-	stores     []*counter.Store
+	stores     []io.Closer    // the attempt stores of the hubs run
 	// stallDir (--stall-dump) receives goroutine and consumer dumps of
 	// runs that stop making progress; stalls counts them.
 	stallDir string
@@ -260,21 +275,52 @@ type bench struct {
 	pullErrors atomic.Int64
 }
 
-func newBench(partitions int) (*bench, error) {
+// newBench starts the bench's NATS in a temp folder: one embedded server
+// (replicas 1) or three in one cluster, every stream and bucket then R3.
+func newBench(ctx context.Context, partitions, replicas int) (*bench, error) {
 	dir, err := os.MkdirTemp("", "edihub-bench")
 	if err != nil {
 		return nil, err
 	}
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
-	if err != nil {
+	b := &bench{dir: dir, partitions: partitions, replicas: max(replicas, 1)}
+	if b.replicas == 1 {
+		srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
+		if err != nil {
+			return nil, err
+		}
+		b.nodes, b.url = []*server.Server{srv}, srv.ClientURL()
+	} else {
+		dirs := make([]string, b.replicas)
+		for i := range dirs {
+			dirs[i] = filepath.Join(dir, fmt.Sprintf("node-%d", i+1))
+		}
+		if b.nodes, b.url, err = ejs.StartLocalCluster("bench", dirs); err != nil {
+			return nil, err
+		}
+	}
+	if b.nc, b.js, err = ejs.Connect(b.url, "edihub-bench"); err != nil {
+		ejs.ShutdownAll(b.nodes)
 		return nil, err
 	}
-	nc, j, err := ejs.Connect(srv.ClientURL(), "edihub-bench")
-	if err != nil {
-		srv.Shutdown()
-		return nil, err
+	if b.replicas > 1 {
+		// As serve waits: a cluster just started answers "temporarily
+		// unavailable", then places no replicated stream until its peers
+		// are known.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		err := ejs.WaitReady(wctx, b.js)
+		if err == nil {
+			err = ejs.CheckReplicas(b.nc, b.replicas)
+		}
+		if err == nil {
+			err = ejs.WaitStream(wctx, b.js, readyzStreamConfig(b.replicas))
+		}
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("the three-node cluster: %w", err)
+		}
 	}
-	return &bench{dir: dir, partitions: partitions, srv: srv, url: srv.ClientURL(), nc: nc, js: j}, nil
+	return b, nil
 }
 
 func (b *bench) close() {
@@ -282,14 +328,26 @@ func (b *bench) close() {
 		s.Close()
 	}
 	b.nc.Close()
-	b.srv.Shutdown()
+	ejs.ShutdownAll(b.nodes)
 	os.RemoveAll(b.dir)
+}
+
+// where says what NATS the bench runs on, for its progress lines.
+func (b *bench) where() string {
+	if b.replicas == 1 {
+		return "embedded NATS in " + b.dir
+	}
+	return fmt.Sprintf("%d embedded NATS nodes in one cluster, every stream and bucket R%d, in %s", len(b.nodes), b.replicas, b.dir)
 }
 
 // config is the hub config of a bench run; defaults but for partitions.
 func (b *bench) config() hub.Config {
 	c := hub.Config{Partitions: b.partitions}
 	c.Alerts.Sinks = []string{}
+	if b.replicas > 1 { // as serve on a cluster: partitions owned through pinned clients
+		pinned := true
+		c.Cluster.Replicas, c.Cluster.Pinned = b.replicas, &pinned
+	}
 	return c
 }
 
@@ -343,8 +401,19 @@ func (b *bench) provision(ctx context.Context, cfg hub.Config) error {
 	return h.Provision(ctx)
 }
 
+// attemptStore is a fresh bbolt attempt store on one server; on a cluster
+// the replicated KV one serve uses there (counter.store kv).
+func (b *bench) attemptStore(cfg hub.Config) (attemptStore, error) {
+	if b.replicas > 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return counter.OpenKV(ctx, b.js, &counter.KVOptions{Replicas: b.replicas, Attempt: ejs.OutputAttempt})
+	}
+	return counter.Open(filepath.Join(b.dir, fmt.Sprintf("counter-%d.db", b.round)), &counter.Options{Writers: cfg.Partitions + 1})
+}
+
 func (b *bench) newHub(cfg hub.Config, stage hub.Handler) (*hub.Hub, *prometheus.Registry, error) {
-	store, err := counter.Open(filepath.Join(b.dir, fmt.Sprintf("counter-%d.db", b.round)), &counter.Options{Writers: cfg.Partitions + 1})
+	store, err := b.attemptStore(cfg)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/parse"
+	"github.com/edihub/edihub/wire"
 )
 
 // The parse bench (`edihub bench --stage parse`) measures the hub's real
@@ -45,7 +46,9 @@ import (
 // least N): side by side with nopipe, what pipelining and group settle give.
 //
 // The interchanges go to --partners partners (default benchPartners); with
-// --partners 1 every side drains one partner's backlog.
+// --partners 1 every side drains one partner's backlog. --replicas 3 runs
+// it all on three embedded nodes in one cluster, every stream and bucket
+// R3 (bench.go's newBench).
 const benchPartners = 40
 
 // parseClass is one size of interchange.
@@ -117,7 +120,12 @@ type parseSideReport struct {
 	ServerMsgsOut []float64 `json:"server_msgs_out_per_msg"`
 	// PerLedgerEntry is how many interchanges shared one ledger batch
 	// entry, per round (ledger side only).
-	PerLedgerEntry   []float64 `json:"interchanges_per_ledger_entry,omitempty"`
+	PerLedgerEntry []float64 `json:"interchanges_per_ledger_entry,omitempty"`
+	// OutputsStored is how many outputs PARSED stored during the drain,
+	// per round (its sequences: a discarded one still counts, a duplicate
+	// dropped by its dedupe id does not): one per message of every
+	// interchange when nothing was lost or stored twice.
+	OutputsStored    []uint64 `json:"parsed_outputs_stored"`
 	perPartitionRuns [][]float64
 }
 
@@ -132,25 +140,31 @@ type parseRatio struct {
 }
 
 type parseClassReport struct {
-	Class         parseClass                  `json:"class"`
-	Sides         map[string]*parseSideReport `json:"sides"`
-	Ledger        parseRatio                  `json:"ledger_vs_plain"`
-	NoLedger      *parseRatio                 `json:"noledger_vs_plain,omitempty"`
-	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
-	Serial        *parseRatio                 `json:"ledger_vs_serial,omitempty"`
-	NoPipe        *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
-	Pipe          *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
-	TargetMet     bool                        `json:"target_met"`
-	CounterWrites float64                     `json:"edihub_counter_writes_total"`
+	Class     parseClass                  `json:"class"`
+	Sides     map[string]*parseSideReport `json:"sides"`
+	Ledger    parseRatio                  `json:"ledger_vs_plain"`
+	NoLedger  *parseRatio                 `json:"noledger_vs_plain,omitempty"`
+	Emit      *parseRatio                 `json:"emit_vs_plain,omitempty"`
+	Serial    *parseRatio                 `json:"ledger_vs_serial,omitempty"`
+	NoPipe    *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
+	Pipe      *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
+	TargetMet bool                        `json:"target_met"`
+	// StreamReplicas are the replicas the server gives each stream (KV_*:
+	// a bucket) after the class's rounds.
+	StreamReplicas map[string]int `json:"stream_replicas"`
+	CounterWrites  float64        `json:"edihub_counter_writes_total"`
 }
 
 // ParseBenchReport is what the parse bench measured (`edihub bench --stage parse --json`).
 type ParseBenchReport struct {
-	Stage      string  `json:"stage"`
-	Partitions int     `json:"partitions"`
-	Partners   int     `json:"partners"`
-	Rounds     int     `json:"rounds"`
-	Target     float64 `json:"target_ratio"`
+	Stage      string `json:"stage"`
+	Partitions int    `json:"partitions"`
+	Partners   int    `json:"partners"`
+	// Replicas of every stream and bucket: 1 on one embedded server, 3 on
+	// a three-node embedded cluster.
+	Replicas int     `json:"replicas"`
+	Rounds   int     `json:"rounds"`
+	Target   float64 `json:"target_ratio"`
 	// GC is the Go collector's setting both sides ran under.
 	GC      string              `json:"gc"`
 	Classes []*parseClassReport `json:"classes"`
@@ -199,7 +213,7 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 		profile = f
 	}
 	const target = 0.7
-	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: cmp.Or(o.Partners, benchPartners), Rounds: rounds, Target: target, GC: gc}
+	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: cmp.Or(o.Partners, benchPartners), Replicas: cmp.Or(o.Replicas, 1), Rounds: rounds, Target: target, GC: gc}
 	say("edihub bench --stage parse: Go collector %s (serve's default; GOGC in the environment overrides it for both sides)", gc)
 	for _, c := range classes {
 		cr, err := runParseClass(ctx, o, c, parts, rounds, &profile, say)
@@ -221,7 +235,7 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 }
 
 func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, rounds int, profile *io.Writer, say func(string, ...any)) (*parseClassReport, error) {
-	b, err := newBench(parts)
+	b, err := newBench(ctx, parts, o.Replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +263,8 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	led, err := ledger.OpenKV(ctx, lj, &ledger.KVOptions{IndexFile: filepath.Join(dir, "ledger-index.db")})
+	led, err := ledger.OpenKV(ctx, lj, &ledger.KVOptions{IndexFile: filepath.Join(dir, "ledger-index.db"),
+		Replicas: b.replicas, CommitTimeout: b.config().Cluster.OutputAttempt()}) // serve's, R3: a 1 s try
 	if err != nil {
 		return nil, err
 	}
@@ -280,8 +295,8 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			delete(cr.Sides, s)
 		}
 	}
-	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, embedded NATS in %s",
-		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, b.partners, parts, b.dir)
+	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, %s",
+		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, b.partners, parts, b.where())
 	fill := 0
 	for r := 1; r <= rounds; r++ {
 		for _, side := range parseSides {
@@ -290,8 +305,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				return nil, fmt.Errorf("fill: %w", err)
 			}
 			var run parseSideRun
-			var err error
 			recorded0, groups0 := led.CommitStats()
+			parsed0, err := b.parsedLastSeq(ctx)
+			if err != nil {
+				return nil, err
+			}
 			traffic0 := b.traffic()
 			cpu := processCPU()
 			switch side {
@@ -333,6 +351,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			sr.perPartitionRuns = append(sr.perPartitionRuns, run.perPart)
 			sr.CounterWrites += run.writes
 			sr.NonOK += run.failures
+			parsed, err := b.parsedLastSeq(ctx)
+			if err != nil {
+				return nil, err
+			}
+			sr.OutputsStored = append(sr.OutputsStored, parsed-parsed0)
 			stageNote := ""
 			if recorded, groups := led.CommitStats(); groups > groups0 {
 				stageNote = fmt.Sprintf("   %.1f per ledger entry", float64(recorded-recorded0)/float64(groups-groups0))
@@ -343,8 +366,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart)) + stageNote
 			}
 			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg   server in/out %.2f/%.2f msgs%s%s", r, side, run.rate,
-				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures))
+				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures)+storedNote(parsed-parsed0, c.Messages*c.UNH))
 		}
+	}
+	if cr.StreamReplicas, err = b.streamReplicas(ctx); err != nil {
+		return nil, err
 	}
 	plain := cr.Sides["plain"]
 	cr.Ledger = ratios(cr.Sides["ledger"], plain)
@@ -402,12 +428,66 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 // and out.
 type serverTraffic struct{ in, out float64 }
 
+// traffic is the server's count of messages in and out; on a cluster the
+// nodes' counts of client messages summed (the routes' traffic, the
+// replication, left out: what the clients asked for, as on one server).
 func (b *bench) traffic() serverTraffic {
-	v, err := b.srv.Varz(nil)
-	if err != nil {
-		return serverTraffic{}
+	var t serverTraffic
+	for _, s := range b.nodes {
+		v, err := s.Varz(nil)
+		if err != nil {
+			return serverTraffic{}
+		}
+		if len(b.nodes) == 1 {
+			return serverTraffic{in: float64(v.InMsgs), out: float64(v.OutMsgs)}
+		}
+		t.in += float64(v.InClientMsgs)
+		t.out += float64(v.OutClientMsgs)
 	}
-	return serverTraffic{in: float64(v.InMsgs), out: float64(v.OutMsgs)}
+	return t
+}
+
+// parsedLastSeq is PARSED's last sequence: what a drain added to it is
+// the difference (a purge keeps the sequence).
+func (b *bench) parsedLastSeq(ctx context.Context) (uint64, error) {
+	st, err := b.js.Stream(ctx, wire.DefaultParsedStream)
+	if err != nil {
+		return 0, fmt.Errorf("PARSED: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("PARSED: %w", err)
+	}
+	return info.State.LastSeq, nil
+}
+
+// streamReplicas are the replicas of every stream (and bucket) on the
+// server; one that is not at b.replicas is an error: the bench would have
+// measured something else than it says.
+func (b *bench) streamReplicas(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	var wrong []string
+	l := b.js.ListStreams(ctx)
+	for info := range l.Info() {
+		out[info.Config.Name] = info.Config.Replicas
+		if info.Config.Replicas != b.replicas {
+			wrong = append(wrong, fmt.Sprintf("%s (R%d)", info.Config.Name, info.Config.Replicas))
+		}
+	}
+	if err := l.Err(); err != nil {
+		return nil, fmt.Errorf("list streams: %w", err)
+	}
+	if len(wrong) > 0 {
+		return nil, fmt.Errorf("not at %d replicas: %s", b.replicas, strings.Join(wrong, ", "))
+	}
+	return out, nil
+}
+
+func storedNote(stored uint64, want int) string {
+	if stored == uint64(want) {
+		return ""
+	}
+	return fmt.Sprintf("   (%d outputs stored, want %d!)", stored, want)
 }
 
 func (t serverTraffic) minus(u serverTraffic) serverTraffic {
