@@ -492,6 +492,11 @@ func (b *bench) resetIngestConsumers(ctx context.Context) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
+	b.deleteParks(ctx)
+}
+
+// deleteParks deletes INGEST's park consumers.
+func (b *bench) deleteParks(ctx context.Context) {
 	st, err := b.js.Stream(ctx, wire.DefaultIngestStream)
 	if err != nil {
 		return

@@ -272,6 +272,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	if err := b.provision(ctx, b.config()); err != nil {
 		return nil, err
 	}
+	if b.replicas > 1 { // the hub's consumers, once (bench_cluster.go)
+		if err := b.warmConsumers(ctx); err != nil {
+			return nil, err
+		}
+	}
 	// The plain side publishes the outputs of one rendering of the class's
 	// interchange for every message: the same count and sizes of JSON the
 	// hub publishes (the control reference differs by a few digits).

@@ -181,7 +181,9 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // of a partner's at once (hub.partner_pipeline 4, or --pipeline), "ledger"
 // and "noledger" --pipeline deep when given.
 func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
-	b.resetIngestConsumers(ctx)
+	if err := b.resetParseConsumers(ctx); err != nil {
+		return parseSideRun{}, err
+	}
 	cfg := b.config()
 	switch shape {
 	case "serial":
