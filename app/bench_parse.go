@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -98,7 +99,8 @@ func benchInvoice(ref string, msgs, lines int) []byte {
 // parseSideRun is one side's drain of one fill.
 type parseSideRun struct {
 	rate     float64
-	perPart  []float64 // msg/s of each partition, first to last message
+	perPart  []float64     // msg/s of each partition, first to last message
+	spread   time.Duration // first partition's first message to the last one's
 	writes   float64
 	failures int
 	stageMs  float64 // mean time of the pipeline (stages only) per message
@@ -125,7 +127,10 @@ type parseSideReport struct {
 	// per round (its sequences: a discarded one still counts, a duplicate
 	// dropped by its dedupe id does not): one per message of every
 	// interchange when nothing was lost or stored twice.
-	OutputsStored    []uint64 `json:"parsed_outputs_stored"`
+	OutputsStored []uint64 `json:"parsed_outputs_stored"`
+	// StartSpread is the seconds from the first partition's first message
+	// to the last partition's, per round.
+	StartSpread      []float64 `json:"partition_start_spread_seconds"`
 	perPartitionRuns [][]float64
 }
 
@@ -361,6 +366,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				return nil, err
 			}
 			sr.OutputsStored = append(sr.OutputsStored, parsed-parsed0)
+			sr.StartSpread = append(sr.StartSpread, run.spread.Seconds())
 			stageNote := ""
 			if recorded, groups := led.CommitStats(); groups > groups0 {
 				stageNote = fmt.Sprintf("   %.1f per ledger entry", float64(recorded-recorded0)/float64(groups-groups0))
@@ -371,7 +377,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart)) + stageNote
 			}
 			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg   server in/out %.2f/%.2f msgs%s%s", r, side, run.rate,
-				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures)+storedNote(parsed-parsed0, c.Messages*c.UNH))
+				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures)+storedNote(parsed-parsed0, c.Messages*c.UNH)+spreadNote(run.spread))
 		}
 	}
 	if cr.StreamReplicas, err = b.streamReplicas(ctx); err != nil {
@@ -486,6 +492,14 @@ func (b *bench) streamReplicas(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("not at %d replicas: %s", b.replicas, strings.Join(wrong, ", "))
 	}
 	return out, nil
+}
+
+// spreadNote says when the partitions started a second or more apart.
+func spreadNote(d time.Duration) string {
+	if d < time.Second {
+		return ""
+	}
+	return fmt.Sprintf("   partitions started over %.1f s", d.Seconds())
 }
 
 func storedNote(stored uint64, want int) string {
