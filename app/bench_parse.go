@@ -19,7 +19,6 @@ import (
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/ledger"
 	"github.com/edihub/edihub/parse"
-	"github.com/edihub/edihub/wire"
 )
 
 // The parse bench (`edihub bench --stage parse`) measures the hub's real
@@ -277,7 +276,7 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	if err := b.provision(ctx, b.config()); err != nil {
 		return nil, err
 	}
-	if b.replicas > 1 { // the hub's consumers, once (bench_cluster.go)
+	if b.replicas > 1 { // the hub's consumers, once (bench_nats.go)
 		if err := b.warmConsumers(ctx); err != nil {
 			return nil, err
 		}
@@ -433,95 +432,6 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
 		c.Name, cr.CounterWrites, counted*rounds*c.Messages, mark(cr.CounterWrites == 0))
 	return cr, nil
-}
-
-// serverTraffic is the embedded server's count of client messages in
-// and out.
-type serverTraffic struct{ in, out float64 }
-
-// traffic is the server's count of messages in and out; on a cluster the
-// nodes' counts of client messages summed (the routes' traffic, the
-// replication, left out: what the clients asked for, as on one server).
-func (b *bench) traffic() serverTraffic {
-	var t serverTraffic
-	for _, s := range b.nodes {
-		v, err := s.Varz(nil)
-		if err != nil {
-			return serverTraffic{}
-		}
-		if len(b.nodes) == 1 {
-			return serverTraffic{in: float64(v.InMsgs), out: float64(v.OutMsgs)}
-		}
-		t.in += float64(v.InClientMsgs)
-		t.out += float64(v.OutClientMsgs)
-	}
-	return t
-}
-
-// parsedLastSeq is PARSED's last sequence: what a drain added to it is
-// the difference (a purge keeps the sequence).
-func (b *bench) parsedLastSeq(ctx context.Context) (uint64, error) {
-	st, err := b.js.Stream(ctx, wire.DefaultParsedStream)
-	if err != nil {
-		return 0, fmt.Errorf("PARSED: %w", err)
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("PARSED: %w", err)
-	}
-	return info.State.LastSeq, nil
-}
-
-// streamReplicas are the replicas of every stream (and bucket) on the
-// server; one that is not at b.replicas is an error: the bench would have
-// measured something else than it says.
-func (b *bench) streamReplicas(ctx context.Context) (map[string]int, error) {
-	out := map[string]int{}
-	var wrong []string
-	l := b.js.ListStreams(ctx)
-	for info := range l.Info() {
-		out[info.Config.Name] = info.Config.Replicas
-		if info.Config.Replicas != b.replicas {
-			wrong = append(wrong, fmt.Sprintf("%s (R%d)", info.Config.Name, info.Config.Replicas))
-		}
-	}
-	if err := l.Err(); err != nil {
-		return nil, fmt.Errorf("list streams: %w", err)
-	}
-	if len(wrong) > 0 {
-		return nil, fmt.Errorf("not at %d replicas: %s", b.replicas, strings.Join(wrong, ", "))
-	}
-	return out, nil
-}
-
-// spreadNote says when the partitions started a second or more apart.
-func spreadNote(d time.Duration) string {
-	if d < time.Second {
-		return ""
-	}
-	return fmt.Sprintf("   partitions started over %.1f s", d.Seconds())
-}
-
-func storedNote(stored uint64, want int) string {
-	if stored == uint64(want) {
-		return ""
-	}
-	return fmt.Sprintf("   (%d outputs stored, want %d!)", stored, want)
-}
-
-func (t serverTraffic) minus(u serverTraffic) serverTraffic {
-	return serverTraffic{in: t.in - u.in, out: t.out - u.out}
-}
-
-func (t serverTraffic) per(n int) serverTraffic {
-	return serverTraffic{in: t.in / float64(n), out: t.out / float64(n)}
-}
-
-func failNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("   (%d not ok!)", n)
 }
 
 func fmtList(xs []float64) string {

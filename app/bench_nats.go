@@ -5,10 +5,139 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/hub"
+	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
+
+// The bench's NATS: one embedded server, or three in one cluster with
+// every stream and bucket R3 (--replicas 3), and the hub configuration
+// and attempt store that go with it.
+
+// bench is one embedded server, or a cluster of three, with the hub's
+// streams.
+type bench struct {
+	dir        string
+	partitions int
+	replicas   int    // of every stream and bucket: 1, or 3 on three nodes
+	partners   int    // stage parse: the fill's partners
+	pipeline   int    // stage parse: --pipeline (0: not given)
+	groups     string // stage parse: --group-settle ("": the default)
+	nodes      []*server.Server
+	url        string // every node's client URL, comma separated
+	nc         *nats.Conn
+	js         js.JetStream
+	round      int
+	log        zerolog.Logger // warnings of the hubs under test
+	stores     []io.Closer    // the attempt stores of the hubs run
+	// stallDir (--stall-dump) receives goroutine and consumer dumps of
+	// runs that stop making progress; stalls counts them.
+	stallDir string
+	stalls   atomic.Int64
+	stallSeq atomic.Int64
+	// pullErrors counts errors the plain consumers' Next returned (a
+	// missed heartbeat, a status) and went on after.
+	pullErrors atomic.Int64
+}
+
+// newBench starts the bench's NATS in a temp folder: one embedded server
+// (replicas 1) or three in one cluster, every stream and bucket then R3.
+func newBench(ctx context.Context, partitions, replicas int) (*bench, error) {
+	dir, err := os.MkdirTemp("", "edihub-bench")
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{dir: dir, partitions: partitions, replicas: max(replicas, 1)}
+	if b.replicas == 1 {
+		srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
+		if err != nil {
+			return nil, err
+		}
+		b.nodes, b.url = []*server.Server{srv}, srv.ClientURL()
+	} else {
+		dirs := make([]string, b.replicas)
+		for i := range dirs {
+			dirs[i] = filepath.Join(dir, fmt.Sprintf("node-%d", i+1))
+		}
+		if b.nodes, b.url, err = ejs.StartLocalCluster("bench", dirs); err != nil {
+			return nil, err
+		}
+	}
+	if b.nc, b.js, err = ejs.Connect(b.url, "edihub-bench"); err != nil {
+		ejs.ShutdownAll(b.nodes)
+		return nil, err
+	}
+	if b.replicas > 1 {
+		// As serve waits: a cluster just started answers "temporarily
+		// unavailable", then places no replicated stream until its peers
+		// are known.
+		wctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		err := ejs.WaitReady(wctx, b.js)
+		if err == nil {
+			err = ejs.CheckReplicas(b.nc, b.replicas)
+		}
+		if err == nil {
+			err = ejs.WaitStream(wctx, b.js, readyzStreamConfig(b.replicas))
+		}
+		if err != nil {
+			b.close()
+			return nil, fmt.Errorf("the three-node cluster: %w", err)
+		}
+	}
+	return b, nil
+}
+
+func (b *bench) close() {
+	for _, s := range b.stores {
+		s.Close()
+	}
+	b.nc.Close()
+	ejs.ShutdownAll(b.nodes)
+	os.RemoveAll(b.dir)
+}
+
+// where says what NATS the bench runs on, for its progress lines.
+func (b *bench) where() string {
+	if b.replicas == 1 {
+		return "embedded NATS in " + b.dir
+	}
+	return fmt.Sprintf("%d embedded NATS nodes in one cluster, every stream and bucket R%d, in %s", len(b.nodes), b.replicas, b.dir)
+}
+
+// config is the hub config of a bench run; defaults but for partitions.
+func (b *bench) config() hub.Config {
+	c := hub.Config{Partitions: b.partitions}
+	c.Alerts.Sinks = []string{}
+	if b.replicas > 1 { // as serve on a cluster: partitions owned through pinned clients
+		pinned := true
+		c.Cluster.Replicas, c.Cluster.Pinned = b.replicas, &pinned
+	}
+	return c
+}
+
+// attemptStore is a fresh bbolt attempt store on one server; on a cluster
+// the replicated KV one serve uses there (counter.store kv).
+func (b *bench) attemptStore(cfg hub.Config) (attemptStore, error) {
+	if b.replicas > 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return counter.OpenKV(ctx, b.js, &counter.KVOptions{Replicas: b.replicas, Attempt: ejs.OutputAttempt})
+	}
+	return counter.Open(filepath.Join(b.dir, fmt.Sprintf("counter-%d.db", b.round)), &counter.Options{Writers: cfg.Partitions + 1})
+}
 
 // The parse bench on a cluster (--replicas 3) keeps the hub's partition
 // consumers from one side to the next, created once before the first
