@@ -89,8 +89,8 @@ type BenchOptions struct {
 // says which).
 var ErrTargetMissed = errors.New("target missed")
 
-// Bench runs the benchmark o describes on an embedded server in a temp
-// folder and returns its report (*BenchReport, *ParseBenchReport for stage
+// Bench runs the benchmark o describes on an embedded server (three in one
+// cluster with Replicas 3) in a temp folder and returns its report (*BenchReport, *ParseBenchReport for stage
 // parse), also when it missed its target (then with ErrTargetMissed).
 func Bench(ctx context.Context, o *BenchOptions) (any, error) {
 	var opt BenchOptions

@@ -63,6 +63,7 @@ func newBench(ctx context.Context, partitions, replicas int) (*bench, error) {
 	if b.replicas == 1 {
 		srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
 		if err != nil {
+			os.RemoveAll(dir)
 			return nil, err
 		}
 		b.nodes, b.url = []*server.Server{srv}, srv.ClientURL()
@@ -72,11 +73,13 @@ func newBench(ctx context.Context, partitions, replicas int) (*bench, error) {
 			dirs[i] = filepath.Join(dir, fmt.Sprintf("node-%d", i+1))
 		}
 		if b.nodes, b.url, err = ejs.StartLocalCluster("bench", dirs); err != nil {
+			os.RemoveAll(dir)
 			return nil, err
 		}
 	}
 	if b.nc, b.js, err = ejs.Connect(b.url, "edihub-bench"); err != nil {
 		ejs.ShutdownAll(b.nodes)
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	if b.replicas > 1 {
