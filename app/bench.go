@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -15,15 +14,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
-	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/hub"
-	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -71,6 +67,12 @@ type BenchOptions struct {
 	// GroupSettle (stage parse) is hub.group_settle of those sides ("":
 	// the default, auto).
 	GroupSettle string
+	// Replicas (stage parse) is 1 (default: one embedded server) or 3:
+	// three embedded servers in one cluster in this process, every stream
+	// and bucket R3, the hub configured as serve is on a cluster
+	// (hub.cluster.pinned, counter.store kv); the plain side publishes and
+	// consumes through the same cluster.
+	Replicas int
 	// Classes (stage parse, default "1k,100k,5m") and Sides (the drains
 	// per round, default plain,ledger,noledger; add emit).
 	Classes, Sides string
@@ -88,8 +90,8 @@ type BenchOptions struct {
 // says which).
 var ErrTargetMissed = errors.New("target missed")
 
-// Bench runs the benchmark o describes on an embedded server in a temp
-// folder and returns its report (*BenchReport, *ParseBenchReport for stage
+// Bench runs the benchmark o describes on an embedded server (three in one
+// cluster with Replicas 3) in a temp folder and returns its report (*BenchReport, *ParseBenchReport for stage
 // parse), also when it missed its target (then with ErrTargetMissed).
 func Bench(ctx context.Context, o *BenchOptions) (any, error) {
 	var opt BenchOptions
@@ -109,6 +111,13 @@ func Bench(ctx context.Context, o *BenchOptions) (any, error) {
 	}
 	if opt.Messages < 100 || opt.Partitions < 1 || opt.Rounds < 1 {
 		return nil, configErr(errors.New("--messages must be at least 100, --partitions and --rounds at least 1"))
+	}
+	opt.Replicas = cmp.Or(opt.Replicas, 1)
+	if opt.Replicas != 1 && opt.Replicas != 3 {
+		return nil, configErr(fmt.Errorf("--replicas %d: 1 (one embedded server) or 3 (a three-node embedded cluster)", opt.Replicas))
+	}
+	if opt.Replicas != 1 && opt.Stage != "parse" {
+		return nil, configErr(errors.New("--replicas 3 runs with --stage parse only"))
 	}
 	switch opt.Stage {
 	case "noop":
@@ -136,7 +145,7 @@ func (o *BenchOptions) say(format string, a ...any) {
 
 func runBench(ctx context.Context, o *BenchOptions) (*BenchReport, error) {
 	n, parts, rounds := &o.Messages, &o.Partitions, &o.Rounds
-	b, err := newBench(*parts)
+	b, err := newBench(ctx, *parts, 1)
 	if err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
@@ -148,7 +157,7 @@ func runBench(ctx context.Context, o *BenchOptions) (*BenchReport, error) {
 	defer b.close()
 	say := o.say
 	rep := &BenchReport{Messages: *n, Partitions: *parts}
-	say("edihub bench: %d messages, %d partitions, MaxAckPending=1, explicit ack, embedded NATS in %s", *n, *parts, b.dir)
+	say("edihub bench: %d messages, %d partitions, MaxAckPending=1, explicit ack, %s", *n, *parts, b.where())
 	if err := b.publish(ctx, *n, nil); err != nil {
 		return nil, fmt.Errorf("%w", err)
 	}
@@ -237,63 +246,6 @@ func maxOf(xs []float64) float64 {
 	return m
 }
 
-// bench is one embedded server with the hub's streams.
-type bench struct {
-	dir        string
-	partitions int
-	partners   int    // stage parse: the fill's partners
-	pipeline   int    // stage parse: --pipeline (0: not given)
-	groups     string // stage parse: --group-settle ("": the default)
-	srv        *server.Server
-	url        string
-	nc         *nats.Conn
-	js         js.JetStream
-	round      int
-	log        zerolog.Logger // warnings of the hubs under test
-	stores     []*counter.Store
-	// stallDir (--stall-dump) receives goroutine and consumer dumps of
-	// runs that stop making progress; stalls counts them.
-	stallDir string
-	stalls   atomic.Int64
-	stallSeq atomic.Int64
-	// pullErrors counts errors the plain consumers' Next returned (a
-	// missed heartbeat, a status) and went on after.
-	pullErrors atomic.Int64
-}
-
-func newBench(partitions int) (*bench, error) {
-	dir, err := os.MkdirTemp("", "edihub-bench")
-	if err != nil {
-		return nil, err
-	}
-	srv, err := ejs.StartServer(&ejs.ServerOptions{DataDir: dir, Listen: "127.0.0.1:-1"})
-	if err != nil {
-		return nil, err
-	}
-	nc, j, err := ejs.Connect(srv.ClientURL(), "edihub-bench")
-	if err != nil {
-		srv.Shutdown()
-		return nil, err
-	}
-	return &bench{dir: dir, partitions: partitions, srv: srv, url: srv.ClientURL(), nc: nc, js: j}, nil
-}
-
-func (b *bench) close() {
-	for _, s := range b.stores {
-		s.Close()
-	}
-	b.nc.Close()
-	b.srv.Shutdown()
-	os.RemoveAll(b.dir)
-}
-
-// config is the hub config of a bench run; defaults but for partitions.
-func (b *bench) config() hub.Config {
-	c := hub.Config{Partitions: b.partitions}
-	c.Alerts.Sinks = []string{}
-	return c
-}
-
 // publish fills INGEST with n messages over 64 partners; hdr may set
 // headers per message index.
 func (b *bench) publish(ctx context.Context, n int, hdr func(i int) nats.Header) error {
@@ -345,7 +297,7 @@ func (b *bench) provision(ctx context.Context, cfg hub.Config) error {
 }
 
 func (b *bench) newHub(cfg hub.Config, stage hub.Handler) (*hub.Hub, *prometheus.Registry, error) {
-	store, err := counter.Open(filepath.Join(b.dir, fmt.Sprintf("counter-%d.db", b.round)), &counter.Options{Writers: cfg.Partitions + 1})
+	store, err := b.attemptStore(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -424,6 +376,11 @@ func (b *bench) resetIngestConsumers(ctx context.Context) {
 	for p := 0; p < b.partitions; p++ {
 		_ = b.js.DeleteConsumer(ctx, wire.DefaultIngestStream, fmt.Sprintf("ingest-p%d", p))
 	}
+	b.deleteParks(ctx)
+}
+
+// deleteParks deletes INGEST's park consumers.
+func (b *bench) deleteParks(ctx context.Context) {
 	st, err := b.js.Stream(ctx, wire.DefaultIngestStream)
 	if err != nil {
 		return

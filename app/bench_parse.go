@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -45,7 +46,9 @@ import (
 // least 2N): side by side with nopipe, what pipelining and group settle give.
 //
 // The interchanges go to --partners partners (default benchPartners); with
-// --partners 1 every side drains one partner's backlog.
+// --partners 1 every side drains one partner's backlog. --replicas 3 runs
+// it all on three embedded nodes in one cluster, every stream and bucket
+// R3 (bench.go's newBench).
 const benchPartners = 40
 
 // parseClass is one size of interchange.
@@ -95,7 +98,8 @@ func benchInvoice(ref string, msgs, lines int) []byte {
 // parseSideRun is one side's drain of one fill.
 type parseSideRun struct {
 	rate     float64
-	perPart  []float64 // msg/s of each partition, first to last message
+	perPart  []float64     // msg/s of each partition, first to last message
+	spread   time.Duration // first partition's first message to the last one's
 	writes   float64
 	failures int
 	stageMs  float64 // mean time of the pipeline (stages only) per message
@@ -117,7 +121,15 @@ type parseSideReport struct {
 	ServerMsgsOut []float64 `json:"server_msgs_out_per_msg"`
 	// PerLedgerEntry is how many interchanges shared one ledger batch
 	// entry, per round (ledger side only).
-	PerLedgerEntry   []float64 `json:"interchanges_per_ledger_entry,omitempty"`
+	PerLedgerEntry []float64 `json:"interchanges_per_ledger_entry,omitempty"`
+	// OutputsStored is how many outputs PARSED stored during the drain,
+	// per round (its sequences: a discarded one still counts, a duplicate
+	// dropped by its dedupe id does not): one per message of every
+	// interchange when nothing was lost or stored twice.
+	OutputsStored []uint64 `json:"parsed_outputs_stored"`
+	// StartSpread is the seconds from the first partition's first message
+	// to the last partition's, per round.
+	StartSpread      []float64 `json:"partition_start_spread_seconds"`
 	perPartitionRuns [][]float64
 }
 
@@ -132,25 +144,31 @@ type parseRatio struct {
 }
 
 type parseClassReport struct {
-	Class         parseClass                  `json:"class"`
-	Sides         map[string]*parseSideReport `json:"sides"`
-	Ledger        parseRatio                  `json:"ledger_vs_plain"`
-	NoLedger      *parseRatio                 `json:"noledger_vs_plain,omitempty"`
-	Emit          *parseRatio                 `json:"emit_vs_plain,omitempty"`
-	Serial        *parseRatio                 `json:"ledger_vs_serial,omitempty"`
-	NoPipe        *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
-	Pipe          *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
-	TargetMet     bool                        `json:"target_met"`
-	CounterWrites float64                     `json:"edihub_counter_writes_total"`
+	Class     parseClass                  `json:"class"`
+	Sides     map[string]*parseSideReport `json:"sides"`
+	Ledger    parseRatio                  `json:"ledger_vs_plain"`
+	NoLedger  *parseRatio                 `json:"noledger_vs_plain,omitempty"`
+	Emit      *parseRatio                 `json:"emit_vs_plain,omitempty"`
+	Serial    *parseRatio                 `json:"ledger_vs_serial,omitempty"`
+	NoPipe    *parseRatio                 `json:"ledger_vs_nopipe,omitempty"`
+	Pipe      *parseRatio                 `json:"pipe_vs_nopipe,omitempty"`
+	TargetMet bool                        `json:"target_met"`
+	// StreamReplicas are the replicas the server gives each stream (KV_*:
+	// a bucket) after the class's rounds.
+	StreamReplicas map[string]int `json:"stream_replicas"`
+	CounterWrites  float64        `json:"edihub_counter_writes_total"`
 }
 
 // ParseBenchReport is what the parse bench measured (`edihub bench --stage parse --json`).
 type ParseBenchReport struct {
-	Stage      string  `json:"stage"`
-	Partitions int     `json:"partitions"`
-	Partners   int     `json:"partners"`
-	Rounds     int     `json:"rounds"`
-	Target     float64 `json:"target_ratio"`
+	Stage      string `json:"stage"`
+	Partitions int    `json:"partitions"`
+	Partners   int    `json:"partners"`
+	// Replicas of every stream and bucket: 1 on one embedded server, 3 on
+	// a three-node embedded cluster.
+	Replicas int     `json:"replicas"`
+	Rounds   int     `json:"rounds"`
+	Target   float64 `json:"target_ratio"`
 	// GC is the Go collector's setting both sides ran under.
 	GC      string              `json:"gc"`
 	Classes []*parseClassReport `json:"classes"`
@@ -199,7 +217,7 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 		profile = f
 	}
 	const target = 0.7
-	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: cmp.Or(o.Partners, benchPartners), Rounds: rounds, Target: target, GC: gc}
+	rep := &ParseBenchReport{Stage: "parse", Partitions: parts, Partners: cmp.Or(o.Partners, benchPartners), Replicas: cmp.Or(o.Replicas, 1), Rounds: rounds, Target: target, GC: gc}
 	say("edihub bench --stage parse: Go collector %s (serve's default; GOGC in the environment overrides it for both sides)", gc)
 	for _, c := range classes {
 		cr, err := runParseClass(ctx, o, c, parts, rounds, &profile, say)
@@ -221,7 +239,7 @@ func runParseBench(ctx context.Context, o *BenchOptions) (*ParseBenchReport, err
 }
 
 func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, rounds int, profile *io.Writer, say func(string, ...any)) (*parseClassReport, error) {
-	b, err := newBench(parts)
+	b, err := newBench(ctx, parts, o.Replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -249,13 +267,19 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	led, err := ledger.OpenKV(ctx, lj, &ledger.KVOptions{IndexFile: filepath.Join(dir, "ledger-index.db")})
+	led, err := ledger.OpenKV(ctx, lj, &ledger.KVOptions{IndexFile: filepath.Join(dir, "ledger-index.db"),
+		Replicas: b.replicas, CommitTimeout: b.config().Cluster.OutputAttempt()}) // serve's, R3: a 1 s try
 	if err != nil {
 		return nil, err
 	}
 	defer led.Close()
 	if err := b.provision(ctx, b.config()); err != nil {
 		return nil, err
+	}
+	if b.replicas > 1 { // the hub's consumers, once (bench_nats.go)
+		if err := b.warmConsumers(ctx); err != nil {
+			return nil, err
+		}
 	}
 	// The plain side publishes the outputs of one rendering of the class's
 	// interchange for every message: the same count and sizes of JSON the
@@ -280,8 +304,8 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			delete(cr.Sides, s)
 		}
 	}
-	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, embedded NATS in %s",
-		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, b.partners, parts, b.dir)
+	say("edihub bench --stage parse: class %s, %d interchanges of %d bytes (%d messages, %d JSON bytes each), %d partners, %d partitions, %s",
+		c.Name, c.Messages, c.Bytes, c.UNH, c.JSON, b.partners, parts, b.where())
 	fill := 0
 	for r := 1; r <= rounds; r++ {
 		for _, side := range parseSides {
@@ -290,8 +314,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				return nil, fmt.Errorf("fill: %w", err)
 			}
 			var run parseSideRun
-			var err error
 			recorded0, groups0 := led.CommitStats()
+			parsed0, err := b.parsedLastSeq(ctx)
+			if err != nil {
+				return nil, err
+			}
 			traffic0 := b.traffic()
 			cpu := processCPU()
 			switch side {
@@ -333,6 +360,12 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 			sr.perPartitionRuns = append(sr.perPartitionRuns, run.perPart)
 			sr.CounterWrites += run.writes
 			sr.NonOK += run.failures
+			parsed, err := b.parsedLastSeq(ctx)
+			if err != nil {
+				return nil, err
+			}
+			sr.OutputsStored = append(sr.OutputsStored, parsed-parsed0)
+			sr.StartSpread = append(sr.StartSpread, run.spread.Seconds())
 			stageNote := ""
 			if recorded, groups := led.CommitStats(); groups > groups0 {
 				stageNote = fmt.Sprintf("   %.1f per ledger entry", float64(recorded-recorded0)/float64(groups-groups0))
@@ -343,8 +376,11 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 				stageNote = fmt.Sprintf("   stage %.3f ms of a %.3f ms cycle", run.stageMs, 1000/median(run.perPart)) + stageNote
 			}
 			say("  round %d  %-8s %9.1f msg/s   per partition: median %8.1f  min %8.1f   cpu %5.0f µs/msg   server in/out %.2f/%.2f msgs%s%s", r, side, run.rate,
-				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures))
+				median(run.perPart), minOf(run.perPart), cpuPerMsg, traffic.in, traffic.out, stageNote, failNote(run.failures)+storedNote(parsed-parsed0, c.Messages*c.UNH)+spreadNote(run.spread))
 		}
+	}
+	if cr.StreamReplicas, err = b.streamReplicas(ctx); err != nil {
+		return nil, err
 	}
 	plain := cr.Sides["plain"]
 	cr.Ledger = ratios(cr.Sides["ledger"], plain)
@@ -396,33 +432,6 @@ func runParseClass(ctx context.Context, o *BenchOptions, c parseClass, parts, ro
 	say("  %s: edihub_counter_writes_total = %.0f for %d healthy interchanges   target 0 %s",
 		c.Name, cr.CounterWrites, counted*rounds*c.Messages, mark(cr.CounterWrites == 0))
 	return cr, nil
-}
-
-// serverTraffic is the embedded server's count of client messages in
-// and out.
-type serverTraffic struct{ in, out float64 }
-
-func (b *bench) traffic() serverTraffic {
-	v, err := b.srv.Varz(nil)
-	if err != nil {
-		return serverTraffic{}
-	}
-	return serverTraffic{in: float64(v.InMsgs), out: float64(v.OutMsgs)}
-}
-
-func (t serverTraffic) minus(u serverTraffic) serverTraffic {
-	return serverTraffic{in: t.in - u.in, out: t.out - u.out}
-}
-
-func (t serverTraffic) per(n int) serverTraffic {
-	return serverTraffic{in: t.in / float64(n), out: t.out / float64(n)}
-}
-
-func failNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("   (%d not ok!)", n)
 }
 
 func fmtList(xs []float64) string {

@@ -74,6 +74,27 @@ func (p *partTimes) tick(part int) {
 	p.mu.Unlock()
 }
 
+// startSpread is the time from the first partition's first message to
+// the last one's: how far from running side by side the partitions
+// started (a partition that starts late stretches the whole drain).
+func (p *partTimes) startSpread() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var lo, hi time.Time
+	for i := range p.n {
+		if p.n[i] == 0 {
+			continue
+		}
+		if lo.IsZero() || p.first[i].Before(lo) {
+			lo = p.first[i]
+		}
+		if p.first[i].After(hi) {
+			hi = p.first[i]
+		}
+	}
+	return hi.Sub(lo)
+}
+
 func (p *partTimes) rates() []float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -170,7 +191,7 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 		return parseSideRun{}, fmt.Errorf("plain consumers did not finish in 5 minutes (%d of %d)", done.Load(), n)
 	}
 	d := time.Duration(end.Load() - start.Load())
-	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates()}, nil
+	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates(), spread: pt.startSpread()}, nil
 }
 
 // runHubParse runs a fresh hub with the parse stage (and led, if any) over
@@ -181,7 +202,9 @@ func (b *bench) runPlainParse(ctx context.Context, fill, n int, outputs [][]byte
 // of a partner's at once (hub.partner_pipeline 4, or --pipeline), "ledger"
 // and "noledger" --pipeline deep when given.
 func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profile io.Writer, emit [][]byte, shape string) (parseSideRun, error) {
-	b.resetIngestConsumers(ctx)
+	if err := b.resetParseConsumers(ctx); err != nil {
+		return parseSideRun{}, err
+	}
 	cfg := b.config()
 	switch shape {
 	case "serial":
@@ -260,7 +283,7 @@ func (b *bench) runHubParse(ctx context.Context, n int, led parse.Ledger, profil
 	d := end.Sub(time.Unix(0, start.Load()))
 	cancel()
 	<-errc
-	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates(),
+	return parseSideRun{rate: float64(n) / d.Seconds(), perPart: pt.rates(), spread: pt.startSpread(),
 		writes: gather(reg, "edihub_counter_writes_total"), failures: int(notOK), stageMs: 1000 * histogramMean(reg, "edihub_pipeline_processing_duration_seconds")}, nil
 }
 

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -32,7 +30,7 @@ import (
 //
 //	go test -run '^$' -bench GroupSettleReplicated -benchtime 2x ./hub/
 func BenchmarkGroupSettleReplicated(b *testing.B) {
-	url := threeNodes(b)
+	url := jetstreamtest.StartCluster(b, 3)
 	_, j := jetstreamtest.Connect(b, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -123,35 +121,4 @@ func benchHub(b *testing.B, url string, cfg Config, stage Stage) (*Hub, *prometh
 	})
 	jetstreamtest.Eventually(b, 60*time.Second, h.Ready)
 	return h, reg, stop
-}
-
-// threeNodes starts three embedded servers as one JetStream cluster.
-func threeNodes(b *testing.B) string {
-	var ports []int
-	var ls []net.Listener
-	for range 3 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	for _, l := range ls {
-		l.Close()
-	}
-	var routes, urls []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	for i, p := range ports {
-		s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", Name: fmt.Sprintf("bench-%d", i+1),
-			Cluster: ejs.ClusterOptions{Name: "bench", Listen: fmt.Sprintf("127.0.0.1:%d", p), Routes: routes}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		urls = append(urls, s.ClientURL())
-	}
-	return strings.Join(urls, ",")
 }

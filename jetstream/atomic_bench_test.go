@@ -11,6 +11,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	ejs "github.com/edihub/edihub/jetstream"
+	"github.com/edihub/edihub/jetstream/jetstreamtest"
 )
 
 // One atomic batch of n messages (PublishAtomic) and one fast batch
@@ -37,7 +38,7 @@ func BenchmarkPublishGroup(b *testing.B) {
 	}{
 		{"r1-file", one.ClientURL(), js.FileStorage, 1},
 		{"r1-memory", one.ClientURL(), js.MemoryStorage, 1},
-		{"r3-file", clusterURL(b), js.FileStorage, 3},
+		{"r3-file", jetstreamtest.StartCluster(b, 3), js.FileStorage, 3},
 	} {
 		nc, j, err := ejs.Connect(c.url, "bench")
 		if err != nil {
@@ -103,23 +104,4 @@ func BenchmarkPublishGroup(b *testing.B) {
 		fb.Close()
 		nc.Close()
 	}
-}
-
-// clusterURL starts three embedded servers as one JetStream cluster.
-func clusterURL(b *testing.B) string {
-	ports := freePorts(b, 3)
-	var routes, urls []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	for i, p := range ports {
-		s, err := ejs.StartServer(&ejs.ServerOptions{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", Name: fmt.Sprintf("bench-%d", i+1),
-			Cluster: ejs.ClusterOptions{Name: "bench", Listen: fmt.Sprintf("127.0.0.1:%d", p), Routes: routes}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-		urls = append(urls, s.ClientURL())
-	}
-	return strings.Join(urls, ",")
 }
