@@ -50,7 +50,7 @@ func (p *park) notePin(msg js.Msg) (fresh bool) {
 	if p.group == "" {
 		return false
 	}
-	id := msg.Headers().Get(wire.HdrPinID)
+	id := wire.PinID(msg.Headers())
 	if id == "" || id == p.pinID {
 		return false
 	}

@@ -213,7 +213,7 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 	partner := ""
 	if s.partition >= 0 {
 		_, partner, _ = wire.ParseIngestSubject(msg.Subject())
-		if s.notePin(msg.Headers().Get(wire.HdrPinID), partner) {
+		if s.notePin(wire.PinID(msg.Headers()), partner) {
 			// another instance may have had this partition's messages out:
 			// hold the lanes until they are back in hand, and take the
 			// parks it made since this pull began

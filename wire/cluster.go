@@ -32,3 +32,17 @@ const (
 	LeaseLeakProbe    = "leak-probe"
 	LeaseAdvisories   = "max-deliveries"
 )
+
+// PinID is the pin of a message delivered to a priority group's pinned
+// client: the last Nats-Pin-Id, the one the server appends on delivery. A
+// partner may publish a Nats-Pin-Id of its own, stored with the message
+// and delivered before the server's; taken, it would make every message
+// look like a pin move (a barrier, a new read of the ledger and the parks
+// each time). "" when the message has none.
+func PinID(h map[string][]string) string {
+	vals := h[HdrPinID]
+	if len(vals) == 0 {
+		return ""
+	}
+	return vals[len(vals)-1]
+}
