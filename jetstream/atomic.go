@@ -80,20 +80,36 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg, idOf fu
 	return nil
 }
 
-// batchAnswer reads the server's answer to a batch's commit.
-func batchAnswer(data []byte, n int) error {
+// batchAck is the server's answer that ends a batch, atomic or fast: the
+// stream, the batch's id and how many of its messages are stored.
+type batchAck struct {
+	Stream    string `json:"stream"`
+	BatchID   string `json:"batch"`
+	BatchSize int    `json:"count"`
+}
+
+// readBatchAck reads that answer for a batch of n messages (what names
+// the kind of batch in the errors); a refusal is a store fault observed.
+func readBatchAck(data []byte, what string, n int) (batchAck, error) {
 	var ack struct {
-		Error     *js.APIError `json:"error"`
-		Stream    string       `json:"stream"`
-		BatchID   string       `json:"batch"`
-		BatchSize int          `json:"count"`
+		Error *js.APIError `json:"error"`
+		batchAck
 	}
 	if err := json.Unmarshal(data, &ack); err != nil || ack.Error == nil && ack.Stream == "" {
-		return fmt.Errorf("atomic batch of %d messages: %w", n, js.ErrInvalidJSAck)
+		return batchAck{}, fmt.Errorf("%s of %d messages: %w", what, n, js.ErrInvalidJSAck)
 	}
 	if ack.Error != nil {
 		StoreFaults.Observe(ack.Error)
-		return fmt.Errorf("atomic batch of %d messages: %w", n, ack.Error)
+		return batchAck{}, fmt.Errorf("%s of %d messages: %w", what, n, ack.Error)
+	}
+	return ack.batchAck, nil
+}
+
+// batchAnswer reads the server's answer to an atomic batch's commit.
+func batchAnswer(data []byte, n int) error {
+	ack, err := readBatchAck(data, "atomic batch", n)
+	if err != nil {
+		return err
 	}
 	if ack.BatchID == "" || ack.BatchSize != n {
 		return fmt.Errorf("atomic batch of %d messages into %s (answer: batch %q of %d): %w", n, ack.Stream, ack.BatchID, ack.BatchSize, ErrAtomicUnsupported)

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -150,18 +149,9 @@ func (f *FastBatcher) Publish(ctx context.Context, msgs []*nats.Msg, idOf func(i
 
 // fastAnswer reads the PubAck that ended the fast batch id of n messages.
 func fastAnswer(data []byte, id string, n int) error {
-	var ack struct {
-		Error     *js.APIError `json:"error"`
-		Stream    string       `json:"stream"`
-		BatchID   string       `json:"batch"`
-		BatchSize int          `json:"count"`
-	}
-	if err := json.Unmarshal(data, &ack); err != nil || ack.Error == nil && ack.Stream == "" {
-		return fmt.Errorf("fast batch of %d messages: %w", n, js.ErrInvalidJSAck)
-	}
-	if ack.Error != nil {
-		StoreFaults.Observe(ack.Error)
-		return fmt.Errorf("fast batch of %d messages: %w", n, ack.Error)
+	ack, err := readBatchAck(data, "fast batch", n)
+	if err != nil {
+		return err
 	}
 	switch {
 	case ack.BatchID == "":
