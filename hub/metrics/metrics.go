@@ -105,7 +105,7 @@ func New(reg prometheus.Registerer) *Pipeline {
 		}),
 		GroupedMessages: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "edihub_partner_pipeline_grouped_messages_total",
-			Help: "Messages settled in a group with others of their partner: one atomic batch of outputs, one ledger group, acks in order.",
+			Help: "Messages settled in a group with others of their partner: one batch of outputs (fast or atomic), one ledger group, acks in order.",
 		}),
 		GroupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "edihub_partner_pipeline_group_size_messages", Help: "Messages per group settle (the head and the ready ones behind it).",
@@ -113,7 +113,7 @@ func New(reg prometheus.Registerer) *Pipeline {
 		}),
 		GroupFallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_partner_pipeline_group_fallbacks_total",
-			Help: "Groups not stored, settled from the head one at a time: reason duplicate (a dedupe id stored before), unavailable (no atomic batches on the server or stream), failed (anything else).",
+			Help: "Groups not stored whole, settled from the head one at a time: reason duplicate (an atomic batch with a dedupe id stored before), prefix (a fast batch of which only a first part was stored), unavailable (the server or stream takes no batches of the kind picked), failed (anything else).",
 		}, []string{"reason"}),
 		Alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alerts_sent_total", Help: "Alerts handed to a sink, by result.",
