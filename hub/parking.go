@@ -141,8 +141,8 @@ func (pk *parks) find(ctx context.Context) ([]string, error) {
 	// a one out (bench --replicas 3: partitions started 4 s apart)
 	names := st.ConsumerNames(lctx)
 	for name := range names.Name() {
-		if !strings.HasPrefix(name, parkPrefix(s.partition)) {
-			continue
+		if !strings.HasPrefix(name, parkPrefix(s.partition)) || pk.holds(name) {
+			continue // a park held here needs no info (a new pin lists them again)
 		}
 		c, err := st.Consumer(lctx, name)
 		if errors.Is(err, js.ErrConsumerNotFound) {
@@ -189,6 +189,18 @@ func (pk *parks) refind(ctx context.Context) {
 		pk.s.h.log.Info().Str("partner", escape.Line(partner)).Str("consumer", pk.s.name).Msg("park consumer made by the partition's previous owner taken over")
 		pk.wake(partner)
 	}
+}
+
+// holds says whether a park consumer of this name is held here.
+func (pk *parks) holds(name string) bool {
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	for _, p := range pk.by {
+		if p.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // skip acks a message the partition consumer handed over that its

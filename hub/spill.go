@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"time"
 
@@ -97,14 +98,7 @@ func (h *drainHold) lifted(now time.Time, pending int, known bool) bool {
 
 // seqs are the kept messages' sequences in stream order: the order they
 // go into the lane.
-func (h *drainHold) seqs() []uint64 {
-	out := make([]uint64, 0, len(h.byseq))
-	for seq := range h.byseq {
-		out = append(out, seq)
-	}
-	slices.Sort(out)
-	return out
-}
+func (h *drainHold) seqs() []uint64 { return slices.Sorted(maps.Keys(h.byseq)) }
 
 // quiet are the kept messages the server has not heard of since before
 // every: the drain sends them progress, so that they are not redelivered

@@ -53,11 +53,7 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg, idOf fu
 	}
 	id := nuid.Next()
 	for i, m := range msgs {
-		h := make(nats.Header, len(m.Header)+4)
-		for k, v := range m.Header {
-			h[k] = v
-		}
-		h.Set(js.MsgIDHeader, idOf(i))
+		h := headerWithID(m.Header, idOf(i), 3)
 		h.Set(hdrBatchID, id)
 		h.Set(hdrBatchSeq, strconv.Itoa(i+1))
 		out := &nats.Msg{Subject: m.Subject, Header: h, Data: m.Data}
@@ -78,6 +74,18 @@ func PublishAtomic(ctx context.Context, nc *nats.Conn, msgs []*nats.Msg, idOf fu
 		return batchAnswer(resp.Data, len(msgs))
 	}
 	return nil
+}
+
+// headerWithID is a batch message's header: h's entries (shared, not
+// changed: a stage may share one header map among outputs) and the dedupe
+// id, with room for extra more.
+func headerWithID(h nats.Header, id string, extra int) nats.Header {
+	out := make(nats.Header, len(h)+1+extra)
+	for k, v := range h {
+		out[k] = v
+	}
+	out.Set(js.MsgIDHeader, id)
+	return out
 }
 
 // batchAck is the server's answer that ends a batch, atomic or fast: the

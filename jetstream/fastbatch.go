@@ -128,12 +128,7 @@ func (f *FastBatcher) Publish(ctx context.Context, msgs []*nats.Msg, idOf func(i
 		case i == 0:
 			op = fastOpStart
 		}
-		h := make(nats.Header, len(m.Header)+1)
-		for k, v := range m.Header {
-			h[k] = v
-		}
-		h.Set(js.MsgIDHeader, idOf(i))
-		out := &nats.Msg{Subject: m.Subject, Reply: reply + strconv.Itoa(i+1) + "." + strconv.Itoa(op) + fastBatchSuffix, Header: h, Data: m.Data}
+		out := &nats.Msg{Subject: m.Subject, Reply: reply + strconv.Itoa(i+1) + "." + strconv.Itoa(op) + fastBatchSuffix, Header: headerWithID(m.Header, idOf(i), 0), Data: m.Data}
 		if err := f.nc.PublishMsg(out); err != nil {
 			return fmt.Errorf("fast batch of %d messages: %w", n, err)
 		}

@@ -25,13 +25,7 @@ import (
 // partner's outputs are in the order it sent them.
 func TestKillerAmongConcurrentPartnersInOnePartition(t *testing.T) {
 	h := startHubConfig(t, "", "--drill")
-	const partitions = 4 // fastConfig
-	partners := []string{"KILLER"}
-	for i := 0; len(partners) < 4; i++ {
-		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("KILLER", partitions) {
-			partners = append(partners, p)
-		}
-	}
+	partners := inPartitionOf("KILLER", "NEIGHBOUR", 3)
 	k := newKillRun(t, h)
 	for round := 0; round < 6; round++ {
 		for _, p := range partners {
@@ -53,13 +47,7 @@ func TestKillerAmongConcurrentPartnersInOnePartition(t *testing.T) {
 // lost, duplicated or reordered for either partner.
 func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 	h := startHubConfig(t, "  partition_concurrency: 8\n  partner_pipeline: 4\n", "--drill")
-	const partitions = 4 // fastConfig
-	partners := []string{"PIPE"}
-	for i := 0; len(partners) < 2; i++ {
-		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PIPE", partitions) {
-			partners = append(partners, p)
-		}
-	}
+	partners := inPartitionOf("PIPE", "NEIGHBOUR", 1)
 	k := newKillRun(t, h)
 	for i := 0; i < 24; i++ {
 		if i == 8 {
@@ -82,13 +70,7 @@ func TestKillerInsideOnePartnersPipeline(t *testing.T) {
 // hub package's tests make them form.)
 func TestKillerInsideOnePartnersGroups(t *testing.T) {
 	h := startHubConfig(t, "  partition_concurrency: 16\n  partner_pipeline: 8\n  group_settle: always\n", "--drill")
-	const partitions = 4 // fastConfig
-	partners := []string{"PIPE"}
-	for i := 0; len(partners) < 2; i++ {
-		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PIPE", partitions) {
-			partners = append(partners, p)
-		}
-	}
+	partners := inPartitionOf("PIPE", "NEIGHBOUR", 1)
 	k := newKillRun(t, h)
 	for i := 0; i < 40; i++ {
 		if i == 12 {
@@ -116,6 +98,19 @@ func TestKillerInsideOnePartnersGroups(t *testing.T) {
 	// PARSED is a single-replica file stream: groups go as fast batches,
 	// which leave no mark on what they store; the hub counts them
 	t.Logf("%v messages settled in groups since the hub's last start", metricValue(t, k.h.httpAddr, "edihub_partner_pipeline_grouped_messages_total"))
+}
+
+// inPartitionOf is partner and the first n partners named prefix<i> that
+// share its partition (fastConfig's 4).
+func inPartitionOf(partner, prefix string, n int) []string {
+	const partitions = 4 // fastConfig
+	out := []string{partner}
+	for i := 0; len(out) <= n; i++ {
+		if p := prefix + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf(partner, partitions) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // killRun is what a kill test sent: each partner's INGEST sequences in

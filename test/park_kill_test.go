@@ -8,7 +8,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,13 +35,7 @@ func TestKillerInAParkedPartnersDrain(t *testing.T) {
     min_messages: 1000
 `, "--drill")
 	_, j := jetstreamtest.Connect(t, h.url)
-	const partitions = 4 // fastConfig
-	neighbour := ""
-	for i := 0; neighbour == ""; i++ {
-		if p := "QUIET" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("PAUSED", partitions) {
-			neighbour = p
-		}
-	}
+	neighbour := inPartitionOf("PAUSED", "QUIET", 1)[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	store, err := hub.OpenPauses(ctx, j, hub.DefaultPauseBucket, 1)

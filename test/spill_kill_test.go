@@ -2,7 +2,6 @@ package test
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,13 +22,7 @@ import (
 // exactly once, each partner's in its sending order.
 func TestKillerInASpillPark(t *testing.T) {
 	h := startHubConfig(t, "  partner_max_in_flight: 8\n", "--drill")
-	const partitions = 4 // fastConfig
-	partners := []string{"SPILL"}
-	for i := 0; len(partners) < 2; i++ {
-		if p := "NEIGHBOUR" + strconv.Itoa(i); wire.PartitionOf(p, partitions) == wire.PartitionOf("SPILL", partitions) {
-			partners = append(partners, p)
-		}
-	}
+	partners := inPartitionOf("SPILL", "NEIGHBOUR", 1)
 	k := newKillRun(t, h)
 	const backlog, killAt = 32, 24
 	k.burst("SPILL", backlog, killAt)
