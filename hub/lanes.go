@@ -391,6 +391,11 @@ func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
 	for seq := range l.bySeq {
 		b.saw(seq)
 	}
+	for _, ln := range l.byKey {
+		if ln.waitSeq != 0 { // a nak'd head is out, and known: its lane holds its partner until it is back
+			b.saw(ln.waitSeq)
+		}
+	}
 	if b.allBack() {
 		return false
 	}
@@ -402,21 +407,25 @@ func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
 // stream sequence upTo) as they come back into hand, until till: what the
 // lanes' barrier and a park drain's hold (drainHold) wait for.
 type awaitBack struct {
-	upTo       uint64
-	want, seen int
-	till       time.Time
+	upTo    uint64
+	want    int
+	till    time.Time
+	counted map[uint64]struct{} // at most want: a redelivery of one counted is not counted again
 }
 
-// saw counts seq if it is one of those (each is to be counted once); it
-// reports whether every one is back.
+// saw counts seq if it is one of those, once; it reports whether every
+// one is back.
 func (a *awaitBack) saw(seq uint64) bool {
-	if seq <= a.upTo {
-		a.seen++
+	if seq <= a.upTo && !a.allBack() {
+		if a.counted == nil {
+			a.counted = map[uint64]struct{}{}
+		}
+		a.counted[seq] = struct{}{}
 	}
 	return a.allBack()
 }
 
-func (a *awaitBack) allBack() bool { return a.seen >= a.want }
+func (a *awaitBack) allBack() bool { return len(a.counted) >= a.want }
 
 func (a *awaitBack) timeUp(now time.Time) bool { return now.After(a.till) }
 

@@ -139,12 +139,15 @@ func TestLostNakIsAskedForAgainAfterReconnect(t *testing.T) {
 	cfg.DuplicateWindow = 5 * time.Minute     // at least twice the ack wait (Validate)
 	var attempts atomic.Int32
 	bothOut := make(chan struct{})
+	behindIn := make(chan struct{})
+	sawBehind := sync.OnceFunc(func() { close(behindIn) })
 	stage := echoStage("parse", func(m *Message) error {
 		if string(m.Data) != "first" {
+			sawBehind() // it runs ahead (partner_pipeline): in the hub's hand
 			return nil
 		}
 		if attempts.Add(1) == 1 {
-			<-bothOut      // the message behind it is in the lane (a delivery lost with the link is the server's to repeat)
+			<-bothOut      // the message behind it is in the lane (a delivery lost with the link is TestDeliveryLostWithTheConnectionKeepsPartnerOrder's)
 			proxy.freeze() // the nak that follows is lost with this connection
 			return TransientError("", errors.New("a service the stage needs is away"))
 		}
@@ -157,16 +160,13 @@ func TestLostNakIsAskedForAgainAfterReconnect(t *testing.T) {
 	_, j := jetstreamtest.Connect(t, srv.URL)
 	jetstreamtest.PublishIngest(t, j, "ACME", "first", nil)
 	jetstreamtest.PublishIngest(t, j, "ACME", "behind", nil)
-	jetstreamtest.CheckFor(t, 20*time.Second, 50*time.Millisecond, func() error {
-		c, err := j.Consumer(context.Background(), "INGEST", "ingest-p0")
-		if err != nil {
-			return err
-		}
-		if n := c.CachedInfo().NumAckPending; n != 2 {
-			return fmt.Errorf("%d of 2 delivered", n)
-		}
-		return nil
-	})
+	// the server's count of what is out is not enough: a delivery it sent
+	// may still be on its way through the proxy, and the freeze would drop it
+	select {
+	case <-behindIn:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the message behind never ran ahead of the first")
+	}
 	letGo()
 
 	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return proxy.droppedContains("-NAK") },
@@ -193,5 +193,56 @@ func TestLostNakIsAskedForAgainAfterReconnect(t *testing.T) {
 	}
 	if n := testCounter(t, env, "edihub_partition_refetches_total"); n < 1 {
 		t.Fatalf("edihub_partition_refetches_total %v: the head came back without being asked for", n)
+	}
+}
+
+// A delivery lost with its connection (sent by the server, never read by
+// the hub) comes back only when its ack wait runs out; the partner's next
+// message, published after the reconnect, is delivered at once. It must
+// not run first: after a reconnect the partition holds its lanes until
+// what the consumer has out is back in hand, and the partner's messages
+// reach PARSED in stream order, each once.
+func TestDeliveryLostWithTheConnectionKeepsPartnerOrder(t *testing.T) {
+	srv := jetstreamtest.StartServer(t, nil)
+	proxy := startCutProxy(t, srv.HostPort)
+	cfg := fastConfig()
+	cfg.Partitions = 1
+	cfg.Attempts.AckWait = 3 * time.Second // the lost delivery comes back after it
+	cfg.Attempts.Deadline = 3 * time.Second
+	startHub(t, proxy.url(), "", cfg, []Stage{echoStage("parse", nil)}, nil)
+	_, j := jetstreamtest.Connect(t, srv.URL) // the test's own connection does not go through the proxy
+	pending := func(want int) func() error {
+		return func() error {
+			c, err := j.Consumer(context.Background(), "INGEST", "ingest-p0")
+			if err != nil {
+				return err
+			}
+			if n := c.CachedInfo().NumAckPending; n != want {
+				return fmt.Errorf("%d out, want %d", n, want)
+			}
+			return nil
+		}
+	}
+	jetstreamtest.PublishIngest(t, j, "ACME", "A", nil)
+	jetstreamtest.Eventually(t, 20*time.Second, func() bool { return jetstreamtest.CountMsgs(t, j, "PARSED") == 1 },
+		"A did not reach PARSED")
+	jetstreamtest.CheckFor(t, 20*time.Second, 50*time.Millisecond, pending(0))
+
+	proxy.freeze()
+	jetstreamtest.PublishIngest(t, j, "ACME", "B", nil)
+	// the server delivered B to the hub's pull; the frozen link drops it
+	jetstreamtest.CheckFor(t, 20*time.Second, 50*time.Millisecond, pending(1))
+	proxy.cut()
+	jetstreamtest.PublishIngest(t, j, "ACME", "C", nil)
+
+	jetstreamtest.Eventually(t, 60*time.Second, func() bool { return jetstreamtest.CountMsgs(t, j, "PARSED") >= 3 },
+		"B and C did not reach PARSED")
+	jetstreamtest.Settle(t, j, 10*time.Second, "INGEST", "PARSED")
+	var got []string
+	for _, m := range jetstreamtest.StreamMsgs(t, j, "PARSED") {
+		got = append(got, string(m.Data))
+	}
+	if len(got) != 3 || got[0] != "A" || got[1] != "B" || got[2] != "C" {
+		t.Fatalf("PARSED holds %q, want [A B C]: in stream order, each once", got)
 	}
 }

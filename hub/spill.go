@@ -37,6 +37,30 @@ func (l *lanes) holds(partner string) int {
 	return len(ln.queue) + len(ln.taken) + ln.returning
 }
 
+// seqsFrom are the stream sequences from from on of partner's messages in
+// its lane (queued, taken, and the nak'd head it waits for): those a park
+// consumer that parked it from from has out and in hand.
+func (l *lanes) seqsFrom(partner string, from uint64) []uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.byKey[partner]
+	if ln == nil {
+		return nil
+	}
+	var out []uint64
+	for _, ms := range [][]*heldMsg{ln.queue, ln.taken} {
+		for _, m := range ms {
+			if m.seq >= from {
+				out = append(out, m.seq)
+			}
+		}
+	}
+	if ln.waitSeq >= from && ln.waitSeq != 0 {
+		out = append(out, ln.waitSeq)
+	}
+	return out
+}
+
 // spills says whether a partner holding n messages in its lane goes over
 // the bound (0: no partner spills).
 func spills(n, bound int) bool { return bound > 0 && n > bound }
@@ -89,11 +113,11 @@ func (h *drainHold) keep(msg js.Msg, seq uint64, size int, redelivered bool, now
 }
 
 // lifted decides whether the hold is down: every message out before is
-// back, or the consumer has no more out than the hold keeps (pending,
-// when known: those out before were acked meanwhile by the one that had
-// them), or its time is up.
-func (h *drainHold) lifted(now time.Time, pending int, known bool) bool {
-	return h.allBack() || known && pending <= len(h.byseq) || h.timeUp(now)
+// back, or the consumer has no more out than the hold keeps and the lane
+// holds of it (pending, when known: those out before were acked meanwhile
+// by the one that had them), or its time is up.
+func (h *drainHold) lifted(now time.Time, pending int, known bool, inLane int) bool {
+	return h.allBack() || known && pending <= len(h.byseq)+inLane || h.timeUp(now)
 }
 
 // seqs are the kept messages' sequences in stream order: the order they
@@ -138,8 +162,18 @@ func (pk *parks) drain(p *park) {
 	hold := pk.holdAtStart(p)
 	var asked time.Time // when a hold last asked the server what is out
 	step := drainStep
+	conn := pk.s.reconnects()
 	for pk.ctx.Err() == nil {
 		now := time.Now()
+		if r := pk.s.reconnects(); r != conn {
+			// a fetch's deliveries may be lost with the old connection
+			// (as a partition's, see take): the next fetch must not run
+			// the partner's later messages before them
+			conn = r
+			if hold == nil {
+				hold, asked = pk.holdAtStart(p), time.Time{}
+			}
+		}
 		if hold != nil {
 			for _, m := range hold.quiet(now, pk.s.h.exec.heartbeat/2) {
 				_ = m.InProgress()
@@ -156,7 +190,7 @@ func (pk *parks) drain(p *park) {
 				asked = now
 				pending, known = pk.pending(p)
 			}
-			if hold.lifted(now, pending, known) {
+			if hold.lifted(now, pending, known, len(pk.ln.seqsFrom(p.partner, p.from))) {
 				for _, seq := range hold.seqs() {
 					m := hold.byseq[seq]
 					pk.ln.addDelivery(m.msg, seq, p.partner, m.size, m.redelivered, now)
@@ -223,8 +257,10 @@ func (pk *parks) drain(p *park) {
 }
 
 // holdAtStart is the drain's hold when its park consumer has messages out
-// from before (drainHold), nil when it has none. Unreadable, the drain
-// holds for the longest one could take to come back.
+// that are not in the partner's lane (drainHold), nil when it has none:
+// at the drain's start, those of a process or owner before; after a
+// reconnect, those lost with the connection. Unreadable, the drain holds
+// for the longest one could take to come back.
 func (pk *parks) holdAtStart(p *park) *drainHold {
 	ctx, cancel := context.WithTimeout(pk.ctx, 5*time.Second)
 	defer cancel()
@@ -233,7 +269,16 @@ func (pk *parks) holdAtStart(p *park) *drainHold {
 	if err != nil {
 		return newDrainHold(^uint64(0), 1<<30, till)
 	}
-	return newDrainHold(info.Delivered.Stream, info.NumAckPending, till)
+	// read after what is out: one settled between the two is counted out
+	// and not in hand, which holds longer, never shorter
+	inLane := pk.ln.seqsFrom(p.partner, p.from)
+	h := newDrainHold(info.Delivered.Stream, info.NumAckPending, till)
+	for _, seq := range inLane {
+		if h != nil && h.saw(seq) {
+			return nil // all of it is in hand
+		}
+	}
+	return h
 }
 
 // pending is how many messages the park consumer has out.

@@ -39,6 +39,7 @@ func TestDrainHoldLiftsWhenWhatWasOutIsBack(t *testing.T) {
 		got     []uint64 // fetched while up, in the order the server hands them
 		pending int      // the consumer's NumAckPending then
 		known   bool
+		inLane  int  // the partner's lane holds that many of the park's
 		late    bool // asked after till
 		lifted  bool
 	}{
@@ -48,6 +49,8 @@ func TestDrainHoldLiftsWhenWhatWasOutIsBack(t *testing.T) {
 		{name: "both back, the later first", want: 2, got: []uint64{11, 10, 9}, lifted: true},
 		{name: "a redelivery of one kept counts once", want: 2, got: []uint64{9, 9}, pending: 2},
 		{name: "acked by the one that had them", want: 2, got: []uint64{11}, pending: 1, known: true, lifted: true},
+		{name: "the rest in the lane (a reconnect's hold)", want: 3, got: []uint64{11}, pending: 3, known: true, inLane: 2, lifted: true},
+		{name: "one lost with the connection", want: 3, got: nil, pending: 3, known: true, inLane: 2},
 		{name: "server unreadable", want: 2, got: []uint64{11}, pending: 0, known: false},
 		{name: "time up", want: 2, got: nil, late: true, lifted: true},
 	} {
@@ -59,7 +62,7 @@ func TestDrainHoldLiftsWhenWhatWasOutIsBack(t *testing.T) {
 		if c.late {
 			at = now.Add(2 * time.Minute)
 		}
-		if got := h.lifted(at, c.pending, c.known); got != c.lifted {
+		if got := h.lifted(at, c.pending, c.known, c.inLane); got != c.lifted {
 			t.Errorf("%s: lifted %v, want %v", c.name, got, c.lifted)
 		}
 		want := slices.Clone(c.got)

@@ -41,6 +41,11 @@ type source struct {
 	// pinNow is pinID for the goroutine that re-fetches late heads
 	// (refetch.go): pinID belongs to the pulling one.
 	pinNow atomic.Value
+	// pulledOn is the connection's reconnect count the pull last saw, and
+	// pullDied says its heartbeats stopped since: a delivery sent before
+	// may be lost (see take). Both belong to the pulling goroutine.
+	pulledOn uint64
+	pullDied bool
 }
 
 // currentPin is the pin id this instance last got on the partition.
@@ -148,6 +153,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		defer pk.stop()
 		ln.paused = pk.holdsLane // set before anything is pulled or run
 	}
+	s.pulledOn, s.pullDied = s.reconnects(), false
 	it, err := s.cons.Messages(opts...)
 	if err != nil {
 		return fmt.Errorf("pull from %s: %w", s.name, err)
@@ -190,6 +196,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
 			if errors.Is(err, js.ErrNoHeartbeat) {
 				ln.lost(time.Now()) // what was sent since may be lost with the pull
+				s.pullDied = true
 			}
 			time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
 			continue
@@ -212,6 +219,16 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 	}
 	partner := ""
 	if s.partition >= 0 {
+		if r := s.reconnects(); r != s.pulledOn || s.pullDied {
+			// deliveries sent on the old connection (or to the pull that
+			// died) may be lost: the server hands those back only when
+			// their ack wait runs out, and a partner's later message,
+			// delivered now, would run before its earlier one. Hold the
+			// lanes until what the consumer has out is back in hand
+			// (nothing is held when nothing was lost).
+			s.pulledOn, s.pullDied = r, false
+			s.armBarrier(ctx)
+		}
 		_, partner, _ = wire.ParseIngestSubject(msg.Subject())
 		if s.notePin(wire.PinID(msg.Headers()), partner) {
 			// another instance may have had this partition's messages out:
