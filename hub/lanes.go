@@ -36,6 +36,9 @@ type lanes struct {
 	// consumer had out before are back in hand (see arm).
 	barrier bool
 	back    awaitBack // what the barrier waits for
+	// parkOwned says which held messages a park consumer handed out, not
+	// the partition's: the barrier does not count them (nil: none is).
+	parkOwned func(partner string, seq uint64) bool
 	// paused says a partner's lane is not to be taken (the bulkhead): its
 	// messages stay in hand, with progress, until wake. nil: never.
 	paused func(partner string) bool
@@ -119,7 +122,7 @@ func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, re
 		}
 		return false
 	}
-	if l.barrier && l.back.saw(seq) {
+	if l.barrier && !l.parks(partner, seq) && l.back.saw(seq) {
 		l.lift()
 	}
 	ln := l.byKey[partner]
@@ -384,16 +387,22 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 // already in hand (a pin that comes back to this instance finds its own
 // messages there). When every one of them is in hand nothing is held: a
 // pin move with nothing out elsewhere costs no wait.
-func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
+//
+// parkOwned (nil: none) says which messages in hand a park consumer
+// handed out: they are not the partition consumer's, and not counted.
+func (l *lanes) arm(upTo uint64, want int, till time.Time, parkOwned func(partner string, seq uint64) bool) (armed bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.parkOwned = parkOwned
 	b := awaitBack{upTo: upTo, want: want, till: till}
-	for seq := range l.bySeq {
-		b.saw(seq)
+	for seq, m := range l.bySeq {
+		if !l.parks(m.partner, seq) {
+			b.saw(seq)
+		}
 	}
 	for _, ln := range l.byKey {
-		if ln.waitSeq != 0 { // a nak'd head is out, and known: its lane holds its partner until it is back
-			b.saw(ln.waitSeq)
+		if ln.waitSeq != 0 && !l.parks(ln.key, ln.waitSeq) {
+			b.saw(ln.waitSeq) // a nak'd head is out, and known: its lane holds its partner until it is back
 		}
 	}
 	if b.allBack() {
@@ -401,6 +410,11 @@ func (l *lanes) arm(upTo uint64, want int, till time.Time) (armed bool) {
 	}
 	l.barrier, l.back = true, b
 	return true
+}
+
+// parks says whether a park consumer handed out partner's seq; l.mu is held.
+func (l *lanes) parks(partner string, seq uint64) bool {
+	return l.parkOwned != nil && l.parkOwned(partner, seq)
 }
 
 // awaitBack counts the messages a consumer had out (want of them, up to
@@ -434,7 +448,16 @@ func (a *awaitBack) timeUp(now time.Time) bool { return now.After(a.till) }
 func (l *lanes) liftIfAllInHand(pending int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.barrier || pending > len(l.bySeq) {
+	if !l.barrier {
+		return false
+	}
+	in := 0
+	for seq, m := range l.bySeq {
+		if !l.parks(m.partner, seq) {
+			in++
+		}
+	}
+	if pending > in {
 		return false
 	}
 	l.lift()

@@ -143,7 +143,7 @@ func TestLanesProgressForThoseWaiting(t *testing.T) {
 func TestLanesBarrierWaitsForWhatWasOut(t *testing.T) {
 	now := time.Now()
 	l := newLanes()
-	l.arm(10, 2, now.Add(time.Minute))
+	l.arm(10, 2, now.Add(time.Minute), nil)
 	l.add(nil, 9, "A", 1, now) // A's later one first
 	l.add(nil, 11, "B", 1, now)
 	if m := l.take(); m != nil {
@@ -156,7 +156,7 @@ func TestLanesBarrierWaitsForWhatWasOut(t *testing.T) {
 	}
 
 	l2 := newLanes()
-	l2.arm(10, 3, now.Add(time.Minute))
+	l2.arm(10, 3, now.Add(time.Minute), nil)
 	l2.add(nil, 5, "A", 1, now)
 	if l2.liftIfAllInHand(2) {
 		t.Fatal("lifted with one out and not in hand")
@@ -166,10 +166,49 @@ func TestLanesBarrierWaitsForWhatWasOut(t *testing.T) {
 	}
 
 	l3 := newLanes()
-	l3.arm(10, 3, now.Add(time.Second))
+	l3.arm(10, 3, now.Add(time.Second), nil)
 	l3.add(nil, 5, "A", 1, now)
 	if _, _, lifted := l3.due(now.Add(2*time.Second), time.Hour); !lifted || l3.take() == nil {
 		t.Fatal("barrier not lifted when its time was up")
+	}
+}
+
+// A barrier armed while messages are in hand (a reconnect, a pin move)
+// counts what the partition consumer has out: its own messages in hand
+// and a lane's nak'd head, each once, but not what a park consumer handed
+// out (a spilled partner's drain), which would lift it before a lost
+// delivery is back.
+func TestLanesBarrierCountsOnlyThePartitionsOwn(t *testing.T) {
+	now := time.Now()
+	l := newLanes()
+	l.add(nil, 3, "A", 1, now)
+	head := l.take()
+	l.done(head, true, time.Minute, now) // A waits for its nak'd 3
+	l.add(nil, 4, "B", 1, now)           // the partition's
+	l.add(nil, 5, "F", 1, now)           // F's park's
+	l.add(nil, 6, "F", 1, now)
+	parkOwned := func(partner string, seq uint64) bool { return partner == "F" && seq >= 5 }
+	// out: 3, 4 and a lost 7 (the park's 5 and 6 are not the partition's)
+	if !l.arm(7, 3, now.Add(time.Minute), parkOwned) {
+		t.Fatal("not armed with 7 lost: the park's messages were counted")
+	}
+	if l.liftIfAllInHand(3) {
+		t.Fatal("lifted with 3 out and 2 of them in hand")
+	}
+	l.add(nil, 8, "F", 1, now) // the park's again: not counted
+	if _, _, barrier := l.held(); !barrier {
+		t.Fatal("lifted by a park's delivery")
+	}
+	l.add(nil, 3, "A", 1, now) // the nak'd head back: counted once already
+	if _, _, barrier := l.held(); !barrier {
+		t.Fatal("lifted by a head counted twice")
+	}
+	l.add(nil, 7, "C", 1, now)
+	if _, _, barrier := l.held(); barrier {
+		t.Fatal("not lifted with everything out back in hand")
+	}
+	if l.arm(7, 3, now.Add(time.Minute), parkOwned) {
+		t.Fatal("armed again with all three in hand")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -211,14 +212,40 @@ func (pk *parks) skip(partner string, seq uint64, msg js.Msg) bool {
 		return false
 	}
 	pk.mu.Lock()
-	p := pk.by[partner]
-	d := pk.done[partner]
-	skip := p != nil && seq >= p.from || seq >= d[0] && seq <= d[1]
+	skip := pk.hasLocked(partner, seq)
 	pk.mu.Unlock()
 	if skip {
 		_ = msg.Ack() // a lost ack: handed over again, and acked again
 	}
 	return skip
+}
+
+// hasLocked says whether partner's message seq is a park consumer's (its
+// park's, or one it drained: the partition's copy is late); pk.mu is held.
+func (pk *parks) hasLocked(partner string, seq uint64) bool {
+	p := pk.by[partner]
+	return p != nil && seq >= p.from || inRange(pk.done[partner], seq)
+}
+
+func inRange(r [2]uint64, seq uint64) bool { return seq >= r[0] && seq <= r[1] }
+
+// owned is hasLocked as it is now, for the lanes' barrier (lanes.arm),
+// which counts only what the partition consumer handed out; nil: no parks.
+func (pk *parks) owned() func(partner string, seq uint64) bool {
+	if pk == nil {
+		return nil
+	}
+	pk.mu.Lock()
+	defer pk.mu.Unlock()
+	from := make(map[string]uint64, len(pk.by))
+	for k, p := range pk.by {
+		from[k] = p.from
+	}
+	done := maps.Clone(pk.done)
+	return func(partner string, seq uint64) bool {
+		f, parked := from[partner]
+		return parked && seq >= f || inRange(done[partner], seq)
+	}
 }
 
 // count adds n to the parked partners' gauge p counts in.

@@ -30,7 +30,7 @@ func TestBarrierCountsWhatIsInHand(t *testing.T) {
 	l := newLanes()
 	l.add(nil, 4, "A", 1, now)
 	l.add(nil, 6, "B", 1, now)
-	if l.arm(6, 2, now.Add(time.Minute)) {
+	if l.arm(6, 2, now.Add(time.Minute), nil) {
 		t.Fatal("armed with both messages out in hand")
 	}
 	if m := l.take(); m == nil {
@@ -38,7 +38,7 @@ func TestBarrierCountsWhatIsInHand(t *testing.T) {
 	} else {
 		l.done(m, false, 0, now)
 	}
-	if !l.arm(9, 3, now.Add(time.Minute)) {
+	if !l.arm(9, 3, now.Add(time.Minute), nil) {
 		t.Fatal("not armed with a third message out elsewhere")
 	}
 	if m := l.take(); m != nil {

@@ -37,6 +37,14 @@ func (l *lanes) holds(partner string) int {
 	return len(ln.queue) + len(ln.taken) + ln.returning
 }
 
+// waits says whether partner's lane waits for its nak'd head to come back.
+func (l *lanes) waits(partner string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ln := l.byKey[partner]
+	return ln != nil && ln.waitSeq != 0
+}
+
 // seqsFrom are the stream sequences from from on of partner's messages in
 // its lane (queued, taken, and the nak'd head it waits for): those a park
 // consumer that parked it from from has out and in hand.
@@ -201,6 +209,11 @@ func (pk *parks) drain(p *park) {
 			}
 		}
 		room, least := pk.batch-pk.ln.holds(p.partner), max(1, pk.batch/4)
+		if pk.ln.waits(p.partner) {
+			// its nak'd head comes back only into a waiting request: with
+			// the lane full it would not, until the lane gave up on it
+			room, least = max(room, 1), 1
+		}
 		if hold != nil {
 			// every free place: those out before come back only into a
 			// waiting request

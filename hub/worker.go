@@ -372,10 +372,10 @@ func (s *source) armBarrier(ctx context.Context) {
 	info, err := s.cons.Info(ictx)
 	if err != nil {
 		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition until the server says what is out is in hand (asked again every 200 ms), at most one redelivery period")
-		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()))
+		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()), s.parked.owned())
 		return
 	}
-	s.lanes.arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()))
+	s.lanes.arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()), s.parked.owned())
 }
 
 // barrierFor is the longest a message out before can take to come back:
