@@ -59,8 +59,9 @@ func BenchmarkExecTrue(b *testing.B) {
 }
 
 // BenchmarkQuarantineToReportRealBinary: publish a poison copy, wait for
-// the summary on edi.forensic.<partner> (sent after report, payload and
-// ticket are stored), with children of the real binary.
+// its summary (sent after report, payload and ticket are stored), with
+// children of the real binary. The copies are unsigned (no keyring), so
+// the summaries go to edi.forensic.unknown, not to the partner they name.
 func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
 	srv := jetstreamtest.StartServer(b, &jetstreamtest.Options{DataDir: b.TempDir()})
 	defer func() { srv.Shutdown(); srv.WaitForShutdown() }()
@@ -84,7 +85,7 @@ func BenchmarkQuarantineToReportRealBinary(b *testing.B) {
 		b.Fatal(err)
 	}
 	go func() { _ = f.Run(ctx) }()
-	sub, err := nc.SubscribeSync("edi.forensic.BENCH")
+	sub, err := nc.SubscribeSync("edi.forensic.unknown")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -74,6 +74,16 @@ func ticketKey(key string) string {
 	return "T-" + string(b)
 }
 
+// vouchedPartner is the copy's partner when its x-hub-mac covers it (v2),
+// else "": a v1 MAC does not cover x-partner-id, and an unsigned copy's
+// headers are anybody's.
+func (r *Report) vouchedPartner() string {
+	if r.HubMAC == audit.CopyMACv2.String() {
+		return r.Partner
+	}
+	return ""
+}
+
 // reportFromPoison fills the provenance part of a report from the poison
 // copy's headers; the key falls back to the poison stream's own sequence
 // for copies without x-original-* headers (a foreign publisher).

@@ -340,8 +340,9 @@ func childHeaders(r *Report) (map[string][]string, string) {
 // verdict (checkCopy has judged r's copy).
 func (f *Worker) runSandbox(ctx context.Context, r *Report, payload []byte) (*sandbox.Report, error) {
 	headers, drillNote := childHeaders(r)
-	in, err := encodeChildInput(preamble{Stage: r.Stage, Stream: r.OriginalStream, Seq: r.OriginalSeq, Partner: r.Partner,
-		Headers: headers, EDIFACT: f.edi.Options(r.Partner)}, payload)
+	partner := r.vouchedPartner() // a partner's own parse options only for the partner the hub vouched for
+	in, err := encodeChildInput(preamble{Stage: r.Stage, Stream: r.OriginalStream, Seq: r.OriginalSeq, Partner: partner,
+		Headers: headers, EDIFACT: f.edi.Options(partner)}, payload)
 	if err != nil {
 		return nil, err
 	}
@@ -382,11 +383,15 @@ func (f *Worker) finish(ctx context.Context, store *Store, r *Report, payload []
 	if _, err := store.save(sctx, r, payload, f.actor, reanalyse); err != nil {
 		return err
 	}
-	sum := Summary{ID: r.ID, Key: r.Key, Ticket: r.Ticket, Partner: r.Partner, Stage: r.Stage, Outcome: string(r.Sandbox.Outcome),
+	// a copy the hub did not vouch for (anyone may publish on the poison
+	// subjects) says nothing to the partner it names: its summary goes to
+	// <prefix>.unknown
+	partner := r.vouchedPartner()
+	sum := Summary{ID: r.ID, Key: r.Key, Ticket: r.Ticket, Partner: partner, Stage: r.Stage, Outcome: string(r.Sandbox.Outcome),
 		Summary: r.Sandbox.Summary, Verdict: r.Verdict, Bucket: f.cfg.Bucket, At: r.AnalysedAt, Reanalyse: reanalyse}
 	if b, err := json.Marshal(sum); err == nil {
 		// Core NATS, best effort: the report in the bucket is the record.
-		_ = f.nc.Publish(f.cfg.SummarySubjectPrefix+"."+wire.SubjectToken(cmp.Or(r.Partner, "unknown")), b)
+		_ = f.nc.Publish(f.cfg.SummarySubjectPrefix+"."+wire.SubjectToken(cmp.Or(partner, "unknown")), b)
 	}
 	action, dedupe := "forensic-report", wire.MsgID(r.PoisonStream, r.PoisonSeq, "forensic")
 	if reanalyse {
