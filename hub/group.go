@@ -63,14 +63,34 @@ const (
 
 // groupSettle is the hub's state of group settles.
 type groupSettle struct {
-	off      atomic.Bool  // off, or PARSED takes no batch worth a group
-	checked  atomic.Bool  // PARSED's configuration was read (checkGroups)
-	inFlight atomic.Int32 // batches with the server
+	off       atomic.Bool  // off, or PARSED takes no batch worth a group
+	final     atomic.Bool  // off for good: hub.group_settle off, no pipeline, or the hub stopping
+	checked   atomic.Bool  // PARSED's configuration was read (checkGroups)
+	checkedAt atomic.Int64 // when, in Unix nanoseconds
+	reading   atomic.Bool  // a read again runs (in the background)
+	inFlight  atomic.Int32 // batches with the server
 
-	mu   sync.Mutex // checkGroups, close
-	kind groupBatch // set before checked
-	fast *ejs.FastBatcher
+	readMu sync.Mutex // one read of PARSED's configuration at a time (readGroups)
+	mu     sync.Mutex // kind and fast: readGroups, publish, close
+	kind   groupBatch // set before checked
+	fast   *ejs.FastBatcher
 }
+
+func (k groupBatch) String() string {
+	switch k {
+	case batchAtomic:
+		return "atomic"
+	case batchFast:
+		return "fast"
+	}
+	return "none"
+}
+
+// groupRecheck is how often PARSED's configuration is read again: an
+// operator may change it while the hub runs (a limit with discard new
+// makes fast batches unsafe, allow_batched or allow_atomic may come or
+// go), and the groups follow within this long, not at the next start.
+var groupRecheck = 30 * time.Second
 
 // groupBatch is how a group's outputs go to PARSED.
 type groupBatch int
@@ -120,36 +140,69 @@ func prefixOnly(c js.StreamConfig) bool {
 	return c.Discard == js.DiscardOld && !c.DiscardNewPerSubject || c.MaxMsgs <= 0 && c.MaxBytes <= 0 && c.MaxMsgsPerSubject <= 0
 }
 
-// checkGroups reads PARSED's configuration once and picks the groups'
-// batch, or turns group settles off, said once; false: off.
+// checkGroups says whether a group may settle now: PARSED's
+// configuration was read, at the first group and then again in the
+// background every groupRecheck, and takes a batch worth a group.
 func (h *Hub) checkGroups() bool {
 	gs := &h.groups
-	if gs.checked.Load() {
-		return !gs.off.Load()
+	if gs.final.Load() {
+		return false
 	}
-	gs.mu.Lock()
-	defer gs.mu.Unlock()
-	if gs.checked.Load() {
-		return !gs.off.Load()
+	if !gs.checked.Load() {
+		return h.readGroups(false)
+	}
+	if time.Since(time.Unix(0, gs.checkedAt.Load())) >= groupRecheck && gs.reading.CompareAndSwap(false, true) {
+		go func() {
+			defer gs.reading.Store(false)
+			h.readGroups(true)
+		}()
+	}
+	return !gs.off.Load()
+}
+
+// readGroups reads PARSED's configuration and picks the groups' batch, or
+// turns group settles off; a change is said once. again: a read after the
+// first (its failure keeps what was picked, tried again groupRecheck
+// later). false: off.
+func (h *Hub) readGroups(again bool) bool {
+	gs := &h.groups
+	gs.readMu.Lock()
+	defer gs.readMu.Unlock()
+	if !again && gs.checked.Load() {
+		return !gs.off.Load() // read while this one waited
 	}
 	ctx, cancel := context.WithTimeout(h.runCtx, 5*time.Second)
 	defer cancel()
 	st, err := h.js.Stream(ctx, h.cfg.Streams.Parsed)
 	if err != nil {
-		return false // asked again at the next group
+		gs.checkedAt.Store(time.Now().UnixNano())
+		return again && !gs.off.Load() // the first: asked again at the next group
 	}
 	kind, why := groupBatchFor(h.cfg.GroupSettle, st.CachedInfo().Config, h.nc.ConnectedServerVersion())
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if gs.final.Load() {
+		return false // stopped meanwhile
+	}
 	if kind == batchFast && gs.fast == nil {
 		if gs.fast, err = ejs.NewFastBatcher(h.nc); err != nil {
-			return false // asked again at the next group
+			gs.checkedAt.Store(time.Now().UnixNano())
+			return again && !gs.off.Load()
 		}
 	}
+	changed := !gs.checked.Load() || kind != gs.kind
 	gs.kind = kind
-	if kind == batchNone && gs.off.CompareAndSwap(false, true) {
+	gs.off.Store(kind == batchNone) // a batch refused as unavailable is tried again too
+	gs.checkedAt.Store(time.Now().UnixNano())
+	gs.checked.Store(true)
+	switch {
+	case changed && kind == batchNone:
 		h.log.Info().Str("stream", h.cfg.Streams.Parsed).Str("why", why).
 			Msg("a partner's pipelined messages settle one at a time, not in groups")
+	case changed && again:
+		h.log.Info().Str("stream", h.cfg.Streams.Parsed).Str("batch", kind.String()).
+			Msg("PARSED's configuration changed: a partner's pipelined messages settle in groups")
 	}
-	gs.checked.Store(true)
 	return kind != batchNone
 }
 
@@ -161,6 +214,7 @@ func (gs *groupSettle) close() {
 		gs.fast.Close()
 		gs.fast = nil
 	}
+	gs.final.Store(true)
 	gs.off.Store(true)
 }
 
@@ -275,7 +329,7 @@ func (h *Hub) groupOf(m *Message, ready []*groupMember) []*groupMember {
 // false: the head settles alone (succeed), the others at their turns.
 func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 	gs := &h.groups
-	if d.turn == nil || gs.off.Load() || d.meta.NumDelivered != 1 || d.solo || !h.checkGroups() {
+	if d.turn == nil || d.meta.NumDelivered != 1 || d.solo || !h.checkGroups() {
 		return false
 	}
 	members := h.groupOf(m, d.turn.l.readyBehind(d.turn.m, ejs.MaxAtomicBatch))

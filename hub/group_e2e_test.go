@@ -331,3 +331,55 @@ func (e *testEnv) groupFallbacks(reason string) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+// PARSED's configuration changed while the hub runs is followed within
+// groupRecheck, not at the next start: a limit with discard new (where a
+// fast batch could store a later message after a refused one) turns fast
+// groups off, and discard old turns them on again. Every message reaches
+// PARSED once, in order, throughout.
+func TestGroupSettleFollowsPARSEDsConfiguration(t *testing.T) {
+	was := groupRecheck
+	groupRecheck = 100 * time.Millisecond
+	t.Cleanup(func() { groupRecheck = was }) // after the hub stops (cleanups run last first)
+	g := newGroupHold("A00", 3)
+	_, env := groupHub(t, g, "fast")
+	sent := 0
+	send := func(k int) {
+		for range k {
+			jetstreamtest.PublishIngest(t, env.js, "ACME", fmt.Sprintf("A%03d", sent), nil)
+			sent++
+		}
+		jetstreamtest.Eventually(t, 60*time.Second, func() bool { return env.hub.Processed() >= int64(sent) })
+	}
+	grouped := func() float64 { return testCounter(t, env, "edihub_partner_pipeline_grouped_messages_total") }
+	// until a read after the change has turned groups off (or on)
+	untilGroups := func(on bool) {
+		jetstreamtest.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
+			if env.hub.checkGroups() != on {
+				return fmt.Errorf("groups on: %v, want %v", !on, on)
+			}
+			return nil
+		})
+	}
+
+	send(20)
+	before := grouped()
+	if before < 4 {
+		t.Fatalf("%v settled in groups with fast batches, want at least 4", before)
+	}
+	updateParsed(t, env, func(c *js.StreamConfig) { c.Discard, c.MaxMsgs = js.DiscardNew, 1_000_000 })
+	untilGroups(false)
+	off := grouped()
+	send(20)
+	if got := grouped(); got != off {
+		t.Fatalf("%v settled in groups with discard new and a limit on PARSED", got-off)
+	}
+	updateParsed(t, env, func(c *js.StreamConfig) { c.Discard = js.DiscardOld })
+	untilGroups(true)
+	g.arm(fmt.Sprintf("A%03d", sent))
+	send(20)
+	if got := grouped(); got < off+4 {
+		t.Fatalf("%v settled in groups after discard old came back, want at least 4", got-off)
+	}
+	checkExactlyInOrder(t, "ACME", parsedData(t, env), sent, "A%03d")
+}

@@ -237,7 +237,8 @@ func New(o Options) (*Hub, error) {
 		h.suspects[sp.Slot] = sp.Seq
 	}
 	if cfg.GroupSettle == GroupSettleOff || cfg.PartnerPipeline <= 1 {
-		h.groups.off.Store(true) // nothing to group
+		h.groups.final.Store(true) // nothing to group
+		h.groups.off.Store(true)
 		h.groups.checked.Store(true)
 	}
 	h.tableKnows = h.inflight != nil && cfg.Cluster.Replicas <= 1 && !cfg.Cluster.IsPinned() && o.Owners == nil
