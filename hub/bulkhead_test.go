@@ -2,7 +2,6 @@ package hub
 
 import (
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -109,52 +108,5 @@ func TestBulkheadConfigValidate(t *testing.T) {
 	cfg.Bulkhead.Enabled = false
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("a bulkhead turned off is not checked: %v", err)
-	}
-}
-
-func TestLanesPausedPartnerWaitsOthersRun(t *testing.T) {
-	now := time.Now()
-	l := newLanes()
-	paused := map[string]bool{"A": true}
-	l.paused = func(p string) bool { return paused[p] }
-	l.add(nil, 1, "A", 1, now)
-	l.add(nil, 2, "B", 1, now)
-	l.add(nil, 3, "A", 1, now)
-	if got := seqsOf(l.take(), l.take()); got[0] != 2 || got[1] != 0 {
-		t.Fatalf("ran %v, want B's 2 only", got)
-	}
-	if beat, _, _ := l.due(now.Add(time.Hour), time.Second); len(beat) != 2 {
-		t.Fatalf("progress for %d waiting messages, want A's 2", len(beat))
-	}
-	delete(paused, "A")
-	l.wake("A")
-	m := l.take()
-	if m == nil || m.seq != 1 {
-		t.Fatalf("after wake ran %v, want A's 1", seqsOf(m))
-	}
-	l.done(m, false, 0, now)
-	if m := l.take(); m == nil || m.seq != 3 {
-		t.Fatalf("then %v, want A's 3", seqsOf(m))
-	}
-}
-
-func TestLanesPauseTakesEffectOnAReadyLane(t *testing.T) {
-	now := time.Now()
-	l := newLanes()
-	var paused atomic.Bool
-	l.paused = func(p string) bool { return p == "A" && paused.Load() }
-	l.add(nil, 1, "A", 1, now) // offered while not paused
-	paused.Store(true)
-	got := make(chan *heldMsg, 1)
-	go func() { got <- l.next() }()
-	// the worker passes over the paused lane and waits; B's message runs
-	l.add(nil, 2, "B", 1, now)
-	if m := <-got; m == nil || m.seq != 2 {
-		t.Fatalf("ran %v, want B's 2 (A is paused)", seqsOf(m))
-	}
-	paused.Store(false)
-	l.wake("A")
-	if m := l.take(); m == nil || m.seq != 1 {
-		t.Fatal("A's lane did not run after wake")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/edihub/edihub/alert"
 	"github.com/edihub/edihub/audit"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/lanes"
 	"github.com/edihub/edihub/hub/metrics"
 )
 
@@ -29,12 +30,12 @@ type bulkhead struct {
 
 	mu     sync.RWMutex
 	paused map[string]Pause
-	lanes  map[*lanes]struct{}
+	lanes  map[*lanes.Lanes]struct{}
 	parks  map[*parks]struct{}
 }
 
 func newBulkhead(h *Hub, cfg BulkheadConfig, met *metrics.Bulkhead) *bulkhead {
-	return &bulkhead{h: h, cfg: cfg, t: newTracker(cfg), met: met, paused: map[string]Pause{}, lanes: map[*lanes]struct{}{}, parks: map[*parks]struct{}{}}
+	return &bulkhead{h: h, cfg: cfg, t: newTracker(cfg), met: met, paused: map[string]Pause{}, lanes: map[*lanes.Lanes]struct{}{}, parks: map[*parks]struct{}{}}
 }
 
 // isPaused is the lanes' question: may partner's head run?
@@ -46,13 +47,13 @@ func (b *bulkhead) isPaused(partner string) bool {
 }
 
 // attach and detach register a partition's lanes for resume.
-func (b *bulkhead) attach(l *lanes) {
+func (b *bulkhead) attach(l *lanes.Lanes) {
 	b.mu.Lock()
 	b.lanes[l] = struct{}{}
 	b.mu.Unlock()
 }
 
-func (b *bulkhead) detach(l *lanes) {
+func (b *bulkhead) detach(l *lanes.Lanes) {
 	b.mu.Lock()
 	delete(b.lanes, l)
 	b.mu.Unlock()
@@ -132,7 +133,7 @@ func (b *bulkhead) unset(partner string) bool {
 	b.mu.Lock()
 	_, was := b.paused[partner]
 	delete(b.paused, partner)
-	ls := make([]*lanes, 0, len(b.lanes))
+	ls := make([]*lanes.Lanes, 0, len(b.lanes))
 	for l := range b.lanes {
 		ls = append(ls, l)
 	}
@@ -143,7 +144,7 @@ func (b *bulkhead) unset(partner string) bool {
 	b.mu.Unlock()
 	b.met.Resumed(partner)
 	for _, l := range ls {
-		l.wake(partner)
+		l.Wake(partner)
 	}
 	for _, p := range pks {
 		p.wake(partner)
@@ -201,7 +202,7 @@ func (b *bulkhead) lanesHeld() (held, running int, barrier bool) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for l := range b.lanes {
-		h, r, br := l.held()
+		h, r, br := l.InHand()
 		held, running, barrier = held+h, running+r, barrier || br
 	}
 	return held, running, barrier

@@ -12,6 +12,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/counter"
+	"github.com/edihub/edihub/hub/lanes"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 )
@@ -43,7 +44,7 @@ import (
 // until its turn, where it finds itself settled.
 
 // groupMember is a message that ran ahead, finished its stages and waits
-// for its turn, offered to the head's group (pipeTurn.ready).
+// for its turn, offered to the head's group (lanes.Turn.Ready).
 type groupMember struct {
 	d        *delivery
 	m        *Message
@@ -241,30 +242,13 @@ const maxGroupsInFlight = 32
 // parsedPrefix is the subjects of PARSED, the one stream batched.
 var parsedPrefix = strings.TrimSuffix(wire.ParsedAll, ">")
 
-// ready offers g, a run ahead whose stages succeeded, to the group of the
-// head it waits for; l.mu orders it before the head's look.
-func (t *pipeTurn) ready(g *groupMember) {
-	t.l.mu.Lock()
-	defer t.l.mu.Unlock()
-	t.m.ready = g
-}
-
-// readyBehind returns the members offered right behind m, in stream order,
-// while m is its lane's first taken message (every earlier one settled):
-// at most max, up to the first that is not ready.
-func (l *lanes) readyBehind(m *heldMsg, max int) []*groupMember {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ln := m.lane
-	if len(ln.taken) < 2 || ln.taken[0] != m {
-		return nil
-	}
+// readyBehind returns the members offered right behind the head whose
+// turn t is, in stream order: at most max, up to the first that is not
+// ready (lanes.Turn.ReadyBehind).
+func readyBehind(t *lanes.Turn, max int) []*groupMember {
 	var out []*groupMember
-	for _, t := range ln.taken[1:] {
-		if t.ready == nil || t.aborted || len(out) >= max {
-			break
-		}
-		out = append(out, t.ready)
+	for _, r := range t.ReadyBehind(max) {
+		out = append(out, r.(*groupMember))
 	}
 	return out
 }
@@ -332,7 +316,7 @@ func (h *Hub) settleGroup(d *delivery, m *Message, attempts int) bool {
 	if d.turn == nil || d.meta.NumDelivered != 1 || d.solo || !h.checkGroups() {
 		return false
 	}
-	members := h.groupOf(m, d.turn.l.readyBehind(d.turn.m, ejs.MaxAtomicBatch))
+	members := h.groupOf(m, readyBehind(d.turn, ejs.MaxAtomicBatch))
 	if len(members) == 0 {
 		return false
 	}

@@ -15,6 +15,7 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/lanes"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -35,13 +36,13 @@ import (
 // lane, up to partner_max_in_flight at a time (the consumer's
 // MaxAckPending), and run as any other, in order; a drain that starts
 // while the park consumer has messages out from before holds them until
-// those are back (drainHold). Once it has nothing more, the partition
+// those are back (lanes.DrainHold). Once it has nothing more, the partition
 // consumer takes the partner back and the park consumer is deleted. A
 // parked message is delivered afresh by its park consumer: no attempt is
 // charged for the wait, and it is no suspect.
 type parks struct {
 	s      *source
-	ln     *lanes
+	ln     *lanes.Lanes
 	b      *bulkhead
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -97,7 +98,7 @@ func parkName(p int, partner string) string {
 // this pull) and drains those whose partner is not paused. b is nil when
 // the bulkhead is off: parks left from before drain, only spills are
 // taken.
-func (s *source) openParks(ctx context.Context, ln *lanes, b *bulkhead) (*parks, error) {
+func (s *source) openParks(ctx context.Context, ln *lanes.Lanes, b *bulkhead) (*parks, error) {
 	pctx, cancel := context.WithCancel(ctx)
 	pk := &parks{s: s, ln: ln, b: b, ctx: pctx, cancel: cancel,
 		spillAt: spillBound(s.h.cfg.PartnerMaxInFlight, s.window), batch: max(1, s.h.cfg.PartnerMaxInFlight),
@@ -229,7 +230,7 @@ func (pk *parks) hasLocked(partner string, seq uint64) bool {
 
 func inRange(r [2]uint64, seq uint64) bool { return seq >= r[0] && seq <= r[1] }
 
-// owned is hasLocked as it is now, for the lanes' barrier (lanes.arm),
+// owned is hasLocked as it is now, for the lanes' barrier (lanes.Arm),
 // which counts only what the partition consumer handed out; nil: no parks.
 func (pk *parks) owned() func(partner string, seq uint64) bool {
 	if pk == nil {
@@ -267,10 +268,10 @@ func (pk *parks) added(partner string) {
 		return
 	}
 	paused := pk.paused(partner)
-	if !paused && !spills(pk.ln.holds(partner), pk.spillAt) {
+	if !paused && !spills(pk.ln.Holds(partner), pk.spillAt) {
 		return
 	}
-	if _, _, barrier := pk.ln.held(); barrier {
+	if _, _, barrier := pk.ln.InHand(); barrier {
 		return // parkHeld takes it once the barrier is down
 	}
 	pk.park(partner, !paused)
@@ -282,14 +283,14 @@ func (pk *parks) parkHeld() {
 	if pk == nil {
 		return
 	}
-	if _, _, barrier := pk.ln.held(); barrier {
+	if _, _, barrier := pk.ln.InHand(); barrier {
 		return
 	}
-	for _, partner := range pk.ln.queuedPartners() {
+	for _, partner := range pk.ln.QueuedPartners() {
 		switch {
 		case pk.paused(partner):
 			pk.park(partner, false)
-		case spills(pk.ln.holds(partner), pk.spillAt):
+		case spills(pk.ln.Holds(partner), pk.spillAt):
 			pk.park(partner, true)
 		}
 	}
@@ -316,7 +317,7 @@ func (pk *parks) park(partner string, spill bool) {
 	pk.mu.Unlock()
 	pk.holdLane(partner, true)
 	defer pk.holdLane(partner, false)
-	from, ok := pk.ln.lowest(partner)
+	from, ok := pk.ln.Lowest(partner)
 	if !ok {
 		return
 	}
@@ -338,9 +339,9 @@ func (pk *parks) park(partner string, spill bool) {
 	if spill {
 		pk.s.h.met.Spills.Inc()
 	}
-	dropped := pk.ln.drop(partner, from)
+	dropped := pk.ln.Drop(partner, from)
 	for _, m := range dropped {
-		_ = m.msg.Ack()
+		_ = m.Msg().Ack()
 	}
 	pk.s.gauge(pk.ln)
 	if spill {
@@ -366,11 +367,11 @@ func (pk *parks) holdLane(partner string, on bool) {
 	}
 	pk.parkingMu.Unlock()
 	if !on {
-		pk.ln.wake(partner)
+		pk.ln.Wake(partner)
 	}
 }
 
-// holdsLane is the lanes' question (lanes.paused): may partner's lane not
+// holdsLane is the lanes' question (lanes.SetPaused): may partner's lane not
 // be taken now? Paused by the bulkhead, or its park being taken.
 func (pk *parks) holdsLane(partner string) bool {
 	if pk.paused(partner) {

@@ -19,7 +19,7 @@ import (
 // server hands the park's messages to one instance only: the new owner's
 // drain gets nothing until the old one has stopped and unpinned it (or
 // its pin ran out), and then holds what it fetches until what the old one
-// had out is back (drainHold). A park made before parks were pinned has
+// had out is back (lanes.DrainHold). A park made before parks were pinned has
 // no group and drains as before.
 
 // parkGroup is the priority group a park consumer's drain names on each
@@ -44,7 +44,7 @@ func (p *park) fetchOpts(wait time.Duration) []js.FetchOpt {
 // (a fetched message's Nats-Pin-Id): the drain's own. It reports whether
 // the pin is new: the instance that had the park before (or this one's
 // drain from before a restart) may still have messages out, and the
-// drain holds what it fetches until those are back (drainHold), as at
+// drain holds what it fetches until those are back (lanes.DrainHold), as at
 // its start — a drain may have started long before the pin came.
 func (p *park) notePin(msg js.Msg) (fresh bool) {
 	if p.group == "" {

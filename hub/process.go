@@ -12,6 +12,7 @@ import (
 
 	"github.com/edihub/edihub/counter"
 	"github.com/edihub/edihub/escape"
+	"github.com/edihub/edihub/hub/lanes"
 	"github.com/edihub/edihub/wire"
 )
 
@@ -40,7 +41,7 @@ type delivery struct {
 	stayDelay atomic.Int64
 	// turn is its place in its partner's pipeline (nil: none): a head
 	// settles the ready ones behind it with it (group.go).
-	turn *pipeTurn
+	turn *lanes.Turn
 	// discarded says its run was thrown away before it settled (an earlier
 	// message of its partner stayed in the consumer): it goes back to its
 	// lane, nothing of it stored (pipeline.go).
@@ -121,7 +122,7 @@ func (h *Hub) bindRetry(d *delivery) error {
 // which starts a replacement worker, and the calling worker, which the
 // handler held up, must end. turn is the message's place in its partner's
 // pipeline (nil: none, it settles when it is done).
-func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTurn, replace func(*delivery)) (*delivery, bool) {
+func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *lanes.Turn, replace func(*delivery)) (*delivery, bool) {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
@@ -153,15 +154,15 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 		f.rec, f.listed = h.withUnstored(slot, d.key, rec, err == nil), h.wasRunning(s, md.Sequence.Stream)
 		f.tableKnows = h.tableKnows
 	}
-	ahead := turn.ahead()
+	ahead := turn.Ahead()
 	if ahead {
 		// run ahead only as an ordinary healthy run; anything else (a
 		// suspect, a quarantine, a dead letter) waits for its turn first
 		if pre := decide(f, h.policy()); pre.do != actRun || pre.v.solo {
 			if pre.v.solo {
-				turn.alone() // nothing more of its partner is taken behind it
+				turn.Alone() // nothing more of its partner is taken behind it
 			}
-			if !turn.wait(msg) {
+			if !turn.Wait(msg) {
 				d.discarded = true
 				return d, true
 			}
@@ -182,7 +183,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 	solo := v.solo
 	d.solo = solo
 	if solo {
-		turn.alone()
+		turn.Alone()
 	}
 	inProgress := func() { _ = msg.InProgress() }
 	leave := h.gate.enter(solo, h.exec.heartbeat, inProgress)
@@ -218,7 +219,7 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 	o, abandoned := h.exec.run(w, m, inProgress, func(to outcome) {
 		leave() // the abandoned handler must not hold the others back
 		h.met.Abandoned.Set(float64(h.abandoned.Load()))
-		if ahead && !turn.wait(msg) {
+		if ahead && !turn.Wait(msg) {
 			d.discarded = true
 			replace(d)
 			return
@@ -259,13 +260,13 @@ func (h *Hub) process(s *source, slot int, w *watchdog, msg js.Msg, turn *pipeTu
 			pre.o = o
 			if dec := decide(pre, h.policy()); dec.do == actAck {
 				g = &groupMember{d: d, m: m, rec: f.rec, attempts: dec.attempts}
-				turn.ready(g) // the head before it may settle it with itself
+				turn.Ready(g) // the head before it may settle it with itself
 				if h.hooks.groupReady != nil {
 					h.hooks.groupReady(d.origSeq)
 				}
 			}
 		}
-		if !turn.wait(msg) {
+		if !turn.Wait(msg) {
 			d.discarded = true
 			return d, true
 		}

@@ -1,18 +1,17 @@
 package hub
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
+	"github.com/edihub/edihub/hub/lanes"
 	"github.com/edihub/edihub/wire"
 )
 
 // Re-fetching a nak'd head that is late. A lane that waits for its nak'd
-// head (lanes.done with stays) holds its partner until the server hands
+// head (lanes.Done with stays) holds its partner until the server hands
 // the head back, normally right after the nak's delay. When the
 // connection that carried the nak (or the redelivery) is lost, or the
 // consumer's leader moved and with it the pin, the head does not come back
@@ -21,11 +20,12 @@ import (
 // to another instance, so it never comes back here. Waiting out
 // 2 x (delay + ack_wait) for it held the partner for that long.
 //
-// So a head that is late (headLate past its nak's delay), and every head
+// So a head that is late (a second past its nak's delay), and every head
 // waited for when the connection reconnected or the pull's heartbeats
-// stopped (lanes.lost), is asked for again at once:
+// stopped (lanes.Lost), is asked for again at once (lanes.LateHeads, once
+// a second while it stays late):
 //   - when the partition's pin is another instance's (consumer info), this
-//     instance hands back what it holds and does not run (handBack): each
+//     instance hands back what it holds and does not run (lanes.HandBack): each
 //     queued message is nak'd in stream order and its lane forgets its
 //     wait, so the pin holder gets the partner's messages in order (its
 //     barrier holds them until what was out is back in its hand);
@@ -38,107 +38,20 @@ import (
 // Order is kept either way: nothing behind the head runs before it; the
 // lane still gives up only at its waitTill (the head was deleted).
 
-// headLate is how long past its nak's delay a head may take to come back
-// before it is asked for again, and refetchEvery how often a head that
-// stays late is asked for again (each try a consumer info on a pinned
-// partition, and a nak).
-const (
-	headLate     = time.Second
-	refetchEvery = time.Second
-)
-
-// stopWaiting forgets the lane's nak'd head; l.mu is held.
-func (ln *lane) stopWaiting() {
-	ln.waitSeq, ln.waitMsg, ln.waitTill, ln.waitLate = 0, nil, time.Time{}, time.Time{}
-}
-
-// expectBack says when the head the lane waits for is late: delay (its
-// nak's) and headLate after now. A head back already is not waited for.
-func (l *lanes) expectBack(m *heldMsg, delay time.Duration, now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ln := m.lane
-	if ln.waitSeq == m.seq {
-		ln.waitLate = now.Add(delay + headLate)
-	}
-}
-
-// lost says the connection was replaced or the pull died: every head a
-// lane waits for is late now.
-func (l *lanes) lost(now time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, ln := range l.byKey {
-		if ln.waitSeq != 0 {
-			ln.waitLate = now
-		}
-	}
-}
-
-// lateHeads returns the handles of the heads that are late at now, and
-// makes each late again refetchEvery later.
-func (l *lanes) lateHeads(now time.Time) []js.Msg {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []js.Msg
-	for _, ln := range l.byKey {
-		if ln.waitSeq != 0 && ln.waitMsg != nil && !now.Before(ln.waitLate) {
-			out = append(out, ln.waitMsg)
-			ln.waitLate = now.Add(refetchEvery)
-		}
-	}
-	return out
-}
-
-// handBack takes the queued messages out of every lane with nothing
-// running, in stream order, and forgets the nak'd head such a lane waits
-// for: another instance holds the partition's pin and gets them from the
-// server. A lane with a message that runs (or runs ahead, or is being put
-// back) keeps what it holds: its partner goes on here after it, as before.
-func (l *lanes) handBack() []js.Msg {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var held []*heldMsg
-	for _, ln := range l.byKey {
-		if len(ln.taken) > 0 || ln.returning > 0 {
-			continue
-		}
-		held = append(held, ln.queue...)
-		ln.queue = nil
-		ln.stopWaiting()
-		if ln.inReady {
-			l.ready = slices.DeleteFunc(l.ready, func(r *lane) bool { return r == ln })
-			ln.inReady = false
-		}
-		l.settleLane(ln)
-	}
-	out := make([]js.Msg, 0, len(held))
-	sortBySeq(held)
-	for _, m := range held {
-		delete(l.bySeq, m.seq)
-		out = append(out, m.msg)
-	}
-	return out
-}
-
-func sortBySeq(ms []*heldMsg) {
-	slices.SortFunc(ms, func(a, b *heldMsg) int { return cmp.Compare(a.seq, b.seq) })
-}
-
 // refetch asks again for the late heads of the source's lanes (see the
 // top of this file).
-func (s *source) refetch(ln *lanes, now time.Time) {
-	heads := ln.lateHeads(now)
+func (s *source) refetch(ln *lanes.Lanes, now time.Time) {
+	heads := ln.LateHeads(now)
 	if len(heads) == 0 {
 		return
 	}
 	if s.partition >= 0 && s.h.cfg.Cluster.IsPinned() {
 		pinned, ok := s.pinnedElsewhere()
 		if !ok {
-			return // no answer (an election): asked again refetchEvery later
+			return // no answer (an election): asked again a second later
 		}
 		if pinned {
-			back := ln.handBack()
+			back := ln.HandBack()
 			for _, m := range back {
 				_ = m.Nak()
 			}

@@ -180,7 +180,7 @@ func (m *spillMove) ranOn(d string) int {
 // partition moves to hub B while A's stage holds the park's messages
 // (F00100 and the bound's worth behind it in A's lane). A stops its
 // drain and unpins the park; B finds the park and drains it, but holds
-// what it fetches until what A had out is acked (drainHold). Every
+// what it fetches until what A had out is acked (lanes.DrainHold). Every
 // partner's outputs are in PARSED once each, in order, each message ran
 // once, and B's partition takes the flood back when its park is empty.
 func TestSpillDrainMovesToTheNewOwnerInOrder(t *testing.T) {

@@ -82,7 +82,7 @@ func (h *Hub) Provision(ctx context.Context) error {
 
 // partitionConsumer is the durable pull consumer of one partition:
 // explicit ack, up to hub.partition_max_in_flight messages out at once
-// (the lanes keep each partner's in order, see lanes.go). MaxDeliver
+// (the lanes keep each partner's in order, see hub/lanes). MaxDeliver
 // stays unlimited: the hub's own attempt count decides, since MaxDeliver
 // drops silently.
 func (h *Hub) partitionConsumer(p int) js.ConsumerConfig {

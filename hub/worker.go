@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edihub/edihub/hub/lanes"
 	ejs "github.com/edihub/edihub/jetstream"
 	"github.com/edihub/edihub/wire"
 	"github.com/nats-io/nats.go"
@@ -30,7 +31,7 @@ type source struct {
 	// the consumer's MaxAckPending (how many it has out at once); lanes
 	// are what is in hand (see pull).
 	workers, window int
-	lanes           *lanes
+	lanes           *lanes.Lanes
 	parked          *parks           // a partition's paused and spilled partners out of its window (parking.go); nil: not a partition
 	heldG, runningG prometheus.Gauge // edihub_partition_in_flight_messages (partitions only)
 	gaugeMu         sync.Mutex
@@ -134,10 +135,11 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 	if s.partition >= 0 {
 		opts = s.h.cfg.Cluster.PullOptions(wire.PartitionGroup, opts...)
 	}
-	ln := newLanes()
+	depth := 1
 	if s.partition >= 0 {
-		ln.depth = pipelineDepth(s.h.cfg.PartnerPipeline, s.workers)
+		depth = pipelineDepth(s.h.cfg.PartnerPipeline, s.workers)
 	}
+	ln := lanes.New(depth)
 	s.lanes, s.parked = ln, nil
 	if b := s.h.bulk; b != nil && s.partition >= 0 {
 		b.attach(ln)
@@ -151,7 +153,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		}
 		s.parked = pk
 		defer pk.stop()
-		ln.paused = pk.holdsLane // set before anything is pulled or run
+		ln.SetPaused(pk.holdsLane) // set before anything is pulled or run
 	}
 	s.pulledOn, s.pullDied = s.reconnects(), false
 	it, err := s.cons.Messages(opts...)
@@ -195,7 +197,7 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 			}
 			s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("pull failed; retrying")
 			if errors.Is(err, js.ErrNoHeartbeat) {
-				ln.lost(time.Now()) // what was sent since may be lost with the pull
+				ln.Lost(time.Now()) // what was sent since may be lost with the pull
 				s.pullDied = true
 			}
 			time.Sleep(100 * time.Millisecond) // no hot loop while the server is away
@@ -204,14 +206,14 @@ func (s *source) pull(ctx context.Context, yield func() bool) error {
 		s.take(ctx, ln, msg)
 	}
 	s.parked.stop()
-	ln.close()
+	ln.Close()
 	workers.Wait()
 	s.gauge(ln)
 	return nil
 }
 
 // take puts a pulled message in its partner's lane.
-func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
+func (s *source) take(ctx context.Context, ln *lanes.Lanes, msg js.Msg) {
 	md, err := msg.Metadata()
 	if err != nil { // not a JetStream message: cannot happen on a pull consumer
 		s.h.log.Error().Err(err).Str("consumer", s.name).Msg("message without metadata")
@@ -241,7 +243,7 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 	if s.parked.skip(partner, md.Sequence.Stream, msg) {
 		return // its park consumer has it
 	}
-	ln.addDelivery(msg, md.Sequence.Stream, partner, len(msg.Data()), md.NumDelivered > 1, time.Now())
+	ln.Add(msg, md.Sequence.Stream, partner, len(msg.Data()), md.NumDelivered > 1, time.Now())
 	s.parked.added(partner)
 }
 
@@ -249,10 +251,10 @@ func (s *source) take(ctx context.Context, ln *lanes, msg js.Msg) {
 // in-flight table. When a handler overruns its deadline, the timeout path
 // settles its message and starts a new worker in this one's place (which
 // takes over its share of wg); this one returns when the handler does.
-func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
+func (s *source) work(ln *lanes.Lanes, slot int, wg *sync.WaitGroup) {
 	w := s.h.exec.newWatchdog()
 	for {
-		m := ln.next()
+		m := ln.Next()
 		if m == nil {
 			w.close()
 			wg.Done()
@@ -263,27 +265,27 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 			once.Do(func() {
 				if d != nil && d.discarded {
 					s.h.met.PipelineDiscarded.Inc()
-					ln.putBack(m, time.Now())
+					ln.PutBack(m, time.Now())
 					s.gauge(ln)
 					return
 				}
 				stays, dueIn := d.staysFor(s.h.cfg.Attempts)
 				now := time.Now()
-				if again := ln.done(m, stays, dueIn, now); again != nil {
+				if again := ln.Done(m, stays, dueIn, now); again != nil {
 					_ = again.Ack() // redelivered while it ran, and settled by the run
 				}
 				if stays {
-					ln.expectBack(m, time.Duration(d.stayDelay.Load()), now)
+					ln.ExpectBack(m, time.Duration(d.stayDelay.Load()), now)
 				}
 				s.gauge(ln)
 			})
 		}
 		s.gauge(ln)
-		var turn *pipeTurn // nil without a pipeline: nothing runs ahead
-		if ln.depth > 1 {
-			turn = &pipeTurn{l: ln, m: m, every: s.h.exec.heartbeat}
+		var turn *lanes.Turn // nil without a pipeline: nothing runs ahead
+		if ln.Depth() > 1 {
+			turn = ln.Turn(m, s.h.exec.heartbeat)
 		}
-		d, ok := s.h.process(s, slot, w, m.msg, turn, func(d *delivery) {
+		d, ok := s.h.process(s, slot, w, m.Msg(), turn, func(d *delivery) {
 			finish(d)
 			go s.work(ln, slot, wg)
 		})
@@ -295,7 +297,7 @@ func (s *source) work(ln *lanes, slot int, wg *sync.WaitGroup) {
 }
 
 // gauge exposes what a partition has in hand.
-func (s *source) gauge(ln *lanes) {
+func (s *source) gauge(ln *lanes.Lanes) {
 	if s.partition < 0 {
 		return
 	}
@@ -303,7 +305,7 @@ func (s *source) gauge(ln *lanes) {
 	// an older reading set last would stay
 	s.gaugeMu.Lock()
 	defer s.gaugeMu.Unlock()
-	held, running, _ := ln.held()
+	held, running, _ := ln.InHand()
 	s.heldG.Set(float64(held))
 	s.runningG.Set(float64(running))
 }
@@ -313,7 +315,7 @@ func (s *source) gauge(ln *lanes) {
 // are late (refetch.go), releases lanes whose nak'd head did not come
 // back, lifts the barrier once what the consumer had out is back in hand,
 // and parks the paused partners still in hand.
-func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
+func (s *source) keepHeld(ln *lanes.Lanes, pk *parks, finished <-chan struct{}) {
 	every := s.h.exec.heartbeat / 2
 	t := time.NewTicker(min(every, barrierPoll))
 	defer t.Stop()
@@ -325,12 +327,12 @@ func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 		case now := <-t.C:
 			if r := s.reconnects(); r != reconnects {
 				reconnects = r
-				ln.lost(now) // a nak or redelivery sent on the old connection may be lost
+				ln.Lost(now) // a nak or redelivery sent on the old connection may be lost
 			}
 			s.refetch(ln, now)
-			beat, overdue, lifted := ln.due(now, s.h.exec.heartbeat)
+			beat, overdue, lifted := ln.Due(now, s.h.exec.heartbeat)
 			for _, m := range beat {
-				_ = m.msg.InProgress()
+				_ = m.Msg().InProgress()
 			}
 			if overdue > 0 {
 				s.h.log.Warn().Str("consumer", s.name).Int("lanes", overdue).
@@ -340,7 +342,7 @@ func (s *source) keepHeld(ln *lanes, pk *parks, finished <-chan struct{}) {
 				s.h.log.Warn().Str("consumer", s.name).
 					Msg("not every message out before the start came back in time; the partition runs on (a late one runs when it comes)")
 			}
-			if _, _, barrier := ln.held(); barrier {
+			if _, _, barrier := ln.InHand(); barrier {
 				s.liftIfAllInHand(ln)
 			}
 			pk.parkHeld()
@@ -362,7 +364,7 @@ const (
 
 // armBarrier holds the lanes of a partition consumer with several
 // messages out until those the consumer had out before this process (or
-// this pin) started are back in hand (lanes.arm).
+// this pin) started are back in hand (lanes.Arm).
 func (s *source) armBarrier(ctx context.Context) {
 	if s.partition < 0 || s.window <= 1 {
 		return // one message out at a time: the server keeps the order
@@ -372,10 +374,10 @@ func (s *source) armBarrier(ctx context.Context) {
 	info, err := s.cons.Info(ictx)
 	if err != nil {
 		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition until the server says what is out is in hand (asked again every 200 ms), at most one redelivery period")
-		s.lanes.arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()), s.parked.owned())
+		s.lanes.Arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()), s.parked.owned())
 		return
 	}
-	s.lanes.arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()), s.parked.owned())
+	s.lanes.Arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()), s.parked.owned())
 }
 
 // barrierFor is the longest a message out before can take to come back:
@@ -385,11 +387,11 @@ func (s *source) barrierFor() time.Duration {
 	return max(a.BackoffMax, 5*time.Second) + 2*a.AckWait
 }
 
-func (s *source) liftIfAllInHand(ln *lanes) {
+func (s *source) liftIfAllInHand(ln *lanes.Lanes) {
 	ctx, cancel := context.WithTimeout(s.h.runCtx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ctx)
-	if err == nil && ln.liftIfAllInHand(info.NumAckPending) {
+	if err == nil && ln.LiftIfAllInHand(info.NumAckPending) {
 		s.h.log.Debug().Str("consumer", s.name).Msg("what was out before is back in hand; the partition runs")
 	}
 }

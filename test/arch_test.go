@@ -16,7 +16,7 @@ const module = "github.com/edihub/edihub"
 //
 //	cmd → app → hub/api → hub/ops ──┐  (hub/ops → client: a replay's outcome)
 //	            hub/forensics ──────┴→ parse → hub → hub/leakprobe → alert
-//	            (app, forensics) → drill ──────↗ ├→ hub/headers, hub/metrics, hub/failure
+//	            (app, forensics) → drill ──────↗ ├→ hub/lanes, hub/headers, hub/metrics, hub/failure
 //	                                           ├→ claimcheck (its settings)
 //	                                           └→ audit → leaves
 //	            bridge, partner, ubl, claimcheck ──────────────→ leaves
@@ -45,30 +45,31 @@ var allowedDeps = map[string][]string{
 	"alert":                          {"wire", "escape", "jetstream"},
 	"audit":                          {"wire", "escape", "jetstream"},
 	"hub/leakprobe":                  {"alert", "wire", "escape", "jetstream"},
+	"hub/lanes":                      {}, // a partition's messages in hand: nothing of the module
 	"hub/headers":                    {"wire", "escape"},
 	"hub/failure":                    {"wire", "jetstream"},
 	"hub/metrics":                    {"alert", "hub/leakprobe", "wire", "escape", "jetstream"},
-	"hub":                            {"hub/failure", "alert", "hub/leakprobe", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
-	"drill":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
-	"parse":                          {"hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
-	"hub/ops":                        {"client", "parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
-	"hub/forensics":                  {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "sandbox", "ubl"},
-	"hub/api":                        {"client", "hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
+	"hub":                            {"hub/failure", "alert", "hub/leakprobe", "hub/lanes", "hub/headers", "hub/metrics", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"drill":                          {"hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck"},
+	"parse":                          {"hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "ubl"},
+	"hub/ops":                        {"client", "parse", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
+	"hub/forensics":                  {"parse", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "sandbox", "ubl"},
+	"hub/api":                        {"client", "hub/ops", "hub/forensics", "parse", "sandbox", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "hubclient", "ledger", "edifact", "ubl"},
 	"hub/console":                    {},
 	"bridge":                         {"wire", "escape", "jetstream", "hubclient"},
 	"claimcheck":                     {"wire", "jetstream"},
 	"hubclient":                      {"wire"}, // for downstream apps: never the hub
 	"client":                         {"wire", "escape", "jetstream"},
 	"partner":                        {"wire", "escape", "jetstream", "edifact", "edifact/directory", "ubl"},
-	"app": {"client", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
+	"app": {"client", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "ubl"}, // the application: everything below cmd
-	"app/apptest": {"client", "app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
+	"app/apptest": {"client", "app", "hub/api", "hub/console", "hub/ops", "hub/forensics", "parse", "bridge", "partner", "lease", "sandbox", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "drill", "alert", "hub/leakprobe", "audit", "claimcheck", "hubclient",
 		"wire", "escape", "jetstream", "counter", "ledger", "edifact", "edifact/directory", "jetstream/jetstreamtest", "ubl"},
 	"cmd/edihub":              nil, // the binary: flags, output and app
 	"test":                    nil,
 	"jetstream/jetstreamtest": {"jetstream", "wire"},
 	"internal/testcert":       {},
-	"hub/hubtest":             {"parse", "hub", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
+	"hub/hubtest":             {"parse", "hub", "hub/lanes", "hub/failure", "hub/headers", "hub/metrics", "alert", "hub/leakprobe", "audit", "wire", "escape", "jetstream", "counter", "claimcheck", "ledger", "edifact", "jetstream/jetstreamtest", "ubl"},
 }
 
 // testKits may be imported by tests only.

@@ -1,4 +1,4 @@
-package hub
+package lanes
 
 import (
 	"sync"
@@ -7,14 +7,14 @@ import (
 	js "github.com/nats-io/nats.go/jetstream"
 )
 
-// lanes is one partition's messages in hand, in one lane per partner: the
+// Lanes is one partition's messages in hand, in one lane per partner: the
 // partition consumer has up to hub.partition_max_in_flight messages out at
 // once, its workers run the heads of different partners side by side, and
 // each partner's messages settle strictly in stream order. With depth 1 a
 // partner's next message runs only when the one before is settled: acked,
 // or moved to another stream. With a deeper pipeline (hub.partner_pipeline)
 // up to depth of a partner's messages are taken at once: the ones behind
-// the first run their stages ahead and wait for their turn (pipeline.go)
+// the first run their stages ahead and wait for their turn (Turn)
 // before they settle, each only after the one before. A head that stays in
 // the consumer (a nak: retried in place, waiting for a service) holds its
 // lane until the server hands it back, and holds nothing else; what ran
@@ -22,33 +22,33 @@ import (
 //
 // It has no NATS in it beyond the message handles it keeps: the decisions
 // (which head runs next, what is due back) are table-tested.
-type lanes struct {
+type Lanes struct {
 	mu    sync.Mutex
 	cond  *sync.Cond
 	byKey map[string]*lane
 	ready []*lane // lanes whose head may run, oldest first (fair across partners)
 	// bySeq finds a held message by its stream sequence: a redelivery of a
 	// message in hand replaces its handle instead of queueing it twice.
-	bySeq   map[uint64]*heldMsg
+	bySeq   map[uint64]*Held
 	running int
 	closed  bool
 	// barrier holds every lane after a (re)start until the messages the
-	// consumer had out before are back in hand (see arm).
+	// consumer had out before are back in hand (see Arm).
 	barrier bool
 	back    awaitBack // what the barrier waits for
 	// parkOwned says which held messages a park consumer handed out, not
 	// the partition's: the barrier does not count them (nil: none is).
 	parkOwned func(partner string, seq uint64) bool
 	// paused says a partner's lane is not to be taken (the bulkhead): its
-	// messages stay in hand, with progress, until wake. nil: never.
+	// messages stay in hand, with progress, until Wake. nil: never (SetPaused).
 	paused func(partner string) bool
 	// depth is how many of one partner's messages may be taken at once
 	// (hub.partner_pipeline; 1 or less: one).
 	depth int
 }
 
-// heldMsg is one delivered message that is not settled yet.
-type heldMsg struct {
+// Held is one delivered message that is not settled yet.
+type Held struct {
 	msg     js.Msg
 	seq     uint64
 	partner string
@@ -70,25 +70,27 @@ type heldMsg struct {
 	turn    chan struct{}
 	turned  bool // turn is closed
 	aborted bool
-	alone   bool         // a suspect: nothing of its partner is taken behind it
-	ready   *groupMember // its stages succeeded, it may settle in its head's group (group.go)
+	alone   bool // a suspect: nothing of its partner is taken behind it
+	// ready says its stages succeeded and it may settle in its head's
+	// group (the hub's group settle, Turn.Ready): opaque here
+	ready any
 }
 
 // lane is one partner's messages in hand.
 type lane struct {
 	key   string
-	queue []*heldMsg // sorted by stream sequence
+	queue []*Held // sorted by stream sequence
 	// taken are its messages that run or wait for their turn, in stream
 	// order: taken[0] settles first. returning counts those discarded
 	// (their first stayed) whose workers have not put them back yet:
 	// nothing is taken until they are.
-	taken     []*heldMsg
+	taken     []*Held
 	returning int
 	// waitSeq is a head that stayed in the consumer (nak'd): the lane waits
 	// until the server hands it back, or until waitTill (deleted meanwhile).
 	// waitMsg is the handle it was nak'd through, and waitLate when the
 	// head is late: a nak or a redelivery lost with a connection is asked
-	// for again from then on (refetch.go).
+	// for again from then on (LateHeads).
 	waitSeq  uint64
 	waitTill time.Time
 	waitMsg  js.Msg
@@ -96,22 +98,32 @@ type lane struct {
 	inReady  bool
 }
 
-func newLanes() *lanes {
-	l := &lanes{byKey: map[string]*lane{}, bySeq: map[uint64]*heldMsg{}, depth: 1}
+// New returns empty lanes that take up to depth of one partner's messages
+// at once (hub.partner_pipeline; 1 or less: one).
+func New(depth int) *Lanes {
+	l := &Lanes{byKey: map[string]*lane{}, bySeq: map[uint64]*Held{}, depth: depth}
 	l.cond = sync.NewCond(&l.mu)
 	return l
 }
 
-// add takes a delivered message into its partner's lane, in stream order.
+// SetPaused sets what says a partner's lane is not to be taken now (the
+// bulkhead's pause, a park being taken): its messages stay in hand, with
+// progress, until Wake. Set it before anything is added or taken.
+func (l *Lanes) SetPaused(paused func(partner string) bool) { l.paused = paused }
+
+// Depth is how many of one partner's messages may be taken at once.
+func (l *Lanes) Depth() int { return l.depth }
+
+// Msg is the handle m was delivered through (a redelivery taken in hand
+// replaces it): its ack answers that delivery.
+func (m *Held) Msg() js.Msg { return m.msg }
+
+// Add takes a delivered message into its partner's lane, in stream order.
 // A redelivery of a message already in hand replaces its handle (its ack
 // then answers the latest delivery). It reports whether seq was new here.
-func (l *lanes) add(msg js.Msg, seq uint64, partner string, size int, now time.Time) bool {
-	return l.addDelivery(msg, seq, partner, size, false, now)
-}
-
-// addDelivery is add for a message the server may have handed out before
-// (redelivered): such a one is never pipelined.
-func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, redelivered bool, now time.Time) bool {
+// A message the server may have handed out before (redelivered) is never
+// pipelined.
+func (l *Lanes) Add(msg js.Msg, seq uint64, partner string, size int, redelivered bool, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if m, ok := l.bySeq[seq]; ok {
@@ -130,7 +142,7 @@ func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, re
 		ln = &lane{key: partner}
 		l.byKey[partner] = ln
 	}
-	m := &heldMsg{msg: msg, seq: seq, partner: partner, size: size, beat: now, lane: ln, redelivered: redelivered}
+	m := &Held{msg: msg, seq: seq, partner: partner, size: size, beat: now, lane: ln, redelivered: redelivered}
 	l.bySeq[seq] = m
 	ln.insert(m)
 	if ln.waitSeq == seq {
@@ -141,7 +153,7 @@ func (l *lanes) addDelivery(msg js.Msg, seq uint64, partner string, size int, re
 }
 
 // insert puts m in the queue, in stream order.
-func (ln *lane) insert(m *heldMsg) {
+func (ln *lane) insert(m *Held) {
 	i := len(ln.queue)
 	for i > 0 && ln.queue[i-1].seq > m.seq {
 		i--
@@ -175,7 +187,7 @@ func (ln *lane) mayTake(depth int) bool {
 }
 
 // offer puts a lane whose head may run on the ready list.
-func (l *lanes) offer(ln *lane) {
+func (l *Lanes) offer(ln *lane) {
 	if ln.inReady || !ln.mayTake(l.depth) || l.isPaused(ln.key) {
 		return
 	}
@@ -184,89 +196,12 @@ func (l *lanes) offer(ln *lane) {
 	l.cond.Signal()
 }
 
-func (l *lanes) isPaused(partner string) bool { return l.paused != nil && l.paused(partner) }
+func (l *Lanes) isPaused(partner string) bool { return l.paused != nil && l.paused(partner) }
 
-// wake offers partner's lane again: its pause was lifted.
-func (l *lanes) wake(partner string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ln := l.byKey[partner]; ln != nil {
-		l.offer(ln)
-	}
-}
-
-// lowest is the earliest stream sequence of partner's lane that is not
-// settled and not running: its first queued message, or the nak'd head it
-// waits for.
-func (l *lanes) lowest(partner string) (seq uint64, ok bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ln := l.byKey[partner]
-	if ln == nil {
-		return 0, false
-	}
-	if len(ln.queue) > 0 {
-		seq, ok = ln.queue[0].seq, true
-	}
-	if ln.waitSeq != 0 && (!ok || ln.waitSeq < seq) {
-		seq, ok = ln.waitSeq, true
-	}
-	return seq, ok
-}
-
-// drop takes partner's queued messages from stream sequence from on out
-// of its lane, and forgets a nak'd head there it waits for: the partner
-// was parked (parking.go), another consumer hands them over again. A
-// message that runs stays.
-func (l *lanes) drop(partner string, from uint64) []*heldMsg {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ln := l.byKey[partner]
-	if ln == nil {
-		return nil
-	}
-	i := 0
-	for i < len(ln.queue) && ln.queue[i].seq < from {
-		i++
-	}
-	out := ln.queue[i:]
-	ln.queue = ln.queue[:i:i]
-	if ln.waitSeq >= from {
-		ln.stopWaiting()
-	}
-	for _, m := range out {
-		delete(l.bySeq, m.seq)
-	}
-	if ln.inReady {
-		for i, r := range l.ready {
-			if r == ln {
-				l.ready = append(l.ready[:i], l.ready[i+1:]...)
-				break
-			}
-		}
-		ln.inReady = false
-	}
-	l.settleLane(ln)
-	return out
-}
-
-// queuedPartners lists the partners with messages waiting in a lane.
-func (l *lanes) queuedPartners() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for k, ln := range l.byKey {
-		if len(ln.queue) > 0 {
-			out = append(out, k)
-		}
-	}
-	return out
-}
-
-// next waits for a head that may run and takes it (its lane is busy until
-// done). It returns nil once the lanes are closed and nothing that runs
+// Next waits for a head that may run and takes it (its lane is busy until
+// Done). It returns nil once the lanes are closed and nothing that runs
 // could make another head runnable.
-func (l *lanes) next() *heldMsg {
+func (l *Lanes) Next() *Held {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for {
@@ -276,7 +211,7 @@ func (l *lanes) next() *heldMsg {
 			l.ready = l.ready[1:]
 			ln.inReady = false
 			if l.isPaused(ln.key) || !ln.mayTake(l.depth) {
-				continue // paused since it was offered (wake offers it again), or no longer takeable
+				continue // paused since it was offered (Wake offers it again), or no longer takeable
 			}
 			m := ln.queue[0]
 			ln.queue = ln.queue[1:]
@@ -297,12 +232,12 @@ func (l *lanes) next() *heldMsg {
 	}
 }
 
-// done ends the run of m. stays says the message is still the consumer's
+// Done ends the run of m. stays says the message is still the consumer's
 // (nak'd): the lane then waits for it to come back, until dueIn has passed
 // (a delivery that came back during the run is queued at once). A
 // delivery that came during a run that settled the message is returned:
 // the caller acks it, it has nothing left to do.
-func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time) (settledAgain js.Msg) {
+func (l *Lanes) Done(m *Held, stays bool, dueIn time.Duration, now time.Time) (settledAgain js.Msg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ln := m.lane
@@ -325,7 +260,7 @@ func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time)
 	switch {
 	case stays && hasAgain:
 		m.msg, m.beat = again, now
-		ln.queue = append([]*heldMsg{m}, ln.queue...)
+		ln.queue = append([]*Held{m}, ln.queue...)
 	case stays:
 		delete(l.bySeq, m.seq)
 		ln.waitSeq, ln.waitTill, ln.waitMsg, ln.waitLate = m.seq, now.Add(dueIn), m.msg, now.Add(dueIn)
@@ -339,7 +274,7 @@ func (l *lanes) done(m *heldMsg, stays bool, dueIn time.Duration, now time.Time)
 }
 
 // settleLane offers the lane again, or forgets it when it holds nothing.
-func (l *lanes) settleLane(ln *lane) {
+func (l *Lanes) settleLane(ln *lane) {
 	if len(ln.queue) == 0 && ln.waitSeq == 0 && len(ln.taken) == 0 && ln.returning == 0 {
 		if l.byKey[ln.key] == ln {
 			delete(l.byKey, ln.key)
@@ -349,13 +284,13 @@ func (l *lanes) settleLane(ln *lane) {
 	l.offer(ln)
 }
 
-// due releases the lanes whose nak'd head did not come back in time (it
+// Due releases the lanes whose nak'd head did not come back in time (it
 // was deleted from the stream meanwhile, or the server gave up on it), and
 // returns the held messages the server has not heard of since before
 // quiet: the caller sends progress for them, so that a message waiting
 // behind its partner's head is not redelivered behind the hub's back. It
 // also lifts a barrier whose time is up. overdue counts released lanes.
-func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdue int, lifted bool) {
+func (l *Lanes) Due(now time.Time, quiet time.Duration) (beat []*Held, overdue int, lifted bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, ln := range l.byKey {
@@ -378,108 +313,18 @@ func (l *lanes) due(now time.Time, quiet time.Duration) (beat []*heldMsg, overdu
 	return beat, overdue, lifted
 }
 
-// arm holds every lane until the want messages the consumer had out (up to
-// stream sequence upTo) when this process started pulling are back in
-// hand, or until till. The server redelivers them as their ack waits and
-// nak delays run out, each batch sorted but not all at once: a partner's
-// later message could come back before its earlier one, and would run
-// first. A pulled message at or below upTo is one of them; so is one
-// already in hand (a pin that comes back to this instance finds its own
-// messages there). When every one of them is in hand nothing is held: a
-// pin move with nothing out elsewhere costs no wait.
-//
-// parkOwned (nil: none) says which messages in hand a park consumer
-// handed out: they are not the partition consumer's, and not counted.
-func (l *lanes) arm(upTo uint64, want int, till time.Time, parkOwned func(partner string, seq uint64) bool) (armed bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.parkOwned = parkOwned
-	b := awaitBack{upTo: upTo, want: want, till: till}
-	for seq, m := range l.bySeq {
-		if !l.parks(m.partner, seq) {
-			b.saw(seq)
-		}
-	}
-	for _, ln := range l.byKey {
-		if ln.waitSeq != 0 && !l.parks(ln.key, ln.waitSeq) {
-			b.saw(ln.waitSeq) // a nak'd head is out, and known: its lane holds its partner until it is back
-		}
-	}
-	if b.allBack() {
-		return false
-	}
-	l.barrier, l.back = true, b
-	return true
-}
-
-// parks says whether a park consumer handed out partner's seq; l.mu is held.
-func (l *lanes) parks(partner string, seq uint64) bool {
-	return l.parkOwned != nil && l.parkOwned(partner, seq)
-}
-
-// awaitBack counts the messages a consumer had out (want of them, up to
-// stream sequence upTo) as they come back into hand, until till: what the
-// lanes' barrier and a park drain's hold (drainHold) wait for.
-type awaitBack struct {
-	upTo    uint64
-	want    int
-	till    time.Time
-	counted map[uint64]struct{} // at most want: a redelivery of one counted is not counted again
-}
-
-// saw counts seq if it is one of those, once; it reports whether every
-// one is back.
-func (a *awaitBack) saw(seq uint64) bool {
-	if seq <= a.upTo && !a.allBack() {
-		if a.counted == nil {
-			a.counted = map[uint64]struct{}{}
-		}
-		a.counted[seq] = struct{}{}
-	}
-	return a.allBack()
-}
-
-func (a *awaitBack) allBack() bool { return len(a.counted) >= a.want }
-
-func (a *awaitBack) timeUp(now time.Time) bool { return now.After(a.till) }
-
-// liftIfAllInHand lifts the barrier when the consumer has no more
-// messages out than are in hand: nothing older is still to come.
-func (l *lanes) liftIfAllInHand(pending int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.barrier {
-		return false
-	}
-	in := 0
-	for seq, m := range l.bySeq {
-		if !l.parks(m.partner, seq) {
-			in++
-		}
-	}
-	if pending > in {
-		return false
-	}
-	l.lift()
-	return true
-}
-
-func (l *lanes) lift() {
-	l.barrier = false
-	l.cond.Broadcast()
-}
-
-// held is how many messages are in hand and how many of them run.
-func (l *lanes) held() (held, running int, barrier bool) {
+// InHand is how many messages are in hand, how many of them run, and
+// whether the barrier is up.
+func (l *Lanes) InHand() (held, running int, barrier bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.bySeq), l.running, l.barrier
 }
 
-// close says nothing more will be added: the workers run what can still
-// run, then next returns nil. Lanes waiting for a nak'd head keep what
+// Close says nothing more will be added: the workers run what can still
+// run, then Next returns nil. Lanes waiting for a nak'd head keep what
 // they hold; the server hands it to the next process.
-func (l *lanes) close() {
+func (l *Lanes) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
