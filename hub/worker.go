@@ -229,7 +229,10 @@ func (s *source) take(ctx context.Context, ln *lanes.Lanes, msg js.Msg) {
 			// lanes until what the consumer has out is back in hand
 			// (nothing is held when nothing was lost).
 			s.pulledOn, s.pullDied = r, false
-			s.armBarrier(ctx)
+			if s.armBarrier(ctx) {
+				s.h.log.Warn().Str("consumer", s.name).Dur("at_most_ms", s.barrierFor()).
+					Msg("the connection to NATS was replaced and some messages out were not received: the partition waits until the server hands them back (their ack wait), so that no partner's later message runs first")
+			}
 		}
 		_, partner, _ = wire.ParseIngestSubject(msg.Subject())
 		if s.notePin(wire.PinID(msg.Headers()), partner) {
@@ -365,19 +368,19 @@ const (
 // armBarrier holds the lanes of a partition consumer with several
 // messages out until those the consumer had out before this process (or
 // this pin) started are back in hand (lanes.Arm).
-func (s *source) armBarrier(ctx context.Context) {
+// It reports whether the lanes are held (something out is not in hand).
+func (s *source) armBarrier(ctx context.Context) (armed bool) {
 	if s.partition < 0 || s.window <= 1 {
-		return // one message out at a time: the server keeps the order
+		return false // one message out at a time: the server keeps the order
 	}
 	ictx, cancel := context.WithTimeout(ctx, infoTry)
 	defer cancel()
 	info, err := s.cons.Info(ictx)
 	if err != nil {
 		s.h.log.Warn().Err(err).Str("consumer", s.name).Msg("consumer info unreadable; holding the partition until the server says what is out is in hand (asked again every 200 ms), at most one redelivery period")
-		s.lanes.Arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()), s.parked.owned())
-		return
+		return s.lanes.Arm(^uint64(0), 1<<30, time.Now().Add(s.barrierFor()), s.parked.owned())
 	}
-	s.lanes.Arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()), s.parked.owned())
+	return s.lanes.Arm(info.Delivered.Stream, info.NumAckPending, time.Now().Add(s.barrierFor()), s.parked.owned())
 }
 
 // barrierFor is the longest a message out before can take to come back:
