@@ -79,6 +79,7 @@ func sendFiles(ctx context.Context, e *env, cf *clientFlags, o sendOptions, file
 		return hubDownErr(err)
 	}
 	defer nc.Close()
+	link.Bind(nc)
 	s := &sender{e: e, o: o, j: j, link: link, json: cf.json, tty: isTerminal(e.stderr)}
 	return s.run(ctx, nc, files)
 }
