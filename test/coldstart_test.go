@@ -3,6 +3,7 @@ package test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -78,31 +79,60 @@ func TestThreeHubsProvisionAtOnceOnAColdCluster(t *testing.T) {
 	}
 	for round := range 10 {
 		t.Run(fmt.Sprintf("round-%d", round+1), func(t *testing.T) {
-			nodes := startNATSProcesses(t, 3)
-			url := clusterURL(nodes)
-			ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-			defer cancel()
-			start := time.Now()
-			var wg sync.WaitGroup
-			errs := make([]error, 3)
-			took := make([]time.Duration, 3)
-			for i := range 3 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[i] = provisionLikeServe(ctx, url, i)
-					took[i] = time.Since(start)
-				}()
-			}
-			wg.Wait()
-			for i, err := range errs {
-				if err != nil {
-					t.Errorf("hub %d: %v (after %s)", i, err, took[i].Round(time.Millisecond))
+			// a cluster whose JetStream never came up (no meta leader in
+			// 45 s on a loaded machine: every hub's one error is the
+			// server's 503) says nothing of the hubs: a fresh cluster is
+			// started once more; a second such cluster fails the round
+			for try := 1; ; try++ {
+				errs, took := provisionThreeAtOnce(t)
+				if try == 1 && allUnavailable(errs) {
+					t.Logf("round %d: the cluster's JetStream never became available (%v); a fresh cluster once more", round+1, errs[0])
+					continue
 				}
+				for i, err := range errs {
+					if err != nil {
+						t.Errorf("hub %d: %v (after %s)", i, err, took[i].Round(time.Millisecond))
+					}
+				}
+				t.Logf("round %d: provisioned in %v", round+1, took)
+				return
 			}
-			t.Logf("round %d: provisioned in %v", round+1, took)
 		})
 	}
+}
+
+// provisionThreeAtOnce starts a fresh three-node cluster and three hubs'
+// provisioning on it at once, within 45 s.
+func provisionThreeAtOnce(t *testing.T) ([]error, []time.Duration) {
+	nodes := startNATSProcesses(t, 3)
+	url := clusterURL(nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = provisionLikeServe(ctx, url, i)
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	return errs, took
+}
+
+// allUnavailable says every hub failed with JetStream still unavailable
+// (the server's 503, err_code 10008).
+func allUnavailable(errs []error) bool {
+	for _, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "err_code=10008") {
+			return false
+		}
+	}
+	return true
 }
 
 // The reduced case of issue 25, side by side in one run: on a fresh
