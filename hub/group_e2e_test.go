@@ -341,7 +341,7 @@ func TestGroupSettleFollowsPARSEDsConfiguration(t *testing.T) {
 	was := groupRecheck
 	groupRecheck = 100 * time.Millisecond
 	t.Cleanup(func() { groupRecheck = was }) // after the hub stops (cleanups run last first)
-	g := newGroupHold("A000", 3) // the first group: A000 and three behind it
+	g := newGroupHold("A000", 3)             // the first group: A000 and three behind it
 	_, env := groupHub(t, g, "fast")
 	sent := 0
 	send := func(k int) {
