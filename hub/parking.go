@@ -225,10 +225,18 @@ func (pk *parks) skip(partner string, seq uint64, msg js.Msg) bool {
 // park's, or one it drained: the partition's copy is late); pk.mu is held.
 func (pk *parks) hasLocked(partner string, seq uint64) bool {
 	p := pk.by[partner]
-	return p != nil && seq >= p.from || inRange(pk.done[partner], seq)
+	var from uint64
+	if p != nil {
+		from = p.from
+	}
+	return parkHas(from, p != nil, pk.done[partner], seq)
 }
 
-func inRange(r [2]uint64, seq uint64) bool { return seq >= r[0] && seq <= r[1] }
+// parkHas is the one rule of what a park consumer has of a partner: from
+// from on while it is parked, and the range done it drained.
+func parkHas(from uint64, parked bool, done [2]uint64, seq uint64) bool {
+	return parked && seq >= from || seq >= done[0] && seq <= done[1]
+}
 
 // owned is hasLocked as it is now, for the lanes' barrier (lanes.Arm),
 // which counts only what the partition consumer handed out; nil: no parks.
@@ -245,7 +253,7 @@ func (pk *parks) owned() func(partner string, seq uint64) bool {
 	done := maps.Clone(pk.done)
 	return func(partner string, seq uint64) bool {
 		f, parked := from[partner]
-		return parked && seq >= f || inRange(done[partner], seq)
+		return parkHas(f, parked, done[partner], seq)
 	}
 }
 

@@ -57,7 +57,7 @@ func (pk *parks) drain(p *park) {
 	defer pk.wg.Done()
 	log := pk.s.h.log.With().Str("partner", escape.Line(p.partner)).Str("consumer", p.name).Logger()
 	log.Info().Uint64("from", p.from).Bool("spill", p.spill).Msg("parked partner drains: its parked messages run, in order")
-	hold := pk.holdAtStart(p)
+	hold := pk.holdOut(p)
 	var asked time.Time // when a hold last asked the server what is out
 	step := drainStep
 	conn := pk.s.reconnects()
@@ -69,7 +69,7 @@ func (pk *parks) drain(p *park) {
 			// the partner's later messages before them
 			conn = r
 			if hold == nil {
-				hold, asked = pk.holdAtStart(p), time.Time{}
+				hold, asked = pk.holdOut(p), time.Time{}
 			}
 		}
 		if hold != nil {
@@ -88,7 +88,11 @@ func (pk *parks) drain(p *park) {
 				asked = now
 				pending, known = pk.pending(p)
 			}
-			if hold.Lifted(now, pending, known, len(pk.ln.SeqsFrom(p.partner, p.from))) {
+			inLane := 0
+			if known { // only then is what is out compared with what is in hand
+				inLane = len(pk.ln.SeqsFrom(p.partner, p.from))
+			}
+			if hold.Lifted(now, pending, known, inLane) {
 				for _, seq := range hold.Seqs() {
 					m := hold.Kept(seq)
 					pk.ln.Add(m.Msg, seq, p.partner, m.Size, m.Redelivered, now)
@@ -132,7 +136,7 @@ func (pk *parks) drain(p *park) {
 			got++
 			if p.notePin(msg) && hold == nil {
 				// what the consumer has out now, this one too
-				hold = pk.holdAtStart(p)
+				hold = pk.holdOut(p)
 				asked = time.Time{}
 			}
 			md, err := msg.Metadata()
@@ -159,12 +163,12 @@ func (pk *parks) drain(p *park) {
 	}
 }
 
-// holdAtStart is the drain's hold when its park consumer has messages out
+// holdOut is the drain's hold when its park consumer has messages out
 // that are not in the partner's lane (lanes.DrainHold), nil when it has none:
 // at the drain's start, those of a process or owner before; after a
 // reconnect, those lost with the connection. Unreadable, the drain holds
 // for the longest one could take to come back.
-func (pk *parks) holdAtStart(p *park) *lanes.DrainHold {
+func (pk *parks) holdOut(p *park) *lanes.DrainHold {
 	ctx, cancel := context.WithTimeout(pk.ctx, 5*time.Second)
 	defer cancel()
 	till := time.Now().Add(pk.s.barrierFor())
